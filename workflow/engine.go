@@ -1,0 +1,51 @@
+package workflow
+
+import (
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river/rivertype"
+)
+
+// Config configures an Engine.
+type Config struct {
+	// Schema is the schema of River's and riverbpmn's tables, as in
+	// river.Config.Schema. Empty means the connection's search_path. It is used
+	// by the management API; clients take theirs from river.Config.Schema.
+	Schema string
+}
+
+// Engine is riverbpmn's entry point: it holds the configuration and builds
+// what a River client needs to run with BPMN job-executor semantics.
+//
+//	engine, err := workflow.NewEngine(dbPool, &workflow.Config{})
+//	client, err := river.NewClient(engine.Driver(), &river.Config{
+//		Middleware: []rivertype.Middleware{engine.Middleware()},
+//		...
+//	})
+type Engine struct {
+	config     Config
+	dbPool     *pgxpool.Pool
+	driver     *Driver
+	middleware *insertMiddleware
+}
+
+// NewEngine builds an engine on dbPool. dbPool may be nil, as with
+// riverpgxv5.New: clients can then only insert within transactions and the
+// management API is unavailable.
+func NewEngine(dbPool *pgxpool.Pool, config *Config) (*Engine, error) {
+	if config == nil {
+		config = &Config{}
+	}
+	e := &Engine{config: *config, dbPool: dbPool}
+	e.driver = newDriver(e, dbPool)
+	e.middleware = &insertMiddleware{engine: e}
+	return e, nil
+}
+
+// Driver returns the engine's River driver, to pass to river.NewClient. Any
+// number of clients may share it; each gets its own pilot.
+func (e *Engine) Driver() *Driver { return e.driver }
+
+// Middleware returns the middleware that gives inserted jobs their job
+// context. Add it to river.Config.Middleware of every client that inserts
+// BPMN jobs; River runs it for all six insert calls.
+func (e *Engine) Middleware() rivertype.Middleware { return e.middleware }

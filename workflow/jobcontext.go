@@ -1,0 +1,236 @@
+package workflow
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
+)
+
+// MetadataKey is the key of river_job.metadata under which riverbpmn keeps a
+// job's BPMN identity. River UI shows metadata as JSON, so the object under
+// this key is meant to be read by people too.
+const MetadataKey = "bpmn"
+
+// MaxIdentifierBytes is the longest value, in bytes, of any JobContext field.
+const MaxIdentifierBytes = 255
+
+// JobContext is a job's BPMN identity: which process instance, activity and
+// job definition it belongs to. Give it to a job at insert, either from its
+// args (implement JobArgsWithJobContext) or with JobContext.InsertOpts, and
+// read it back in the worker with JobContextOf.
+//
+// Every field is an identifier: at most MaxIdentifierBytes bytes of valid
+// UTF-8 without control characters. ProcessDefinitionKey is required.
+type JobContext struct {
+	// ProcessInstanceID is the process instance the job belongs to. Empty for
+	// jobs that belong to no instance, such as a timer start event.
+	ProcessInstanceID string `json:"process_instance_id,omitempty"`
+
+	// RootProcessInstanceID is the top of the instance's call hierarchy. It
+	// requires ProcessInstanceID and defaults to it: a top-level instance is
+	// its own root.
+	RootProcessInstanceID string `json:"root_process_instance_id,omitempty"`
+
+	// ProcessDefinitionKey is the key of the process definition (required).
+	ProcessDefinitionKey string `json:"process_definition_key"`
+
+	// ActivityID is the BPMN activity that created the job.
+	ActivityID string `json:"activity_id,omitempty"`
+
+	// JobDefinitionID is the job definition the job was created from.
+	JobDefinitionID string `json:"job_definition_id,omitempty"`
+
+	// DeploymentID is the deployment that holds the process definition.
+	DeploymentID string `json:"deployment_id,omitempty"`
+}
+
+// JobArgsWithJobContext is implemented by job args that know their own job
+// context, the way river.JobArgsWithInsertOpts lets args carry insert options.
+// Every insert call then attaches the context without further ado.
+type JobArgsWithJobContext interface {
+	river.JobArgs
+
+	// JobContext returns the job's BPMN identity.
+	JobContext() JobContext
+}
+
+// ErrNoJobContext is returned by JobContextOf for a job that has no job
+// context.
+var ErrNoJobContext = errors.New("workflow: job has no job context")
+
+// JobContextError reports an invalid job context value. It names the field
+// (as stored in metadata) and the offending value.
+type JobContextError struct {
+	// Field is the JSON name of the field, like "process_instance_id".
+	Field string
+	// Value is the rejected value.
+	Value string
+	// Problem says what is wrong with Value.
+	Problem string
+}
+
+func (e *JobContextError) Error() string {
+	return fmt.Sprintf("workflow: invalid job context: %s %s: %s", e.Field, quoteForError(e.Value), e.Problem)
+}
+
+// quoteForError quotes a value for an error message, shortening long values
+// so that a 10 kB mistake does not become a 10 kB log line.
+func quoteForError(value string) string {
+	const maxShown = 64
+	if len(value) <= maxShown {
+		return fmt.Sprintf("%q", value)
+	}
+	cut := maxShown
+	for cut > 0 && !utf8.RuneStart(value[cut]) {
+		cut--
+	}
+	return fmt.Sprintf("%q... (%d bytes)", value[:cut], len(value))
+}
+
+// Validate reports the first invalid field of jc as a *JobContextError.
+// Inserts validate for you; call it to fail earlier.
+func (jc JobContext) Validate() error {
+	fields := []struct {
+		name, value string
+		required    bool
+	}{
+		{"process_instance_id", jc.ProcessInstanceID, false},
+		{"root_process_instance_id", jc.RootProcessInstanceID, false},
+		{"process_definition_key", jc.ProcessDefinitionKey, true},
+		{"activity_id", jc.ActivityID, false},
+		{"job_definition_id", jc.JobDefinitionID, false},
+		{"deployment_id", jc.DeploymentID, false},
+	}
+	for _, f := range fields {
+		if problem := identifierProblem(f.value, f.required); problem != "" {
+			return &JobContextError{Field: f.name, Value: f.value, Problem: problem}
+		}
+	}
+	if jc.RootProcessInstanceID != "" && jc.ProcessInstanceID == "" {
+		return &JobContextError{
+			Field: "root_process_instance_id", Value: jc.RootProcessInstanceID,
+			Problem: "requires process_instance_id, which is empty",
+		}
+	}
+	return nil
+}
+
+// identifierProblem says what is wrong with an identifier, or "" if nothing.
+func identifierProblem(value string, required bool) string {
+	switch {
+	case value == "":
+		if required {
+			return "is required and must not be empty"
+		}
+		return ""
+	case len(value) > MaxIdentifierBytes:
+		return fmt.Sprintf("is %d bytes long, more than the maximum of %d", len(value), MaxIdentifierBytes)
+	case !utf8.ValidString(value):
+		return "is not valid UTF-8"
+	}
+	for _, r := range value {
+		switch {
+		case unicode.IsControl(r):
+			return fmt.Sprintf("contains control character %U", r)
+		case r == utf8.RuneError:
+			// json.Marshal turns invalid UTF-8 into U+FFFD; rejecting it
+			// means a mangled identifier can never be stored silently.
+			return "contains U+FFFD, the replacement character for invalid UTF-8"
+		}
+	}
+	return ""
+}
+
+// normalized returns jc with derived defaults filled in.
+func (jc JobContext) normalized() JobContext {
+	if jc.RootProcessInstanceID == "" {
+		jc.RootProcessInstanceID = jc.ProcessInstanceID
+	}
+	return jc
+}
+
+// InsertOpts returns insert options that carry jc in their metadata. Set any
+// other option on the result as usual; to combine jc with metadata of your own,
+// use AddToMetadata. jc is validated when the job is inserted.
+func (jc JobContext) InsertOpts() *river.InsertOpts {
+	metadata, err := jc.AddToMetadata(nil)
+	if err != nil { // cannot happen: empty metadata is always an object
+		panic(err)
+	}
+	return &river.InsertOpts{Metadata: metadata}
+}
+
+// AddToMetadata returns metadata (a JSON object, or empty) with jc stored
+// under MetadataKey, replacing any context already there.
+func (jc JobContext) AddToMetadata(metadata []byte) ([]byte, error) {
+	encoded, err := json.Marshal(jc)
+	if err != nil {
+		return nil, err
+	}
+	return setMetadataKey(metadata, encoded)
+}
+
+// setMetadataKey returns metadata with MetadataKey set to value.
+func setMetadataKey(metadata []byte, value json.RawMessage) ([]byte, error) {
+	fields := map[string]json.RawMessage{}
+	if len(bytes.TrimSpace(metadata)) > 0 {
+		if err := json.Unmarshal(metadata, &fields); err != nil || fields == nil {
+			return nil, fmt.Errorf("workflow: job metadata must be a JSON object to hold a job context, got %s", quoteForError(string(metadata)))
+		}
+	}
+	fields[MetadataKey] = value
+	return json.Marshal(fields)
+}
+
+// JobContextOf reads the job context of a job, for instance inside a worker:
+//
+//	jc, err := workflow.JobContextOf(job.JobRow)
+//
+// It returns ErrNoJobContext if the job has none, and an error naming the
+// problem if the stored context is malformed (someone edited the row).
+func JobContextOf(job *rivertype.JobRow) (JobContext, error) {
+	raw, err := metadataJobContext(job.Metadata)
+	if err != nil {
+		return JobContext{}, fmt.Errorf("workflow: job %d: %w", job.ID, err)
+	}
+	if raw == nil {
+		return JobContext{}, ErrNoJobContext
+	}
+	return decodeJobContext(raw)
+}
+
+// metadataJobContext returns the raw job context in metadata, or nil if there
+// is none. Metadata that is not a JSON object has no job context.
+func metadataJobContext(metadata []byte) (json.RawMessage, error) {
+	if !bytes.Contains(metadata, []byte(`"`+MetadataKey+`"`)) {
+		return nil, nil // fast path: most River jobs have no job context
+	}
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(metadata, &fields); err != nil {
+		return nil, nil //nolint:nilerr // not an object: no job context, as for stock River
+	}
+	raw, ok := fields[MetadataKey]
+	if !ok || bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
+		return nil, nil
+	}
+	return raw, nil
+}
+
+// decodeJobContext decodes and validates a stored job context.
+func decodeJobContext(raw json.RawMessage) (JobContext, error) {
+	var jc JobContext
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if err := dec.Decode(&jc); err != nil {
+		return JobContext{}, fmt.Errorf("workflow: job context in metadata[%q] is malformed: %w", MetadataKey, err)
+	}
+	if err := jc.Validate(); err != nil {
+		return JobContext{}, err
+	}
+	return jc, nil
+}

@@ -1,0 +1,179 @@
+package workflow
+
+import (
+	"context"
+	"embed"
+	"errors"
+	"fmt"
+	"log/slog"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river/riverdriver"
+	"github.com/riverqueue/river/rivermigrate"
+)
+
+// MigrationLine is the name of riverbpmn's migration line, applied with
+// rivermigrate next to River's "main" line. Its tables are named river_bpmn_*.
+const MigrationLine = "bpmn"
+
+//go:embed migration/bpmn/*.sql
+var migrationFS embed.FS
+
+// migrationTruncateTables returns the tables of our line that hold data at
+// version (0 = latest). Version 1 only adds an index.
+func migrationTruncateTables(version int) []string { return nil }
+
+// ErrMainLineMissing is returned when riverbpmn's line is to be applied to a
+// schema where River's main line is not (fully) applied.
+var ErrMainLineMissing = errors.New("River's main migration line is not applied")
+
+// MigrateOpts configures MigrateUp and MigrateDown.
+type MigrateOpts struct {
+	// Schema to migrate; empty means the connection's search_path.
+	Schema string
+
+	// SkipMainLine leaves River's main line alone in MigrateUp, for
+	// applications that apply it themselves (River's CLI, their own
+	// rivermigrate call). It must then already be applied.
+	SkipMainLine bool
+
+	// MaxSteps and TargetVersion apply to riverbpmn's line, with
+	// rivermigrate's meaning: MigrateUp goes all the way up by default,
+	// MigrateDown one step; TargetVersion -1 with MigrateDown removes the line.
+	MaxSteps      int
+	TargetVersion int
+
+	// Logger receives rivermigrate's progress lines; nil means discard.
+	Logger *slog.Logger
+}
+
+// MigrateResult says which versions were applied or removed, per line.
+type MigrateResult struct {
+	// Main is River's main line; nil when it was skipped.
+	Main *rivermigrate.MigrateResult
+	// BPMN is riverbpmn's line.
+	BPMN *rivermigrate.MigrateResult
+}
+
+// MigrateUp migrates River's main line all the way up, then riverbpmn's line.
+// It is idempotent: a migrated schema is left as it is.
+func MigrateUp(ctx context.Context, dbPool *pgxpool.Pool, opts *MigrateOpts) (*MigrateResult, error) {
+	opts = migrateOptsOrDefault(opts)
+	driver := newDriver(nil, dbPool)
+	res := &MigrateResult{}
+
+	if !opts.SkipMainLine {
+		mainRes, err := migrate(ctx, driver, riverdriver.MigrationLineMain, rivermigrate.DirectionUp, opts, &rivermigrate.MigrateOpts{})
+		if err != nil {
+			return nil, err
+		}
+		res.Main = mainRes
+	}
+
+	if err := requireMainLine(ctx, driver, opts.Schema); err != nil {
+		return nil, err
+	}
+	bpmnRes, err := migrate(ctx, driver, MigrationLine, rivermigrate.DirectionUp, opts, &rivermigrate.MigrateOpts{
+		MaxSteps: opts.MaxSteps, TargetVersion: opts.TargetVersion,
+	})
+	if err != nil {
+		return nil, err
+	}
+	res.BPMN = bpmnRes
+	return res, nil
+}
+
+// MigrateDown migrates riverbpmn's line down (one step by default). River's
+// main line is never touched: River may well be used without riverbpmn.
+func MigrateDown(ctx context.Context, dbPool *pgxpool.Pool, opts *MigrateOpts) (*MigrateResult, error) {
+	opts = migrateOptsOrDefault(opts)
+	driver := newDriver(nil, dbPool)
+	if err := requireMainLine(ctx, driver, opts.Schema); err != nil {
+		return nil, err
+	}
+	bpmnRes, err := migrate(ctx, driver, MigrationLine, rivermigrate.DirectionDown, opts, &rivermigrate.MigrateOpts{
+		MaxSteps: opts.MaxSteps, TargetVersion: opts.TargetVersion,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &MigrateResult{BPMN: bpmnRes}, nil
+}
+
+// MigrationVersions returns the applied versions of River's main line and of
+// riverbpmn's line (each nil when none is applied).
+func MigrationVersions(ctx context.Context, dbPool *pgxpool.Pool, schema string) (mainVersions, bpmnVersions []int, err error) {
+	driver := newDriver(nil, dbPool)
+	if err := requireMainLine(ctx, driver, schema); err != nil {
+		return nil, nil, err
+	}
+	for _, line := range []string{riverdriver.MigrationLineMain, MigrationLine} {
+		migrator, err := rivermigrate.New(driver, &rivermigrate.Config{Line: line, Logger: discardLogger(), Schema: schema})
+		if err != nil {
+			return nil, nil, err
+		}
+		existing, err := migrator.ExistingVersions(ctx)
+		if err != nil {
+			return nil, nil, fmt.Errorf("workflow: reading %q migration versions: %w", line, err)
+		}
+		versions := make([]int, len(existing))
+		for i, m := range existing {
+			versions[i] = m.Version
+		}
+		if line == MigrationLine {
+			bpmnVersions = versions
+		} else {
+			mainVersions = versions
+		}
+	}
+	return mainVersions, bpmnVersions, nil
+}
+
+func migrate(ctx context.Context, driver *Driver, line string, direction rivermigrate.Direction, opts *MigrateOpts, migrateOpts *rivermigrate.MigrateOpts) (*rivermigrate.MigrateResult, error) {
+	migrator, err := rivermigrate.New(driver, &rivermigrate.Config{Line: line, Logger: opts.Logger, Schema: opts.Schema})
+	if err != nil {
+		return nil, err
+	}
+	res, err := migrator.Migrate(ctx, direction, migrateOpts)
+	if err != nil {
+		return nil, fmt.Errorf("workflow: migrating line %q %s in schema %s: %w", line, direction, schemaName(opts.Schema), err)
+	}
+	return res, nil
+}
+
+// requireMainLine returns ErrMainLineMissing, with the schema and what to do,
+// unless River's migration table (with its per-line column, main line
+// version 5) exists in schema.
+func requireMainLine(ctx context.Context, driver *Driver, schema string) error {
+	exists, err := driver.GetExecutor().ColumnExists(ctx, &riverdriver.ColumnExistsParams{
+		Column: "line", Schema: schema, Table: "river_migration",
+	})
+	if err != nil {
+		return fmt.Errorf("workflow: checking River's migrations in schema %s: %w", schemaName(schema), err)
+	}
+	if !exists {
+		return fmt.Errorf("workflow: schema %s: %w; apply it first (riverbpmn migrate-up applies it, or `river migrate-up`)", schemaName(schema), ErrMainLineMissing)
+	}
+	return nil
+}
+
+func migrateOptsOrDefault(opts *MigrateOpts) *MigrateOpts {
+	if opts == nil {
+		opts = &MigrateOpts{}
+	}
+	if opts.Logger == nil {
+		copied := *opts
+		copied.Logger = discardLogger()
+		opts = &copied
+	}
+	return opts
+}
+
+func discardLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }
+
+func schemaName(schema string) string {
+	if schema == "" {
+		return "(search_path)"
+	}
+	return fmt.Sprintf("%q", schema)
+}

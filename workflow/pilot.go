@@ -1,0 +1,121 @@
+package workflow
+
+import (
+	"context"
+	"errors"
+	"math"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/puddle/v2"
+	"github.com/riverqueue/river/riverdriver"
+	"github.com/riverqueue/river/rivershared/baseservice"
+	"github.com/riverqueue/river/rivershared/riverpilot"
+)
+
+// fetchTimeout bounds one fetch, as River bounds its own (HotOperationTimeout).
+const fetchTimeout = 10 * time.Second
+
+// pilot is riverbpmn's per-client River pilot. Everything but fetching is
+// River's StandardPilot.
+type pilot struct {
+	riverpilot.StandardPilot
+
+	driver *Driver
+
+	// fetchSQL caches the fetch query rendered for the client's schema; a
+	// client's schema never changes, so this is rendered once.
+	fetchSQL atomic.Pointer[renderedSQL]
+}
+
+type renderedSQL struct {
+	schema string
+	sql    string
+}
+
+var jobGetAvailableSQL = mustReadSQL("job_get_available.sql")
+
+func newPilot(driver *Driver) *pilot { return &pilot{driver: driver} }
+
+// PilotInit is called by River when the client is built.
+func (p *pilot) PilotInit(archetype *baseservice.Archetype, params *riverpilot.PilotInitParams) {
+	p.StandardPilot.PilotInit(archetype, params)
+}
+
+// JobGetAvailable locks up to params.MaxToLock available jobs and moves them
+// to running, with riverbpmn's fetch query.
+func (p *pilot) JobGetAvailable(
+	ctx context.Context,
+	exec riverdriver.Executor,
+	_ riverpilot.ProducerState,
+	params *riverdriver.JobGetAvailableParams,
+) (*riverdriver.JobGetAvailableResult, error) {
+	if params.MaxToLock <= 0 {
+		return &riverdriver.JobGetAvailableResult{}, nil
+	}
+
+	q, err := p.driver.querier(exec)
+	if err != nil {
+		return nil, err
+	}
+
+	ctx, cancel := context.WithTimeout(ctx, fetchTimeout)
+	defer cancel()
+
+	rows, err := q.Query(ctx, p.fetchQuery(params.Schema),
+		params.Queue,
+		params.Kind,
+		params.Now,
+		int32(min(params.MaxToLock, math.MaxInt32)),      //nolint:gosec // bounded above
+		int32(min(params.MaxAttemptedBy, math.MaxInt32)), //nolint:gosec // bounded above
+		params.ClientID,
+	)
+	if err != nil {
+		return nil, interpretError(err)
+	}
+	jobs, decodeErrors, err := scanJobRows(rows)
+	if err != nil {
+		return nil, interpretError(err)
+	}
+	return &riverdriver.JobGetAvailableResult{Jobs: jobs, DecodeErrors: decodeErrors}, nil
+}
+
+func (p *pilot) fetchQuery(schema string) string {
+	if cached := p.fetchSQL.Load(); cached != nil && cached.schema == schema {
+		return cached.sql
+	}
+	rendered := &renderedSQL{schema: schema, sql: renderSQL(jobGetAvailableSQL, schema)}
+	p.fetchSQL.Store(rendered)
+	return rendered.sql
+}
+
+// querier is the part of pgx that runs a multi-row query; River's executor
+// interface has no such method.
+type querier interface {
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+}
+
+// querier returns the pgx connection behind exec: the transaction for a
+// transactional executor, the driver's pool otherwise.
+func (d *Driver) querier(exec riverdriver.Executor) (querier, error) {
+	if execTx, ok := exec.(riverdriver.ExecutorTx); ok {
+		return d.UnwrapTx(execTx), nil
+	}
+	if d.dbPool == nil {
+		return nil, errNoPool
+	}
+	return d.dbPool, nil
+}
+
+var errNoPool = errors.New("workflow: the driver has no database pool; pass one to NewEngine or use a transaction")
+
+// interpretError maps pgx errors to River's, as River's driver does.
+func interpretError(err error) error {
+	switch {
+	case errors.Is(err, puddle.ErrClosedPool):
+		return riverdriver.ErrClosedPool
+	default:
+		return err
+	}
+}

@@ -1,0 +1,97 @@
+package workflow
+
+// This file is the only place where riverbpmn touches River's internal plugin
+// seam (River marks it "internal, DO NOT USE"). River is pinned to an exact
+// version in go.mod; an upgrade that moves the seam must break the build here,
+// which the assertions at the bottom of this file guarantee, and is then a
+// one-file change.
+
+import (
+	"io/fs"
+	"slices"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river/riverdriver"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+	"github.com/riverqueue/river/rivershared/baseservice"
+	"github.com/riverqueue/river/rivershared/riverpilot"
+)
+
+// Driver is River's pgx v5 driver with riverbpmn plugged in. Pass it to
+// river.NewClient exactly as you would pass riverpgxv5.New(pool). It adds:
+//
+//   - a pilot that fetches jobs with riverbpmn's own fetch query (one fresh
+//     pilot per client, so per-client state never leaks between clients);
+//   - the "bpmn" migration line next to River's "main" line, so rivermigrate
+//     and riverdbtest apply both.
+//
+// Build one with Engine.Driver.
+type Driver struct {
+	*riverpgxv5.Driver
+
+	engine *Engine
+	dbPool *pgxpool.Pool
+}
+
+func newDriver(engine *Engine, dbPool *pgxpool.Pool) *Driver {
+	return &Driver{Driver: riverpgxv5.New(dbPool), engine: engine, dbPool: dbPool}
+}
+
+// PluginInit is called by river.NewClient once per client. riverbpmn needs
+// nothing from the archetype: each pilot takes what it needs in PilotInit.
+//
+// Part of River's internal driver plugin interface.
+func (d *Driver) PluginInit(*baseservice.Archetype) {}
+
+// PluginPilot returns a new pilot for the client being built. River calls it
+// once per client, so two clients built from one Driver each get their own.
+//
+// Part of River's internal driver plugin interface.
+func (d *Driver) PluginPilot() riverpilot.Pilot { return newPilot(d) }
+
+// GetMigrationDefaultLines returns River's main line and riverbpmn's line, so
+// that tools migrating "the default lines" (riverdbtest) apply both, main
+// first.
+func (d *Driver) GetMigrationDefaultLines() []string {
+	return []string{riverdriver.MigrationLineMain, MigrationLine}
+}
+
+// GetMigrationFS returns the migration files of line.
+func (d *Driver) GetMigrationFS(line string) fs.FS {
+	if line == MigrationLine {
+		return migrationFS
+	}
+	return d.Driver.GetMigrationFS(line)
+}
+
+// GetMigrationLines returns every migration line this driver knows.
+func (d *Driver) GetMigrationLines() []string {
+	return append(slices.Clone(d.Driver.GetMigrationLines()), MigrationLine)
+}
+
+// GetMigrationTruncateTables returns the tables that hold data of line at
+// version (0 = latest), which test helpers truncate between tests.
+func (d *Driver) GetMigrationTruncateTables(line string, version int) []string {
+	if line == MigrationLine {
+		return migrationTruncateTables(version)
+	}
+	return d.Driver.GetMigrationTruncateTables(line, version)
+}
+
+// Compile-time assertions. River detects driver plugins with a type assertion
+// against an unexported interface (river.driverPlugin); the anonymous
+// interface below repeats its method set, so a change to it in River shows up
+// here as a build error rather than as a silently ignored plugin.
+// TestDriverPluginIsUsedByRiver checks at run time that River picks it up.
+var (
+	_ riverdriver.Driver[pgx.Tx] = (*Driver)(nil)
+	_ interface {
+		PluginInit(archetype *baseservice.Archetype)
+		PluginPilot() riverpilot.Pilot
+	} = (*Driver)(nil)
+	_ riverpilot.Pilot = (*pilot)(nil)
+	_ interface {
+		PilotInit(archetype *baseservice.Archetype, params *riverpilot.PilotInitParams)
+	} = (*pilot)(nil)
+)
