@@ -122,6 +122,7 @@ func utcPtr(t *time.Time) *time.Time {
 func scanJobRows(rows pgx.Rows) (jobs []*rivertype.JobRow, decodeErrors map[int64]error, err error) {
 	defer rows.Close()
 
+	jobs = []*rivertype.JobRow{} // never nil, like River's driver
 	for rows.Next() {
 		job, decodeErr, err := scanJobRow(rows)
 		if err != nil {

@@ -14,9 +14,11 @@ import (
 
 // MigrationLine is the name of riverbpmn's migration line, applied with
 // rivermigrate next to River's "main" line. Its tables are named river_bpmn_*.
-const MigrationLine = "bpmn"
+// The name sorts after "main" on purpose: riverdbtest applies a driver's
+// lines in alphabetical order, and ours needs main's river_migration table.
+const MigrationLine = "riverbpmn"
 
-//go:embed migration/bpmn/*.sql
+//go:embed migration/riverbpmn/*.sql
 var migrationFS embed.FS
 
 // migrationTruncateTables returns the tables of our line that hold data at

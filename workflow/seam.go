@@ -23,7 +23,7 @@ import (
 //
 //   - a pilot that fetches jobs with riverbpmn's own fetch query (one fresh
 //     pilot per client, so per-client state never leaks between clients);
-//   - the "bpmn" migration line next to River's "main" line, so rivermigrate
+//   - the "riverbpmn" migration line next to River's "main" line, so rivermigrate
 //     and riverdbtest apply both.
 //
 // Build one with Engine.Driver.

@@ -1,5 +1,5 @@
 -- ProcessInstanceJobs: every job of one process instance, oldest first.
--- Served by river_bpmn_job_process_instance (migration bpmn/001).
+-- Served by river_bpmn_job_process_instance (migration riverbpmn/001).
 SELECT
     /* COLUMNS: river_job */
 FROM

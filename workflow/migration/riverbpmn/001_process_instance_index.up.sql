@@ -1,4 +1,4 @@
--- riverbpmn migration line "bpmn", version 1.
+-- riverbpmn migration line "riverbpmn", version 1.
 --
 -- Jobs of one process instance are found through their job context
 -- (metadata -> 'bpmn'). The index is partial: plain River jobs, which have
