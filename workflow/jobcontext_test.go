@@ -1,0 +1,342 @@
+package workflow
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
+	"github.com/stretchr/testify/require"
+)
+
+type shipArgs struct {
+	OrderID string `json:"order_id"`
+}
+
+func (shipArgs) Kind() string { return "ship_order" }
+
+// invoiceArgs carries its own job context.
+type invoiceArgs struct {
+	OrderID string `json:"order_id"`
+	Context JobContext
+}
+
+func (invoiceArgs) Kind() string                { return "send_invoice" }
+func (a invoiceArgs) JobContext() JobContext { return a.Context }
+
+func validContext(instance string) JobContext {
+	return JobContext{
+		ProcessInstanceID:    instance,
+		ProcessDefinitionKey: "order_process",
+		ActivityID:           "ship",
+		JobDefinitionID:      "ship-async",
+		DeploymentID:         "deploy-1",
+	}
+}
+
+// newInsertClient builds a client that only inserts (no queues), on the
+// engine's driver with its middleware.
+func newInsertClient(t *testing.T, engine *Engine, schema string) *river.Client[pgx.Tx] {
+	t.Helper()
+	client, err := river.NewClient(engine.Driver(), &river.Config{
+		Middleware: []rivertype.Middleware{engine.Middleware()},
+		Schema:     schema,
+		TestOnly:   true,
+	})
+	require.NoError(t, err)
+	return client
+}
+
+// insertCall is one of River's six insert calls, inserting n jobs built by
+// args with options opts.
+type insertCall struct {
+	name   string
+	insert func(ctx context.Context, client *river.Client[pgx.Tx], args []river.JobArgs, opts []*river.InsertOpts) error
+}
+
+func manyParams(args []river.JobArgs, opts []*river.InsertOpts) []river.InsertManyParams {
+	params := make([]river.InsertManyParams, len(args))
+	for i := range args {
+		params[i] = river.InsertManyParams{Args: args[i], InsertOpts: opts[i]}
+	}
+	return params
+}
+
+func withTx(ctx context.Context, client *river.Client[pgx.Tx], fn func(tx pgx.Tx) error) error {
+	tx, err := client.Driver().GetExecutor().Begin(ctx)
+	if err != nil {
+		return err
+	}
+	pgxTx := client.Driver().UnwrapTx(tx)
+	if err := fn(pgxTx); err != nil {
+		_ = pgxTx.Rollback(ctx)
+		return err
+	}
+	return pgxTx.Commit(ctx)
+}
+
+var sixInsertCalls = []insertCall{
+	{"Insert", func(ctx context.Context, c *river.Client[pgx.Tx], args []river.JobArgs, opts []*river.InsertOpts) error {
+		for i := range args {
+			if _, err := c.Insert(ctx, args[i], opts[i]); err != nil {
+				return err
+			}
+		}
+		return nil
+	}},
+	{"InsertTx", func(ctx context.Context, c *river.Client[pgx.Tx], args []river.JobArgs, opts []*river.InsertOpts) error {
+		return withTx(ctx, c, func(tx pgx.Tx) error {
+			for i := range args {
+				if _, err := c.InsertTx(ctx, tx, args[i], opts[i]); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+	}},
+	{"InsertMany", func(ctx context.Context, c *river.Client[pgx.Tx], args []river.JobArgs, opts []*river.InsertOpts) error {
+		_, err := c.InsertMany(ctx, manyParams(args, opts))
+		return err
+	}},
+	{"InsertManyTx", func(ctx context.Context, c *river.Client[pgx.Tx], args []river.JobArgs, opts []*river.InsertOpts) error {
+		return withTx(ctx, c, func(tx pgx.Tx) error {
+			_, err := c.InsertManyTx(ctx, tx, manyParams(args, opts))
+			return err
+		})
+	}},
+	{"InsertManyFast", func(ctx context.Context, c *river.Client[pgx.Tx], args []river.JobArgs, opts []*river.InsertOpts) error {
+		_, err := c.InsertManyFast(ctx, manyParams(args, opts))
+		return err
+	}},
+	{"InsertManyFastTx", func(ctx context.Context, c *river.Client[pgx.Tx], args []river.JobArgs, opts []*river.InsertOpts) error {
+		return withTx(ctx, c, func(tx pgx.Tx) error {
+			_, err := c.InsertManyFastTx(ctx, tx, manyParams(args, opts))
+			return err
+		})
+	}},
+}
+
+func countJobs(ctx context.Context, t *testing.T, engine *Engine, schema string) int {
+	t.Helper()
+	var n int
+	require.NoError(t, engine.dbPool.QueryRow(ctx, fmt.Sprintf("SELECT count(*) FROM %s.river_job", pgx.Identifier{schema}.Sanitize())).Scan(&n))
+	return n
+}
+
+func TestJobContextOnAllSixInsertCalls(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+
+	for _, call := range sixInsertCalls {
+		t.Run(call.name, func(t *testing.T) {
+			t.Parallel()
+			engine, schema := testEngine(t)
+			client := newInsertClient(t, engine, schema)
+
+			// Three ways to carry a context, plus a plain River job, plus
+			// user metadata next to a context.
+			userMetadata, err := validContext("pi-3").AddToMetadata([]byte(`{"tenant": "acme"}`))
+			require.NoError(t, err)
+			args := []river.JobArgs{
+				shipArgs{OrderID: "o-1"},
+				invoiceArgs{OrderID: "o-2", Context: validContext("pi-2")},
+				shipArgs{OrderID: "o-3"},
+				shipArgs{OrderID: "plain"},
+			}
+			opts := []*river.InsertOpts{
+				validContext("pi-1").InsertOpts(),
+				nil,
+				{Metadata: userMetadata, Queue: "other"},
+				nil,
+			}
+			require.NoError(t, call.insert(ctx, client, args, opts))
+
+			jobs, err := engine.ProcessInstanceJobs(ctx, "pi-1")
+			require.NoError(t, err)
+			require.Len(t, jobs, 1)
+			jc, err := JobContextOf(jobs[0])
+			require.NoError(t, err)
+			want := validContext("pi-1")
+			want.RootProcessInstanceID = "pi-1" // a top-level instance is its own root
+			require.Equal(t, want, jc)
+
+			jobs, err = engine.ProcessInstanceJobs(ctx, "pi-2")
+			require.NoError(t, err)
+			require.Len(t, jobs, 1)
+			jc, err = JobContextOf(jobs[0])
+			require.NoError(t, err)
+			require.Equal(t, "pi-2", jc.ProcessInstanceID, "context from the args' JobContext method")
+
+			jobs, err = engine.ProcessInstanceJobs(ctx, "pi-3")
+			require.NoError(t, err)
+			require.Len(t, jobs, 1)
+			require.Equal(t, "other", jobs[0].Queue)
+			require.Contains(t, string(jobs[0].Metadata), `"tenant": "acme"`, "user metadata kept")
+
+			require.Equal(t, 4, countJobs(ctx, t, engine, schema))
+		})
+	}
+}
+
+func TestJobContextRejectsBadValues(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+
+	long := strings.Repeat("x", MaxIdentifierBytes+1)
+	cases := []struct {
+		name           string
+		jc             JobContext
+		field, inError string
+	}{
+		{"EmptyRequired", JobContext{ProcessInstanceID: "pi"}, "process_definition_key", `process_definition_key "": is required`},
+		{"TooLong", JobContext{ProcessDefinitionKey: "p", ActivityID: long}, "activity_id", `activity_id "xxxxxxxx`},
+		{"ControlCharacter", JobContext{ProcessDefinitionKey: "p", ProcessInstanceID: "pi\n1"}, "process_instance_id", `process_instance_id "pi\n1": contains control character U+000A`},
+		{"NUL", JobContext{ProcessDefinitionKey: "p", DeploymentID: "d\x00"}, "deployment_id", `deployment_id "d\x00": contains control character U+0000`},
+		{"InvalidUTF8", JobContext{ProcessDefinitionKey: "p", JobDefinitionID: "j\xff"}, "job_definition_id", `job_definition_id "j\xff": is not valid UTF-8`},
+		{"RootWithoutInstance", JobContext{ProcessDefinitionKey: "p", RootProcessInstanceID: "root"}, "root_process_instance_id", `root_process_instance_id "root": requires process_instance_id`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			var ctxErr *JobContextError
+			require.ErrorAs(t, tc.jc.Validate(), &ctxErr)
+			require.Equal(t, tc.field, ctxErr.Field)
+
+			engine, schema := testEngine(t)
+			client := newInsertClient(t, engine, schema)
+			for _, call := range sixInsertCalls {
+				// A valid job before the bad one: nothing at all is inserted
+				// (for Insert the two are separate calls, so only the bad one
+				// is tried).
+				if call.name == "Insert" {
+					continue
+				}
+				err := call.insert(ctx, client,
+					[]river.JobArgs{shipArgs{OrderID: "ok"}, invoiceArgs{Context: tc.jc}},
+					[]*river.InsertOpts{validContext("pi-ok").InsertOpts(), nil})
+				require.ErrorAs(t, err, &ctxErr, call.name)
+				require.Contains(t, err.Error(), tc.inError, call.name)
+				require.Zero(t, countJobs(ctx, t, engine, schema), "%s inserted a job", call.name)
+			}
+			for _, call := range sixInsertCalls {
+				err := call.insert(ctx, client, []river.JobArgs{shipArgs{}}, []*river.InsertOpts{tc.jc.InsertOpts()})
+				require.ErrorAs(t, err, &ctxErr, call.name)
+				require.Zero(t, countJobs(ctx, t, engine, schema), "%s inserted a job", call.name)
+			}
+		})
+	}
+
+	t.Run("LongValueIsShortenedInTheMessage", func(t *testing.T) {
+		err := JobContext{ProcessDefinitionKey: long}.Validate()
+		require.ErrorContains(t, err, fmt.Sprintf(`... (%d bytes): is %d bytes long, more than the maximum of 255`, len(long), len(long)))
+		require.Less(t, len(err.Error()), 200)
+	})
+
+	t.Run("GivenTwice", func(t *testing.T) {
+		engine, schema := testEngine(t)
+		client := newInsertClient(t, engine, schema)
+		_, err := client.Insert(ctx, invoiceArgs{Context: validContext("a")}, validContext("b").InsertOpts())
+		require.ErrorContains(t, err, "job context given twice")
+		require.Zero(t, countJobs(ctx, t, engine, schema))
+	})
+
+	t.Run("MalformedInMetadata", func(t *testing.T) {
+		engine, schema := testEngine(t)
+		client := newInsertClient(t, engine, schema)
+		_, err := client.Insert(ctx, shipArgs{}, &river.InsertOpts{Metadata: []byte(`{"bpmn": {"process_definition_key": 42}}`)})
+		require.ErrorContains(t, err, `job context in metadata["bpmn"] is malformed`)
+		require.Zero(t, countJobs(ctx, t, engine, schema))
+	})
+
+	t.Run("MetadataNotAnObject", func(t *testing.T) {
+		_, err := validContext("x").AddToMetadata([]byte(`[1, 2]`))
+		require.ErrorContains(t, err, `job metadata must be a JSON object to hold a job context, got "[1, 2]"`)
+	})
+}
+
+// TestJobContextReadInWorker works jobs on a real client and reads their
+// context inside the worker with one call.
+func TestJobContextReadInWorker(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	engine, schema := testEngine(t)
+
+	var (
+		mu   sync.Mutex
+		seen = map[string]JobContext{}
+		errs []error
+	)
+	workers := river.NewWorkers()
+	river.AddWorker(workers, river.WorkFunc(func(ctx context.Context, job *river.Job[shipArgs]) error {
+		jc, err := JobContextOf(job.JobRow)
+		mu.Lock()
+		defer mu.Unlock()
+		if errors.Is(err, ErrNoJobContext) {
+			seen[job.Args.OrderID] = JobContext{}
+			return nil
+		}
+		if err != nil {
+			errs = append(errs, err)
+			return nil
+		}
+		seen[job.Args.OrderID] = jc
+		return nil
+	}))
+
+	client, err := river.NewClient(engine.Driver(), &river.Config{
+		FetchCooldown:     10 * time.Millisecond,
+		FetchPollInterval: 20 * time.Millisecond,
+		Middleware:        []rivertype.Middleware{engine.Middleware()},
+		Queues:            map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: 5}},
+		Schema:            schema,
+		TestOnly:          true,
+		Workers:           workers,
+	})
+	require.NoError(t, err)
+
+	subscribeChan, cancel := client.Subscribe(river.EventKindJobCompleted)
+	defer cancel()
+	require.NoError(t, client.Start(ctx))
+	t.Cleanup(func() { require.NoError(t, client.Stop(ctx)) })
+
+	_, err = client.Insert(ctx, shipArgs{OrderID: "with"}, validContext("pi-w").InsertOpts())
+	require.NoError(t, err)
+	_, err = client.Insert(ctx, shipArgs{OrderID: "without"}, nil)
+	require.NoError(t, err)
+
+	for range 2 {
+		select {
+		case <-subscribeChan:
+		case <-time.After(10 * time.Second):
+			require.FailNow(t, "timed out waiting for jobs to complete")
+		}
+	}
+
+	mu.Lock()
+	defer mu.Unlock()
+	require.Empty(t, errs)
+	require.Equal(t, "pi-w", seen["with"].ProcessInstanceID)
+	require.Equal(t, "order_process", seen["with"].ProcessDefinitionKey)
+	require.Equal(t, JobContext{}, seen["without"])
+}
+
+// TestJobContextOfTamperedRow: a context edited into an invalid state in the
+// table is reported by JobContextOf, naming the problem, instead of being
+// returned as if valid.
+func TestJobContextOfTamperedRow(t *testing.T) {
+	t.Parallel()
+	_, err := JobContextOf(&rivertype.JobRow{ID: 7, Metadata: []byte(`{"bpmn": {"process_definition_key": ""}}`)})
+	require.ErrorContains(t, err, `process_definition_key "": is required`)
+
+	_, err = JobContextOf(&rivertype.JobRow{ID: 7, Metadata: []byte(`{"bpmn": "nope"}`)})
+	require.ErrorContains(t, err, "malformed")
+
+	_, err = JobContextOf(&rivertype.JobRow{ID: 7, Metadata: []byte(`{"other": {"bpmn": 1}}`)})
+	require.ErrorIs(t, err, ErrNoJobContext, "the key only counts at the top level")
+}
