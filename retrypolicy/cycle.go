@@ -71,9 +71,12 @@ func parseCycle(s string) (Cycle, string) {
 		return c, ""
 	}
 	if strings.Contains(t, "/") || t[0] == 'R' || t[0] == 'r' {
+		if !strings.Contains(t, "/") && t[0] == 'R' {
+			return Cycle{}, "missing '/'; " + cycleForms
+		}
 		ri, reason := parseRepeatingInterval(t)
 		if reason != "" {
-			return Cycle{}, (&ParseError{Kind: "repeating interval", Input: t, Reason: reason}).describe()
+			return Cycle{}, reason
 		}
 		if !ri.repeat {
 			return Cycle{}, "an interval without R is not a retry cycle; " + cycleForms
@@ -87,7 +90,7 @@ func parseCycle(s string) (Cycle, string) {
 	}
 	d, reason := parseDuration(t)
 	if reason != "" {
-		return Cycle{}, (&ParseError{Kind: "duration", Input: t, Reason: reason}).describe()
+		return Cycle{}, reason
 	}
 	c.intervals = []Duration{d}
 	return c, ""

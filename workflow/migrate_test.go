@@ -1,0 +1,90 @@
+package workflow
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/stretchr/testify/require"
+)
+
+// emptySchema creates a schema with nothing in it, dropped after the test.
+func emptySchema(t *testing.T) string {
+	t.Helper()
+	ctx := context.Background()
+	schema := fmt.Sprintf("riverbpmn_migrate_%d", time.Now().UnixNano())
+	pool := testPool(t)
+	_, err := pool.Exec(ctx, "CREATE SCHEMA "+pgx.Identifier{schema}.Sanitize())
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		_, err := pool.Exec(context.Background(), "DROP SCHEMA "+pgx.Identifier{schema}.Sanitize()+" CASCADE")
+		require.NoError(t, err)
+	})
+	return schema
+}
+
+func indexExists(ctx context.Context, t *testing.T, schema, index string) bool {
+	t.Helper()
+	var exists bool
+	require.NoError(t, testPool(t).QueryRow(ctx, "SELECT to_regclass($1) IS NOT NULL", pgx.Identifier{schema, index}.Sanitize()).Scan(&exists))
+	return exists
+}
+
+func TestMigrateUpDown(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := testPool(t)
+
+	t.Run("UpAppliesMainThenOursAndIsIdempotent", func(t *testing.T) {
+		t.Parallel()
+		schema := emptySchema(t)
+
+		res, err := MigrateUp(ctx, pool, &MigrateOpts{Schema: schema})
+		require.NoError(t, err)
+		require.NotEmpty(t, res.Main.Versions)
+		require.Len(t, res.BPMN.Versions, 1)
+		require.True(t, indexExists(ctx, t, schema, "river_bpmn_job_process_instance"))
+
+		mainVersions, ourVersions, err := MigrationVersions(ctx, pool, schema)
+		require.NoError(t, err)
+		require.Len(t, mainVersions, len(res.Main.Versions))
+		require.Equal(t, []int{1}, ourVersions)
+
+		res, err = MigrateUp(ctx, pool, &MigrateOpts{Schema: schema})
+		require.NoError(t, err)
+		require.Empty(t, res.Main.Versions, "second run applies nothing")
+		require.Empty(t, res.BPMN.Versions)
+
+		res, err = MigrateDown(ctx, pool, &MigrateOpts{Schema: schema})
+		require.NoError(t, err)
+		require.Len(t, res.BPMN.Versions, 1)
+		require.Nil(t, res.Main, "down never touches River's main line")
+		require.False(t, indexExists(ctx, t, schema, "river_bpmn_job_process_instance"))
+
+		mainVersions, ourVersions, err = MigrationVersions(ctx, pool, schema)
+		require.NoError(t, err)
+		require.NotEmpty(t, mainVersions)
+		require.Empty(t, ourVersions)
+
+		res, err = MigrateDown(ctx, pool, &MigrateOpts{Schema: schema})
+		require.NoError(t, err)
+		require.Empty(t, res.BPMN.Versions, "down again is a no-op")
+	})
+
+	t.Run("MainLineMissing", func(t *testing.T) {
+		t.Parallel()
+		schema := emptySchema(t)
+
+		_, err := MigrateUp(ctx, pool, &MigrateOpts{Schema: schema, SkipMainLine: true})
+		require.ErrorIs(t, err, ErrMainLineMissing)
+		require.ErrorContains(t, err, fmt.Sprintf("schema %q: River's main migration line is not applied; apply it first", schema))
+
+		_, err = MigrateDown(ctx, pool, &MigrateOpts{Schema: schema})
+		require.ErrorIs(t, err, ErrMainLineMissing)
+
+		_, _, err = MigrationVersions(ctx, pool, schema)
+		require.ErrorIs(t, err, ErrMainLineMissing)
+	})
+}
