@@ -27,7 +27,7 @@ type invoiceArgs struct {
 	Context JobContext
 }
 
-func (invoiceArgs) Kind() string                { return "send_invoice" }
+func (invoiceArgs) Kind() string             { return "send_invoice" }
 func (a invoiceArgs) JobContext() JobContext { return a.Context }
 
 func validContext(instance string) JobContext {

@@ -1,0 +1,128 @@
+// Command riverbpmn manages riverbpmn's database schema next to River's.
+//
+//	riverbpmn migrate-up   --database-url URL [--schema S] [--skip-main] [--max-steps N] [--target-version V]
+//	riverbpmn migrate-down --database-url URL [--schema S] [--max-steps N] [--target-version V]
+//	riverbpmn version      [--database-url URL] [--schema S]
+//
+// Flags follow River's CLI: --database-url defaults to $DATABASE_URL.
+// migrate-up applies River's main migration line, then riverbpmn's;
+// migrate-down only ever removes riverbpmn's.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// command is one riverbpmn subcommand.
+type command struct {
+	name    string
+	summary string
+	run     func(ctx context.Context, args []string, stdout io.Writer) error
+}
+
+func commands() []command {
+	return []command{
+		{"migrate-up", "apply River's main migration line, then riverbpmn's", runMigrateUp},
+		{"migrate-down", "roll riverbpmn's migration line back (one step by default)", runMigrateDown},
+		{"version", "print riverbpmn's and River's versions (and the schema's, with --database-url)", runVersion},
+	}
+}
+
+// run executes the command line args and returns the process exit code.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
+		usage(stderr)
+		if len(args) == 0 {
+			return 2
+		}
+		return 0
+	}
+	for _, cmd := range commands() {
+		if cmd.name != args[0] {
+			continue
+		}
+		if err := cmd.run(ctx, args[1:], stdout); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return 0
+			}
+			fmt.Fprintf(stderr, "riverbpmn %s: %v\n", cmd.name, err)
+			return 1
+		}
+		return 0
+	}
+	fmt.Fprintf(stderr, "riverbpmn: unknown command %q\n\n", args[0])
+	usage(stderr)
+	return 2
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintln(w, "Usage: riverbpmn <command> [flags]")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "Commands:")
+	for _, cmd := range commands() {
+		fmt.Fprintf(w, "  %-13s %s\n", cmd.name, cmd.summary)
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "Run 'riverbpmn <command> --help' for a command's flags.")
+}
+
+// dbFlags are the connection flags every database command takes.
+type dbFlags struct {
+	databaseURL string
+	schema      string
+}
+
+func (f *dbFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.databaseURL, "database-url", os.Getenv("DATABASE_URL"), "PostgreSQL URL (default $DATABASE_URL)")
+	fs.StringVar(&f.schema, "schema", "", "schema holding River's tables (default: the connection's search_path)")
+}
+
+func (f *dbFlags) connect(ctx context.Context) (*pgxpool.Pool, error) {
+	if strings.TrimSpace(f.databaseURL) == "" {
+		return nil, errors.New("--database-url is required (or set DATABASE_URL)")
+	}
+	config, err := pgxpool.ParseConfig(f.databaseURL)
+	if err != nil {
+		return nil, fmt.Errorf("--database-url: %w", err)
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, config)
+	if err != nil {
+		return nil, fmt.Errorf("connecting to --database-url: %w", err)
+	}
+	if err := pool.Ping(ctx); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("connecting to --database-url: %w", err)
+	}
+	return pool, nil
+}
+
+func newFlagSet(name string) *flag.FlagSet {
+	fs := flag.NewFlagSet("riverbpmn "+name, flag.ContinueOnError)
+	fs.SetOutput(os.Stderr)
+	return fs
+}
+
+func parseFlags(fs *flag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	return nil
+}

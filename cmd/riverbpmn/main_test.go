@@ -1,0 +1,97 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/riverqueue/river/rivershared/riversharedtest"
+	"github.com/stretchr/testify/require"
+)
+
+// newSchema creates an empty schema for one test and drops it afterwards.
+func newSchema(t *testing.T) string {
+	t.Helper()
+	ctx := context.Background()
+	pool := riversharedtest.DBPool(ctx, t)
+	schema := fmt.Sprintf("riverbpmn_cli_%d", time.Now().UnixNano())
+	_, err := pool.Exec(ctx, "CREATE SCHEMA "+pgx.Identifier{schema}.Sanitize())
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		_, err := pool.Exec(context.Background(), "DROP SCHEMA "+pgx.Identifier{schema}.Sanitize()+" CASCADE")
+		require.NoError(t, err)
+	})
+	return schema
+}
+
+func runCLI(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	code = run(context.Background(), args, &out, &errOut)
+	return code, out.String(), errOut.String()
+}
+
+func TestMigrateCommands(t *testing.T) {
+	url := riversharedtest.TestDatabaseURL()
+	schema := newSchema(t)
+
+	code, out, errOut := runCLI(t, "migrate-up", "--database-url", url, "--schema", schema)
+	require.Equal(t, 0, code, errOut)
+	require.Contains(t, out, "main: applied up 001 create river migration")
+	require.Contains(t, out, "riverbpmn: applied up 001 process instance index")
+
+	code, out, errOut = runCLI(t, "migrate-up", "--database-url", url, "--schema", schema)
+	require.Equal(t, 0, code, errOut)
+	require.Equal(t, "main: no migrations to apply (up)\nriverbpmn: no migrations to apply (up)\n", out, "idempotent")
+
+	code, out, errOut = runCLI(t, "version", "--database-url", url, "--schema", schema)
+	require.Equal(t, 0, code, errOut)
+	require.Contains(t, out, "river v0.51.1\n")
+	require.Contains(t, out, "schema riverbpmn line: version 001\n")
+
+	code, out, errOut = runCLI(t, "migrate-down", "--database-url", url, "--schema", schema)
+	require.Equal(t, 0, code, errOut)
+	require.Contains(t, out, "riverbpmn: applied down 001 process instance index")
+	require.NotContains(t, out, "main:")
+
+	code, out, _ = runCLI(t, "version", "--database-url", url, "--schema", schema)
+	require.Equal(t, 0, code)
+	require.Contains(t, out, "schema riverbpmn line: not applied\n")
+}
+
+func TestMigrateErrors(t *testing.T) {
+	url := riversharedtest.TestDatabaseURL()
+
+	t.Run("MainLineMissing", func(t *testing.T) {
+		schema := newSchema(t)
+		code, _, errOut := runCLI(t, "migrate-down", "--database-url", url, "--schema", schema)
+		require.Equal(t, 1, code)
+		require.Contains(t, errOut, fmt.Sprintf("riverbpmn migrate-down: workflow: schema %q: River's main migration line is not applied", schema))
+
+		code, _, errOut = runCLI(t, "migrate-up", "--skip-main", "--database-url", url, "--schema", schema)
+		require.Equal(t, 1, code)
+		require.Contains(t, errOut, "River's main migration line is not applied")
+	})
+
+	t.Run("NoDatabaseURL", func(t *testing.T) {
+		t.Setenv("DATABASE_URL", "")
+		code, _, errOut := runCLI(t, "migrate-up")
+		require.Equal(t, 1, code)
+		require.Contains(t, errOut, "--database-url is required")
+	})
+
+	t.Run("UnknownCommand", func(t *testing.T) {
+		code, _, errOut := runCLI(t, "migrate-sideways")
+		require.Equal(t, 2, code)
+		require.Contains(t, errOut, `unknown command "migrate-sideways"`)
+	})
+
+	t.Run("StrayArgument", func(t *testing.T) {
+		code, _, errOut := runCLI(t, "version", "extra")
+		require.Equal(t, 1, code)
+		require.Contains(t, errOut, `unexpected argument "extra"`)
+	})
+}
