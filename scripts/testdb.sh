@@ -227,7 +227,10 @@ ensure_db() {
 	psql_q "$(conninfo "$host" "$port" "$TEST_DB")" 'select 1' >/dev/null
 }
 
-url_for() { printf 'postgres://%s@%s:%s/%s?sslmode=disable\n' "$PG_SUPERUSER" "$1" "$2" "$TEST_DB"; }
+# pool_max_conns is read by pgx (the Go tests), not by libpq: River clients
+# hold a listener connection each, and pgxpool's default (4 on 2 cores) is
+# too few for tests that run several clients.
+url_for() { printf 'postgres://%s@%s:%s/%s?sslmode=disable&pool_max_conns=20\n' "$PG_SUPERUSER" "$1" "$2" "$TEST_DB"; }
 
 # as_pg_user CMD...: run CMD as the throwaway cluster's OS user (initdb and
 # postgres refuse to run as root), from / so an unreadable cwd does not matter.
@@ -246,16 +249,19 @@ as_pg_user() {
 
 # ----------------------------------------------------- step 1: given URL ---
 
+# libpq_url URL: URL without pgx's pool_* parameters, which libpq rejects.
+libpq_url() { printf '%s' "$1" | sed -E 's/([?&])pool_[a-z_]+=[^&]*&?/\1/g; s/[?&]$//'; }
+
 step_env_url() {
 	local url="${TEST_DATABASE_URL:-}"
 	[[ -n "$url" ]] || return 1
 	if [[ -n "$PSQL" ]]; then
-		if with_timeout 15 "$PSQL" -X -q -A -t -d "$url" -c 'select 1' >/dev/null 2>&1; then
+		if with_timeout 15 "$PSQL" -X -q -A -t -d "$(libpq_url "$url")" -c 'select 1' >/dev/null 2>&1; then
 			log "using TEST_DATABASE_URL (answers)"
 			emit_url "$url"
 		fi
 	elif [[ -n "$PG_ISREADY" ]]; then
-		if with_timeout 15 "$PG_ISREADY" -q -d "$url" -t "$CONNECT_TIMEOUT" >/dev/null 2>&1; then
+		if with_timeout 15 "$PG_ISREADY" -q -d "$(libpq_url "$url")" -t "$CONNECT_TIMEOUT" >/dev/null 2>&1; then
 			log "using TEST_DATABASE_URL (pg_isready ok; psql not installed)"
 			emit_url "$url"
 		fi
