@@ -11,6 +11,18 @@ type Config struct {
 	// river.Config.Schema. Empty means the connection's search_path. It is used
 	// by the management API; clients take theirs from river.Config.Schema.
 	Schema string
+
+	// ProcessDefinitions and JobDefinitions declare the processes and job
+	// definitions whose jobs the engine inserts. They are validated by
+	// NewEngine; job definitions are stored (with their run-time state, such
+	// as an overriding priority) when a client starts.
+	ProcessDefinitions []ProcessDefinition
+	JobDefinitions     []JobDefinition
+
+	// DisablePrioritizedJobs switches prioritised job creation off: every job
+	// gets priority 0 and overriding priorities are not applied at insert
+	// (Camunda's producePrioritizedJobs=false).
+	DisablePrioritizedJobs bool
 }
 
 // Engine is riverbpmn's entry point: it holds the configuration and builds
@@ -23,6 +35,7 @@ type Config struct {
 //	})
 type Engine struct {
 	config     Config
+	defs       *definitions
 	dbPool     *pgxpool.Pool
 	driver     *Driver
 	middleware *insertMiddleware
@@ -35,7 +48,11 @@ func NewEngine(dbPool *pgxpool.Pool, config *Config) (*Engine, error) {
 	if config == nil {
 		config = &Config{}
 	}
-	e := &Engine{config: *config, dbPool: dbPool}
+	defs, err := newDefinitions(config.ProcessDefinitions, config.JobDefinitions)
+	if err != nil {
+		return nil, err
+	}
+	e := &Engine{config: *config, defs: defs, dbPool: dbPool}
 	e.driver = newDriver(e, dbPool)
 	e.middleware = &insertMiddleware{engine: e}
 	return e, nil

@@ -24,7 +24,13 @@ func testPool(t testing.TB) *pgxpool.Pool {
 // lines), set as the engine's schema.
 func testEngine(t *testing.T) (*Engine, string) {
 	t.Helper()
-	engine, err := NewEngine(testPool(t), &Config{})
+	return testEngineWithConfig(t, &Config{})
+}
+
+// testEngineWithConfig is testEngine with declarations or options.
+func testEngineWithConfig(t *testing.T, config *Config) (*Engine, string) {
+	t.Helper()
+	engine, err := NewEngine(testPool(t), config)
 	require.NoError(t, err)
 	schema := riverdbtest.TestSchema(context.Background(), t, engine.Driver(), nil)
 	engine.config.Schema = schema

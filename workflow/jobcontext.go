@@ -21,12 +21,16 @@ const MetadataKey = "bpmn"
 const MaxIdentifierBytes = 255
 
 // JobContext is a job's BPMN identity: which process instance, activity and
-// job definition it belongs to. Give it to a job at insert, either from its
+// job definition it belongs to, and the priority and exclusivity resolved for
+// it at insert. Give it to a job at insert, either from its
 // args (implement JobArgsWithJobContext) or with JobContext.InsertOpts, and
 // read it back in the worker with JobContextOf.
 //
-// Every field is an identifier: at most MaxIdentifierBytes bytes of valid
-// UTF-8 without control characters. ProcessDefinitionKey is required.
+// Every string field is an identifier: at most MaxIdentifierBytes bytes of
+// valid UTF-8 without control characters. ProcessDefinitionKey is required
+// when any other identifier is set, unless JobDefinitionID is (the job
+// definition's is used); a context with only Priority (or
+// Exclusive) gives a plain job an explicit priority.
 type JobContext struct {
 	// ProcessInstanceID is the process instance the job belongs to. Empty for
 	// jobs that belong to no instance, such as a timer start event.
@@ -46,8 +50,22 @@ type JobContext struct {
 	// JobDefinitionID is the job definition the job was created from.
 	JobDefinitionID string `json:"job_definition_id,omitempty"`
 
-	// DeploymentID is the deployment that holds the process definition.
+	// DeploymentID is the deployment that holds the process definition. It
+	// defaults to the declared process definition's.
 	DeploymentID string `json:"deployment_id,omitempty"`
+
+	// Priority is the job's int64 priority, higher first. Read back from a
+	// job, it is the priority the job was given at insert (or set later).
+	// Given at insert, it is used only when no declaration decides:
+	// overriding priority > activity > process > this value > 0. Nil when
+	// prioritised job creation is switched off.
+	Priority *int64 `json:"priority,omitempty"`
+
+	// Exclusive says whether the job runs exclusively within its process
+	// instance. Read back from a job, it is the resolved flag. Given at
+	// insert, it is used only for jobs without a job definition, whose
+	// declaration decides otherwise; the default is true.
+	Exclusive *bool `json:"exclusive,omitempty"`
 }
 
 // JobArgsWithJobContext is implemented by job args that know their own job
@@ -96,13 +114,20 @@ func quoteForError(value string) string {
 // Validate reports the first invalid field of jc as a *JobContextError.
 // Inserts validate for you; call it to fail earlier.
 func (jc JobContext) Validate() error {
+	hasIdentity := jc.ProcessInstanceID != "" || jc.RootProcessInstanceID != "" || jc.ProcessDefinitionKey != "" ||
+		jc.ActivityID != "" || jc.JobDefinitionID != "" || jc.DeploymentID != ""
+	if !hasIdentity && jc.Priority == nil && jc.Exclusive == nil {
+		return &JobContextError{Field: "process_definition_key", Value: "", Problem: "is required and must not be empty (the job context is empty)"}
+	}
 	fields := []struct {
 		name, value string
 		required    bool
 	}{
 		{"process_instance_id", jc.ProcessInstanceID, false},
 		{"root_process_instance_id", jc.RootProcessInstanceID, false},
-		{"process_definition_key", jc.ProcessDefinitionKey, true},
+		// A job definition implies its process definition (the engine fills
+		// it in); otherwise an identity needs its process definition.
+		{"process_definition_key", jc.ProcessDefinitionKey, hasIdentity && jc.JobDefinitionID == ""},
 		{"activity_id", jc.ActivityID, false},
 		{"job_definition_id", jc.JobDefinitionID, false},
 		{"deployment_id", jc.DeploymentID, false},
@@ -145,14 +170,6 @@ func identifierProblem(value string, required bool) string {
 		}
 	}
 	return ""
-}
-
-// normalized returns jc with derived defaults filled in.
-func (jc JobContext) normalized() JobContext {
-	if jc.RootProcessInstanceID == "" {
-		jc.RootProcessInstanceID = jc.ProcessInstanceID
-	}
-	return jc
 }
 
 // InsertOpts returns insert options that carry jc in their metadata. Set any

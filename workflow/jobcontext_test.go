@@ -35,7 +35,6 @@ func validContext(instance string) JobContext {
 		ProcessInstanceID:    instance,
 		ProcessDefinitionKey: "order_process",
 		ActivityID:           "ship",
-		JobDefinitionID:      "ship-async",
 		DeploymentID:         "deploy-1",
 	}
 }
@@ -164,6 +163,8 @@ func TestJobContextOnAllSixInsertCalls(t *testing.T) {
 			require.NoError(t, err)
 			want := validContext("pi-1")
 			want.RootProcessInstanceID = "pi-1" // a top-level instance is its own root
+			want.Priority = ptr(int64(0))
+			want.Exclusive = ptr(true)
 			require.Equal(t, want, jc)
 
 			jobs, err = engine.ProcessInstanceJobs(ctx, "pi-2")
@@ -195,6 +196,7 @@ func TestJobContextRejectsBadValues(t *testing.T) {
 		field, inError string
 	}{
 		{"EmptyRequired", JobContext{ProcessInstanceID: "pi"}, "process_definition_key", `process_definition_key "": is required`},
+		{"Empty", JobContext{}, "process_definition_key", `process_definition_key "": is required and must not be empty (the job context is empty)`},
 		{"TooLong", JobContext{ProcessDefinitionKey: "p", ActivityID: long}, "activity_id", `activity_id "xxxxxxxx`},
 		{"ControlCharacter", JobContext{ProcessDefinitionKey: "p", ProcessInstanceID: "pi\n1"}, "process_instance_id", `process_instance_id "pi\n1": contains control character U+000A`},
 		{"NUL", JobContext{ProcessDefinitionKey: "p", DeploymentID: "d\x00"}, "deployment_id", `deployment_id "d\x00": contains control character U+0000`},
@@ -340,3 +342,5 @@ func TestJobContextOfTamperedRow(t *testing.T) {
 	_, err = JobContextOf(&rivertype.JobRow{ID: 7, Metadata: []byte(`{"other": {"bpmn": 1}}`)})
 	require.ErrorIs(t, err, ErrNoJobContext, "the key only counts at the top level")
 }
+
+func ptr[T any](v T) *T { return &v }

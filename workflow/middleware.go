@@ -7,6 +7,8 @@ import (
 
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
+
+	"github.com/riverbpmn/riverbpmn/priority"
 )
 
 // insertMiddleware attaches, validates and normalises job contexts. River runs
@@ -38,6 +40,91 @@ func (m *insertMiddleware) InsertMany(
 	return doInner(ctx)
 }
 
+// resolve completes a valid job context from the declarations: the job
+// definition's process and activity, the process's deployment, the root
+// instance, and the priority and exclusive flag by Camunda's precedence. An
+// overriding priority is applied later, by the insert trigger of migration
+// riverbpmn/002, in the inserting transaction.
+func (e *Engine) resolve(jc JobContext, params *rivertype.JobInsertParams) (JobContext, error) {
+	var jobDef *JobDefinition
+	if jc.JobDefinitionID != "" {
+		if jobDef = e.defs.jobs[jc.JobDefinitionID]; jobDef == nil {
+			return jc, &JobContextError{Field: "job_definition_id", Value: jc.JobDefinitionID, Problem: "is not a declared job definition"}
+		}
+		if jobDef.Kind != params.Kind {
+			return jc, &JobContextError{Field: "job_definition_id", Value: jc.JobDefinitionID,
+				Problem: fmt.Sprintf("runs kind %q, but the job is of kind %q", jobDef.Kind, params.Kind)}
+		}
+		for _, f := range []struct {
+			name     string
+			value    *string
+			declared string
+		}{
+			{"process_definition_key", &jc.ProcessDefinitionKey, jobDef.ProcessDefinitionKey},
+			{"activity_id", &jc.ActivityID, jobDef.ActivityID},
+		} {
+			switch *f.value {
+			case "":
+				*f.value = f.declared
+			case f.declared:
+			default:
+				return jc, &JobContextError{Field: f.name, Value: *f.value,
+					Problem: fmt.Sprintf("differs from job definition %q's %q", jobDef.ID, f.declared)}
+			}
+		}
+	}
+	process := e.defs.processes[jc.ProcessDefinitionKey] // nil for an undeclared process
+	if jc.DeploymentID == "" && process != nil {
+		jc.DeploymentID = process.DeploymentID
+	}
+	if jc.RootProcessInstanceID == "" {
+		jc.RootProcessInstanceID = jc.ProcessInstanceID // a top-level instance is its own root
+	}
+
+	if e.config.DisablePrioritizedJobs {
+		jc.Priority = nil
+	} else {
+		p, err := e.priority(jc, jobDef, process, params.Args)
+		if err != nil {
+			return jc, err
+		}
+		jc.Priority = &p
+	}
+
+	exclusive := true
+	switch {
+	case jobDef != nil:
+		exclusive = !jobDef.NonExclusive
+	case jc.Exclusive != nil:
+		exclusive = *jc.Exclusive
+	}
+	jc.Exclusive = &exclusive
+	return jc, nil
+}
+
+// priority applies the static part of Camunda's precedence: activity
+// (job definition) > process > explicit value > 0.
+func (e *Engine) priority(jc JobContext, jobDef *JobDefinition, process *ProcessDefinition, args river.JobArgs) (int64, error) {
+	switch {
+	case jobDef != nil && jobDef.Priority != nil:
+		p, err := jobDef.Priority.Priority(args)
+		if err != nil {
+			return 0, fmt.Errorf("workflow: job definition %q: %w", jobDef.ID, err)
+		}
+		return p, nil
+	case process != nil && process.Priority != nil:
+		p, err := process.Priority.Priority(args)
+		if err != nil {
+			return 0, fmt.Errorf("workflow: process definition %q: %w", process.Key, err)
+		}
+		return p, nil
+	case jc.Priority != nil:
+		return *jc.Priority, nil
+	default:
+		return priority.Default, nil
+	}
+}
+
 // prepareInsert finds the job context of a job about to be inserted (from its
 // args or from its metadata), validates it and stores it, normalised, in the
 // job's metadata.
@@ -64,7 +151,11 @@ func (e *Engine) prepareInsert(params *rivertype.JobInsertParams) error {
 		return nil // a plain River job
 	}
 
-	encoded, err := json.Marshal(jc.normalized())
+	jc, err = e.resolve(jc, params)
+	if err != nil {
+		return err
+	}
+	encoded, err := json.Marshal(jc)
 	if err != nil {
 		return err
 	}

@@ -23,7 +23,13 @@ var migrationFS embed.FS
 
 // migrationTruncateTables returns the tables of our line that hold data at
 // version (0 = latest). Version 1 only adds an index.
-func migrationTruncateTables(version int) []string { return nil }
+func migrationTruncateTables(version int) []string {
+	var tables []string
+	if version == 0 || version >= 2 {
+		tables = append(tables, "river_bpmn_job_definition")
+	}
+	return tables
+}
 
 // ErrMainLineMissing is returned when riverbpmn's line is to be applied to a
 // schema where River's main line is not (fully) applied.

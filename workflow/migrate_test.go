@@ -32,6 +32,23 @@ func indexExists(ctx context.Context, t *testing.T, schema, index string) bool {
 	return exists
 }
 
+// ourMigrationVersions lists the versions of our embedded migration files.
+func ourMigrationVersions(t *testing.T) []int {
+	t.Helper()
+	entries, err := migrationFS.ReadDir("migration/" + MigrationLine)
+	require.NoError(t, err)
+	var versions []int
+	for _, entry := range entries {
+		var version int
+		_, err := fmt.Sscanf(entry.Name(), "%03d_", &version)
+		require.NoError(t, err)
+		if len(versions) == 0 || versions[len(versions)-1] != version {
+			versions = append(versions, version)
+		}
+	}
+	return versions
+}
+
 func TestMigrateUpDown(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -41,16 +58,19 @@ func TestMigrateUpDown(t *testing.T) {
 		t.Parallel()
 		schema := emptySchema(t)
 
+		allOurs := ourMigrationVersions(t)
+		latest := allOurs[len(allOurs)-1]
+
 		res, err := MigrateUp(ctx, pool, &MigrateOpts{Schema: schema})
 		require.NoError(t, err)
 		require.NotEmpty(t, res.Main.Versions)
-		require.Len(t, res.BPMN.Versions, 1)
+		require.Len(t, res.BPMN.Versions, len(allOurs))
 		require.True(t, indexExists(ctx, t, schema, "river_bpmn_job_process_instance"))
 
 		mainVersions, ourVersions, err := MigrationVersions(ctx, pool, schema)
 		require.NoError(t, err)
 		require.Len(t, mainVersions, len(res.Main.Versions))
-		require.Equal(t, []int{1}, ourVersions)
+		require.Equal(t, allOurs, ourVersions)
 
 		res, err = MigrateUp(ctx, pool, &MigrateOpts{Schema: schema})
 		require.NoError(t, err)
@@ -59,8 +79,13 @@ func TestMigrateUpDown(t *testing.T) {
 
 		res, err = MigrateDown(ctx, pool, &MigrateOpts{Schema: schema})
 		require.NoError(t, err)
-		require.Len(t, res.BPMN.Versions, 1)
+		require.Len(t, res.BPMN.Versions, 1, "one step down by default")
+		require.Equal(t, latest, res.BPMN.Versions[0].Version)
 		require.Nil(t, res.Main, "down never touches River's main line")
+
+		res, err = MigrateDown(ctx, pool, &MigrateOpts{Schema: schema, TargetVersion: -1})
+		require.NoError(t, err)
+		require.Len(t, res.BPMN.Versions, len(allOurs)-1)
 		require.False(t, indexExists(ctx, t, schema, "river_bpmn_job_process_instance"))
 
 		mainVersions, ourVersions, err = MigrationVersions(ctx, pool, schema)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -50,9 +51,13 @@ func TestMigrateCommands(t *testing.T) {
 	code, out, errOut = runCLI(t, "version", "--database-url", url, "--schema", schema)
 	require.Equal(t, 0, code, errOut)
 	require.Contains(t, out, "river v0.51.1\n")
-	require.Contains(t, out, "schema riverbpmn line: version 001\n")
+	require.Contains(t, out, "schema riverbpmn line: version 002\n")
 
 	code, out, errOut = runCLI(t, "migrate-down", "--database-url", url, "--schema", schema)
+	require.Equal(t, 0, code, errOut)
+	require.Equal(t, 1, strings.Count(out, "riverbpmn: applied down"), "one step by default:\n%s", out)
+
+	code, out, errOut = runCLI(t, "migrate-down", "--target-version", "-1", "--database-url", url, "--schema", schema)
 	require.Equal(t, 0, code, errOut)
 	require.Contains(t, out, "riverbpmn: applied down 001 process instance index")
 	require.NotContains(t, out, "main:")
