@@ -38,7 +38,7 @@ type Engine struct {
 	defs       *definitions
 	dbPool     *pgxpool.Pool
 	driver     *Driver
-	middleware *insertMiddleware
+	middleware *middleware
 }
 
 // NewEngine builds an engine on dbPool. dbPool may be nil, as with
@@ -54,7 +54,7 @@ func NewEngine(dbPool *pgxpool.Pool, config *Config) (*Engine, error) {
 	}
 	e := &Engine{config: *config, defs: defs, dbPool: dbPool}
 	e.driver = newDriver(e, dbPool)
-	e.middleware = &insertMiddleware{engine: e}
+	e.middleware = &middleware{engine: e}
 	return e, nil
 }
 

@@ -11,20 +11,21 @@ import (
 	"github.com/riverbpmn/riverbpmn/priority"
 )
 
-// insertMiddleware attaches, validates and normalises job contexts. River runs
-// global job insert middleware for all six insert calls (Insert, InsertTx,
-// InsertMany, InsertManyTx, InsertManyFast, InsertManyFastTx) before anything
-// is written, so an error here means nothing of the batch is inserted.
-type insertMiddleware struct {
+// middleware is the engine's River middleware. On the insert path it
+// attaches, validates and resolves job contexts: River runs global job insert
+// middleware for all six insert calls (Insert, InsertTx, InsertMany,
+// InsertManyTx, InsertManyFast, InsertManyFastTx) before anything is written,
+// so an error here means nothing of the batch is inserted.
+type middleware struct {
 	river.MiddlewareDefaults
 
 	engine *Engine
 }
 
-var _ rivertype.JobInsertMiddleware = (*insertMiddleware)(nil)
+var _ rivertype.JobInsertMiddleware = (*middleware)(nil)
 
 // InsertMany prepares every job of the batch, then inserts.
-func (m *insertMiddleware) InsertMany(
+func (m *middleware) InsertMany(
 	ctx context.Context,
 	manyParams []*rivertype.JobInsertParams,
 	doInner func(context.Context) ([]*rivertype.JobInsertResult, error),
