@@ -7,6 +7,7 @@ package workflow
 // one-file change.
 
 import (
+	"context"
 	"io/fs"
 	"slices"
 
@@ -16,6 +17,7 @@ import (
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/riverqueue/river/rivershared/baseservice"
 	"github.com/riverqueue/river/rivershared/riverpilot"
+	"github.com/riverqueue/river/rivershared/startstop"
 )
 
 // Driver is River's pgx v5 driver with riverbpmn plugged in. Pass it to
@@ -79,6 +81,35 @@ func (d *Driver) GetMigrationTruncateTables(line string, version int) []string {
 	return d.Driver.GetMigrationTruncateTables(line, version)
 }
 
+// PluginServices returns the services River starts with a client that works
+// jobs: one that stores the engine's declared job definitions, so that a
+// client refuses to start (with an error saying what to do) when riverbpmn's
+// migrations are missing.
+//
+// Part of River's internal pilot plugin interface.
+func (p *pilot) PluginServices() []startstop.Service {
+	return []startstop.Service{startstop.StartStopFunc(p.startClient)}
+}
+
+// PluginMaintenanceServices returns the services River runs on the elected
+// leader only: none yet.
+//
+// Part of River's internal pilot plugin interface.
+func (p *pilot) PluginMaintenanceServices() []startstop.Service { return nil }
+
+// startClient runs once when the client starts; nothing keeps running.
+func (p *pilot) startClient(ctx context.Context, shouldStart bool, started, stopped func()) error {
+	if !shouldStart {
+		return nil
+	}
+	defer stopped()
+	started()
+	if p.driver.engine == nil {
+		return nil
+	}
+	return p.driver.engine.SyncJobDefinitions(ctx)
+}
+
 // Compile-time assertions. River detects driver plugins with a type assertion
 // against an unexported interface (river.driverPlugin); the anonymous
 // interface below repeats its method set, so a change to it in River shows up
@@ -93,5 +124,9 @@ var (
 	_ riverpilot.Pilot = (*pilot)(nil)
 	_ interface {
 		PilotInit(archetype *baseservice.Archetype, params *riverpilot.PilotInitParams)
+	} = (*pilot)(nil)
+	_ interface { // river.pilotPlugin
+		PluginMaintenanceServices() []startstop.Service
+		PluginServices() []startstop.Service
 	} = (*pilot)(nil)
 )

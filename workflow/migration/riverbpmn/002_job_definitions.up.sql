@@ -48,7 +48,8 @@ BEGIN
     END IF;
     job_definition_id := NEW.metadata -> 'bpmn' ->> 'job_definition_id';
 
-    PERFORM pg_advisory_xact_lock_shared(1380076878, hashtext(job_definition_id));
+    -- Keyed by this river_job table too: schemas do not contend.
+    PERFORM pg_advisory_xact_lock_shared(1380076878, hashtext(TG_RELID::text || ':' || job_definition_id));
     SELECT overriding_priority INTO override
     FROM /* TEMPLATE: schema */river_bpmn_job_definition
     WHERE id = job_definition_id

@@ -1,0 +1,31 @@
+-- JobDefinitionCascadeBatch: give up to $3 unfinished jobs of job definition
+-- $1 with id > $2 the definition's current overriding priority. Returns the
+-- ids scanned (to continue after the largest) and how many were rewritten.
+--
+-- The priority is read from the definition row, not passed in, so a batch
+-- that runs after a later override (or a clear) never writes a stale value.
+-- Rows are locked in id order; running jobs are rewritten but not pre-empted.
+WITH batch AS (
+    SELECT id
+    FROM /* TEMPLATE: schema */river_job
+    WHERE metadata ? 'bpmn'
+        AND metadata -> 'bpmn' ->> 'job_definition_id' = $1::text
+        AND id > $2::bigint
+        AND state IN ('available', 'scheduled', 'retryable', 'pending', 'running')
+    ORDER BY id
+    LIMIT $3::integer
+    FOR UPDATE
+), rewritten AS (
+    UPDATE /* TEMPLATE: schema */river_job
+    SET metadata = jsonb_set(river_job.metadata, '{bpmn,priority}', to_jsonb(def.overriding_priority))
+    FROM batch, /* TEMPLATE: schema */river_bpmn_job_definition def
+    WHERE river_job.id = batch.id
+        AND def.id = $1::text
+        AND def.overriding_priority IS NOT NULL
+        AND jsonb_typeof(river_job.metadata -> 'bpmn') = 'object'
+    RETURNING river_job.id
+)
+SELECT
+    (SELECT count(*) FROM batch) AS scanned,
+    coalesce((SELECT max(id) FROM batch), $2::bigint) AS last_id,
+    (SELECT count(*) FROM rewritten) AS rewritten;
