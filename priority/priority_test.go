@@ -72,3 +72,17 @@ func ExampleFromArgs() {
 	// VIP 10
 	// regular 0
 }
+
+func TestRange(t *testing.T) {
+	t.Parallel()
+	require.NoError(t, priority.Range{Min: 3, Max: 3}.Validate())
+	require.NoError(t, priority.Range{Min: math.MinInt64, Max: math.MaxInt64}.Validate())
+	require.EqualError(t, priority.Range{Min: 5, Max: 4}.Validate(), "priority: range min 5 is greater than max 4")
+
+	r := priority.Range{Min: -10, Max: 10}
+	require.True(t, r.Contains(-10))
+	require.True(t, r.Contains(10))
+	require.False(t, r.Contains(11))
+	require.False(t, r.Contains(-11))
+	require.Equal(t, "[-10, 10]", r.String())
+}

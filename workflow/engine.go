@@ -1,6 +1,8 @@
 package workflow
 
 import (
+	"slices"
+
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river/rivertype"
 )
@@ -53,14 +55,31 @@ func NewEngine(dbPool *pgxpool.Pool, config *Config) (*Engine, error) {
 		return nil, err
 	}
 	e := &Engine{config: *config, defs: defs, dbPool: dbPool}
-	e.driver = newDriver(e, dbPool)
+	e.driver = newDriver(e, dbPool, Acquisition{})
 	e.middleware = &middleware{engine: e}
 	return e, nil
 }
 
-// Driver returns the engine's River driver, to pass to river.NewClient. Any
-// number of clients may share it; each gets its own pilot.
+// Driver returns the engine's River driver with stock acquisition, to pass to
+// river.NewClient. Any number of clients may share it; each gets its own
+// pilot.
 func (e *Engine) Driver() *Driver { return e.driver }
+
+// NewDriver returns a River driver whose clients acquire jobs as acq says.
+// Give each client that needs its own acquisition, or its own set of
+// registered deployments, a driver of its own: the deployments registered on
+// a driver are those of the clients built from it.
+func (e *Engine) NewDriver(acq Acquisition) (*Driver, error) {
+	if err := acq.Validate(); err != nil {
+		return nil, err
+	}
+	acq.Deployments = slices.Clone(acq.Deployments)
+	if acq.PriorityRange != nil {
+		r := *acq.PriorityRange
+		acq.PriorityRange = &r
+	}
+	return newDriver(e, e.dbPool, acq), nil
+}
 
 // Middleware returns the middleware that gives inserted jobs their job
 // context. Add it to river.Config.Middleware of every client that inserts

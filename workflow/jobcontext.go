@@ -54,6 +54,10 @@ type JobContext struct {
 	// defaults to the declared process definition's.
 	DeploymentID string `json:"deployment_id,omitempty"`
 
+	// JobType says what kind of BPMN job this is, such as JobTypeTimer or
+	// JobTypeAsync; clients that acquire timers first look at it.
+	JobType string `json:"job_type,omitempty"`
+
 	// Priority is the job's int64 priority, higher first. Read back from a
 	// job, it is the priority the job was given at insert (or set later).
 	// Given at insert, it is used only when no declaration decides:
@@ -67,6 +71,14 @@ type JobContext struct {
 	// declaration decides otherwise; the default is true.
 	Exclusive *bool `json:"exclusive,omitempty"`
 }
+
+// Job types known to acquisition (JobContext.JobType).
+const (
+	// JobTypeTimer is a timer job (timer events, timer start events).
+	JobTypeTimer = "timer"
+	// JobTypeAsync is an asynchronous continuation.
+	JobTypeAsync = "async"
+)
 
 // JobArgsWithJobContext is implemented by job args that know their own job
 // context, the way river.JobArgsWithInsertOpts lets args carry insert options.
@@ -115,7 +127,7 @@ func quoteForError(value string) string {
 // Inserts validate for you; call it to fail earlier.
 func (jc JobContext) Validate() error {
 	hasIdentity := jc.ProcessInstanceID != "" || jc.RootProcessInstanceID != "" || jc.ProcessDefinitionKey != "" ||
-		jc.ActivityID != "" || jc.JobDefinitionID != "" || jc.DeploymentID != ""
+		jc.ActivityID != "" || jc.JobDefinitionID != "" || jc.DeploymentID != "" || jc.JobType != ""
 	if !hasIdentity && jc.Priority == nil && jc.Exclusive == nil {
 		return &JobContextError{Field: "process_definition_key", Value: "", Problem: "is required and must not be empty (the job context is empty)"}
 	}
@@ -131,6 +143,7 @@ func (jc JobContext) Validate() error {
 		{"activity_id", jc.ActivityID, false},
 		{"job_definition_id", jc.JobDefinitionID, false},
 		{"deployment_id", jc.DeploymentID, false},
+		{"job_type", jc.JobType, false},
 	}
 	for _, f := range fields {
 		if problem := identifierProblem(f.value, f.required); problem != "" {

@@ -23,7 +23,7 @@ var migrationFS embed.FS
 
 // migrationTruncateTables returns the tables of our line that hold data at
 // version (0 = latest). Version 1 only adds an index.
-func migrationTruncateTables(version int) []string {
+func migrationTruncateTables(version int) []string { //nolint:unparam // grows with the line
 	var tables []string
 	if version == 0 || version >= 2 {
 		tables = append(tables, "river_bpmn_job_definition")
@@ -67,7 +67,7 @@ type MigrateResult struct {
 // It is idempotent: a migrated schema is left as it is.
 func MigrateUp(ctx context.Context, dbPool *pgxpool.Pool, opts *MigrateOpts) (*MigrateResult, error) {
 	opts = migrateOptsOrDefault(opts)
-	driver := newDriver(nil, dbPool)
+	driver := newDriver(nil, dbPool, Acquisition{})
 	res := &MigrateResult{}
 
 	if !opts.SkipMainLine {
@@ -95,7 +95,7 @@ func MigrateUp(ctx context.Context, dbPool *pgxpool.Pool, opts *MigrateOpts) (*M
 // main line is never touched: River may well be used without riverbpmn.
 func MigrateDown(ctx context.Context, dbPool *pgxpool.Pool, opts *MigrateOpts) (*MigrateResult, error) {
 	opts = migrateOptsOrDefault(opts)
-	driver := newDriver(nil, dbPool)
+	driver := newDriver(nil, dbPool, Acquisition{})
 	if err := requireMainLine(ctx, driver, opts.Schema); err != nil {
 		return nil, err
 	}
@@ -111,7 +111,7 @@ func MigrateDown(ctx context.Context, dbPool *pgxpool.Pool, opts *MigrateOpts) (
 // MigrationVersions returns the applied versions of River's main line and of
 // riverbpmn's line (each nil when none is applied).
 func MigrationVersions(ctx context.Context, dbPool *pgxpool.Pool, schema string) (mainVersions, bpmnVersions []int, err error) {
-	driver := newDriver(nil, dbPool)
+	driver := newDriver(nil, dbPool, Acquisition{})
 	if err := requireMainLine(ctx, driver, schema); err != nil {
 		return nil, nil, err
 	}

@@ -24,17 +24,15 @@ type pilot struct {
 
 	driver *Driver
 
-	// fetchSQL caches the fetch query rendered for the client's schema; a
-	// client's schema never changes, so this is rendered once.
-	fetchSQL atomic.Pointer[renderedSQL]
+	// query caches the fetch query rendered for the client's acquisition
+	// and schema; neither changes, so it is rendered once.
+	query atomic.Pointer[schemaFetchQuery]
 }
 
-type renderedSQL struct {
+type schemaFetchQuery struct {
 	schema string
-	sql    string
+	*fetchQuery
 }
-
-var jobGetAvailableSQL = mustReadSQL("job_get_available.sql")
 
 func newPilot(driver *Driver) *pilot { return &pilot{driver: driver} }
 
@@ -63,14 +61,11 @@ func (p *pilot) JobGetAvailable(
 	ctx, cancel := context.WithTimeout(ctx, fetchTimeout)
 	defer cancel()
 
-	rows, err := q.Query(ctx, p.fetchQuery(params.Schema),
-		params.Queue,
-		params.Kind,
-		params.Now,
-		int32(min(params.MaxToLock, math.MaxInt32)),      //nolint:gosec // bounded above
-		int32(min(params.MaxAttemptedBy, math.MaxInt32)), //nolint:gosec // bounded above
-		params.ClientID,
-	)
+	query, err := p.fetchQuery(params.Schema)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := q.Query(ctx, query.sql, p.fetchArgs(query.fetchQuery, params)...)
 	if err != nil {
 		return nil, interpretError(err)
 	}
@@ -81,13 +76,47 @@ func (p *pilot) JobGetAvailable(
 	return &riverdriver.JobGetAvailableResult{Jobs: jobs, DecodeErrors: decodeErrors}, nil
 }
 
-func (p *pilot) fetchQuery(schema string) string {
-	if cached := p.fetchSQL.Load(); cached != nil && cached.schema == schema {
-		return cached.sql
+func (p *pilot) fetchQuery(schema string) (*schemaFetchQuery, error) {
+	if cached := p.query.Load(); cached != nil && cached.schema == schema {
+		return cached, nil
 	}
-	rendered := &renderedSQL{schema: schema, sql: renderSQL(jobGetAvailableSQL, schema)}
-	p.fetchSQL.Store(rendered)
-	return rendered.sql
+	query, err := newFetchQuery(&p.driver.acquisition, schema)
+	if err != nil {
+		return nil, err
+	}
+	rendered := &schemaFetchQuery{schema: schema, fetchQuery: query}
+	p.query.Store(rendered)
+	return rendered, nil
+}
+
+// fetchArgs gives the fetch query's parameters their values for one fetch.
+func (p *pilot) fetchArgs(query *fetchQuery, params *riverdriver.JobGetAvailableParams) []any {
+	args := make([]any, len(query.args))
+	for i, name := range query.args {
+		switch name {
+		case "queue":
+			args[i] = params.Queue
+		case "kind":
+			args[i] = params.Kind
+		case "now":
+			args[i] = params.Now
+		case "max_to_lock":
+			args[i] = int32(min(params.MaxToLock, math.MaxInt32)) //nolint:gosec // bounded above
+		case "max_attempted_by":
+			args[i] = int32(min(params.MaxAttemptedBy, math.MaxInt32)) //nolint:gosec // bounded above
+		case "client_id":
+			args[i] = params.ClientID
+		case "priority_min":
+			args[i] = p.driver.acquisition.PriorityRange.Min
+		case "priority_max":
+			args[i] = p.driver.acquisition.PriorityRange.Max
+		case "deployments":
+			args[i] = p.driver.deployments.snapshot()
+		default:
+			panic("workflow: fetch query parameter without a value: " + name)
+		}
+	}
+	return args
 }
 
 // querier is the part of pgx that runs a multi-row query; River's executor

@@ -28,16 +28,24 @@ import (
 //   - the "riverbpmn" migration line next to River's "main" line, so rivermigrate
 //     and riverdbtest apply both.
 //
-// Build one with Engine.Driver.
+// Build one with Engine.Driver (stock acquisition) or Engine.NewDriver.
 type Driver struct {
 	*riverpgxv5.Driver
 
-	engine *Engine
-	dbPool *pgxpool.Pool
+	engine      *Engine
+	dbPool      *pgxpool.Pool
+	acquisition Acquisition
+	deployments *deploymentSet
 }
 
-func newDriver(engine *Engine, dbPool *pgxpool.Pool) *Driver {
-	return &Driver{Driver: riverpgxv5.New(dbPool), engine: engine, dbPool: dbPool}
+func newDriver(engine *Engine, dbPool *pgxpool.Pool, acquisition Acquisition) *Driver {
+	return &Driver{
+		Driver:      riverpgxv5.New(dbPool),
+		engine:      engine,
+		dbPool:      dbPool,
+		acquisition: acquisition,
+		deployments: newDeploymentSet(acquisition.Deployments),
+	}
 }
 
 // PluginInit is called by river.NewClient once per client. riverbpmn needs

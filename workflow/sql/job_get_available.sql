@@ -1,10 +1,12 @@
--- JobGetAvailable: lock up to $4 available jobs of queue $1 and move them to
--- running. With no riverbpmn acquisition feature enabled this is, clause for
--- clause, River's own query (riverpgxv5 v0.51.1, river_job.sql), so a client on
--- riverbpmn's driver fetches exactly what stock River fetches.
+-- JobGetAvailable: lock up to {{arg "max_to_lock"}} available jobs of a queue
+-- and move them to running. This file is a Go text/template, rendered once
+-- per client from its Acquisition: only the clauses the client enabled are
+-- in its query. With none enabled it is, clause for clause, River's own
+-- query (riverpgxv5 v0.51.1, river_job.sql), so the client fetches exactly
+-- what stock River fetches (TestFetchEquivalentToStockRiver).
 --
--- $1 queue, $2 kinds (NULL = every kind), $3 now (NULL = database now()),
--- $4 max jobs to lock, $5 attempted_by cap, $6 client id.
+-- Each ORDER BY of an acquisition option has a matching partial index in
+-- migration riverbpmn/003 (TestFetchPlansUseIndexes).
 WITH locked_jobs AS (
     SELECT
         id
@@ -12,14 +14,30 @@ WITH locked_jobs AS (
         /* TEMPLATE: schema */river_job
     WHERE
         state = 'available'
-        AND queue = $1::text
-        AND ($2::text[] IS NULL OR kind = ANY($2::text[]))
-        AND scheduled_at <= coalesce($3::timestamptz, now())
+        AND queue = {{arg "queue"}}::text
+        AND ({{arg "kind"}}::text[] IS NULL OR kind = ANY({{arg "kind"}}::text[]))
+        AND scheduled_at <= coalesce({{arg "now"}}::timestamptz, now())
+{{- if .PriorityRange}}
+        AND /* TEMPLATE: schema */river_bpmn_priority(metadata) BETWEEN {{arg "priority_min"}}::bigint AND {{arg "priority_max"}}::bigint
+{{- end}}
+{{- if .DeploymentAware}}
+        -- Registered deployments, plus every job with no deployment.
+        AND coalesce(/* TEMPLATE: schema */river_bpmn_deployment(metadata) = ANY({{arg "deployments"}}::text[]), true)
+{{- end}}
     ORDER BY
+{{- if .ByPriority}}
+        /* TEMPLATE: schema */river_bpmn_priority(metadata) DESC,
+{{- end}}
+{{- if .TimersFirst}}
+        /* TEMPLATE: schema */river_bpmn_is_timer(metadata) DESC,
+{{- end}}
+{{- if .ByDueDate}}
+        scheduled_at ASC,
+{{- end}}
         priority ASC,
         scheduled_at ASC,
         id ASC
-    LIMIT $4::integer
+    LIMIT {{arg "max_to_lock"}}::integer
     FOR UPDATE
     SKIP LOCKED
 )
@@ -28,14 +46,14 @@ UPDATE
 SET
     state = 'running',
     attempt = river_job.attempt + 1,
-    attempted_at = coalesce($3::timestamptz, now()),
+    attempted_at = coalesce({{arg "now"}}::timestamptz, now()),
     attempted_by = array_append(
-        CASE WHEN array_length(river_job.attempted_by, 1) >= $5::int
+        CASE WHEN array_length(river_job.attempted_by, 1) >= {{arg "max_attempted_by"}}::int
         -- +2 instead of +1 because Postgres array indexing starts at 1, not 0.
-        THEN river_job.attempted_by[array_length(river_job.attempted_by, 1) + 2 - $5::int:]
+        THEN river_job.attempted_by[array_length(river_job.attempted_by, 1) + 2 - {{arg "max_attempted_by"}}::int:]
         ELSE river_job.attempted_by
         END,
-        $6::text
+        {{arg "client_id"}}::text
     )
 FROM
     locked_jobs

@@ -1,0 +1,10 @@
+DROP INDEX IF EXISTS /* TEMPLATE: schema */river_bpmn_fetch_p;
+DROP INDEX IF EXISTS /* TEMPLATE: schema */river_bpmn_fetch_t;
+DROP INDEX IF EXISTS /* TEMPLATE: schema */river_bpmn_fetch_d;
+DROP INDEX IF EXISTS /* TEMPLATE: schema */river_bpmn_fetch_pt;
+DROP INDEX IF EXISTS /* TEMPLATE: schema */river_bpmn_fetch_pd;
+DROP INDEX IF EXISTS /* TEMPLATE: schema */river_bpmn_fetch_td;
+DROP INDEX IF EXISTS /* TEMPLATE: schema */river_bpmn_fetch_ptd;
+DROP FUNCTION IF EXISTS /* TEMPLATE: schema */river_bpmn_priority(jsonb);
+DROP FUNCTION IF EXISTS /* TEMPLATE: schema */river_bpmn_is_timer(jsonb);
+DROP FUNCTION IF EXISTS /* TEMPLATE: schema */river_bpmn_deployment(jsonb);
