@@ -83,6 +83,9 @@ func newDeploymentSet(ids []string) *deploymentSet {
 func (s *deploymentSet) snapshot() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.ids == nil {
+		return []string{} // an empty array, not NULL: no deployment matches
+	}
 	return s.ids
 }
 

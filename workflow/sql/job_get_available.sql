@@ -22,7 +22,8 @@ WITH locked_jobs AS (
 {{- end}}
 {{- if .DeploymentAware}}
         -- Registered deployments, plus every job with no deployment.
-        AND coalesce(/* TEMPLATE: schema */river_bpmn_deployment(metadata) = ANY({{arg "deployments"}}::text[]), true)
+        AND (/* TEMPLATE: schema */river_bpmn_deployment(metadata) IS NULL
+            OR /* TEMPLATE: schema */river_bpmn_deployment(metadata) = ANY({{arg "deployments"}}::text[]))
 {{- end}}
     ORDER BY
 {{- if .ByPriority}}

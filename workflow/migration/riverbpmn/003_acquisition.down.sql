@@ -5,6 +5,8 @@ DROP INDEX IF EXISTS /* TEMPLATE: schema */river_bpmn_fetch_pt;
 DROP INDEX IF EXISTS /* TEMPLATE: schema */river_bpmn_fetch_pd;
 DROP INDEX IF EXISTS /* TEMPLATE: schema */river_bpmn_fetch_td;
 DROP INDEX IF EXISTS /* TEMPLATE: schema */river_bpmn_fetch_ptd;
+DROP STATISTICS IF EXISTS /* TEMPLATE: schema */river_bpmn_job_priority;
+DROP STATISTICS IF EXISTS /* TEMPLATE: schema */river_bpmn_job_deployment;
 DROP FUNCTION IF EXISTS /* TEMPLATE: schema */river_bpmn_priority(jsonb);
 DROP FUNCTION IF EXISTS /* TEMPLATE: schema */river_bpmn_is_timer(jsonb);
 DROP FUNCTION IF EXISTS /* TEMPLATE: schema */river_bpmn_deployment(jsonb);

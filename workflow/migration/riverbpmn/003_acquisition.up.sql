@@ -44,6 +44,17 @@ AS $$
     END
 $$;
 
+-- Statistics on the priority and deployment keys, so that the planner
+-- estimates a priority range and the deployment filter from real data: with
+-- its default guesses it takes them for very selective and sorts all
+-- candidates instead of reading an ordering index (TestFetchPlansUseIndexes).
+CREATE STATISTICS /* TEMPLATE: schema */river_bpmn_job_priority
+    ON (/* TEMPLATE: schema */river_bpmn_priority(metadata))
+    FROM /* TEMPLATE: schema */river_job;
+CREATE STATISTICS /* TEMPLATE: schema */river_bpmn_job_deployment
+    ON (/* TEMPLATE: schema */river_bpmn_deployment(metadata))
+    FROM /* TEMPLATE: schema */river_job;
+
 -- One index per acquisition ordering, each matching its ORDER BY exactly
 -- (enabled keys first, then River's own priority, scheduled_at, id), so a
 -- fetch reads the first candidates off the index instead of sorting all of
