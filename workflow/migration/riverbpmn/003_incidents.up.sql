@@ -19,7 +19,10 @@ CREATE TABLE /* TEMPLATE: schema */river_bpmn_incident (
     process_instance_id text,
     -- The job's last error, at most 4000 characters (as Camunda keeps it).
     message text,
-    created_at timestamptz NOT NULL DEFAULT now(),
+    -- clock_timestamp(), not now(): the order of these times must be the
+    -- order in which the changes happened, not the order their transactions
+    -- began (a discard can wait on the row lock of a revive that began later).
+    created_at timestamptz NOT NULL DEFAULT clock_timestamp(),
     resolved_at timestamptz,
     CONSTRAINT resolved_after_created CHECK (resolved_at IS NULL OR resolved_at >= created_at)
 );
@@ -66,7 +69,7 @@ BEGIN
         ON CONFLICT (job_id) WHERE resolved_at IS NULL DO NOTHING;
     ELSE
         UPDATE /* TEMPLATE: schema */river_bpmn_incident
-        SET resolved_at = greatest(now(), created_at)
+        SET resolved_at = greatest(clock_timestamp(), created_at)
         WHERE job_id = OLD.id
             AND resolved_at IS NULL;
     END IF;
