@@ -414,4 +414,3 @@ func TestMigrationTruncateTables(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, entries, 2)
 }
-
