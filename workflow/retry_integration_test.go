@@ -268,7 +268,7 @@ func TestRetryNoCycle(t *testing.T) {
 func TestRetryRaisedMidway(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	engine, schema := testEngineWithConfig(t, retryConfig("", map[string]string{"ship-async": "PT0.5S,PT0.05S,PT0.15S"}))
+	engine, schema := testEngineWithConfig(t, retryConfig("", map[string]string{"ship-async": "PT0.3S,PT0.05S,PT0.15S"}))
 
 	// The queue is paused while the first execution fails, so that the raise
 	// happens while the job waits, however slow the machine.
@@ -285,19 +285,19 @@ func TestRetryRaisedMidway(t *testing.T) {
 	riversharedtest.WaitOrTimeout(t, firstRunning)
 	require.NoError(t, client.QueuePause(ctx, river.QueueDefault, nil))
 	close(failFirst)
-	waitForState(t, client, job.ID, rivertype.JobStateAvailable) // due in 0.5 s
+	waitForState(t, client, job.ID, rivertype.JobStateAvailable) // due in 0.3 s
 	require.NoError(t, engine.SetJobRetries(ctx, job.ID, 5))
 	require.NoError(t, client.QueueResume(ctx, river.QueueDefault, nil))
 
 	job = waitForState(t, client, job.ID, rivertype.JobStateDiscarded)
 	// 1 execution, then 5 more; executions left before each failure:
-	// 5, 4 -> index clamped to 0 (0.5 s); 3 -> 1 (0.05 s); 2 -> 2 (0.15 s).
+	// 5, 4 -> index clamped to 0 (0.3 s); 3 -> 1 (0.05 s); 2 -> 2 (0.15 s).
 	require.Equal(t, []int{1, 2, 3, 4, 5, 6}, tl.attempts(job.ID))
 	decided := tl.scheduledWaits(job.ID)
-	require.InDelta(t, 500*time.Millisecond, decided[0], float64(50*time.Millisecond), "the first failure waits the first interval: %v", decided)
+	require.InDelta(t, 300*time.Millisecond, decided[0], float64(50*time.Millisecond), "the first failure waits the first interval: %v", decided)
 	requireWaits(t, tl, job.ID,
 		notAWait, // the first failure's wait, stretched by the pause
-		500*time.Millisecond, 500*time.Millisecond, 50*time.Millisecond, 150*time.Millisecond,
+		300*time.Millisecond, 300*time.Millisecond, 50*time.Millisecond, 150*time.Millisecond,
 	)
 	requireOneOpenIncident(ctx, t, engine, job, "boom 6")
 }
@@ -308,7 +308,7 @@ func TestRetryRaisedMidway(t *testing.T) {
 func TestRetryConflict(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	engine, schema := testEngineWithConfig(t, retryConfig("", map[string]string{"ship-async": "R2/PT0.3S", "no-cycle": ""}))
+	engine, schema := testEngineWithConfig(t, retryConfig("", map[string]string{"ship-async": "R2/PT0.2S", "no-cycle": ""}))
 	conflicts := []error{
 		fmt.Errorf("joining branch: %w", ErrConflict),
 		fmt.Errorf("commit: %w", &pgconn.PgError{Code: "40001", Message: "could not serialize access"}),
@@ -329,7 +329,7 @@ func TestRetryConflict(t *testing.T) {
 		job = waitForState(t, client, job.ID, rivertype.JobStateDiscarded)
 		// Three conflicts on attempt 1 (not counted), then two failures.
 		require.Equal(t, []int{1, 1, 1, 1, 2}, tl.attempts(job.ID))
-		requireWaits(t, tl, job.ID, 300*time.Millisecond, 300*time.Millisecond, 300*time.Millisecond, 300*time.Millisecond)
+		requireWaits(t, tl, job.ID, 200*time.Millisecond, 200*time.Millisecond, 200*time.Millisecond, 200*time.Millisecond)
 		require.Equal(t, 2, job.Attempt)
 		require.Equal(t, 2, job.MaxAttempts, "a conflict does not add executions, it gives this one back")
 
