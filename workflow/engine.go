@@ -30,9 +30,11 @@ type Config struct {
 	// (Camunda's failedJobRetryTimeCycle), such as "R5/PT5M" or
 	// "PT10M,PT17M,PT20M". It applies to jobs whose job definition declares
 	// no cycle, and also to plain River jobs (jobs without a job context),
-	// which otherwise keep River's own retry behaviour. Empty means none.
-	// NewEngine rejects an invalid cycle. See RetryPolicy for what a cycle
-	// does.
+	// which otherwise keep River's own retry behaviour (a plain job's cycle
+	// is recorded under RetryCycleMetadataKey; it gets no incidents). A
+	// job's cycle sets its River MaxAttempts at insert, replacing any given
+	// in InsertOpts. Empty means none. NewEngine rejects an invalid cycle.
+	// See RetryPolicy for what a cycle does.
 	DefaultRetryCycle string
 }
 

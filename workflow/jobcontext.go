@@ -74,6 +74,8 @@ type JobContext struct {
 	// at once). Given at insert, it is used only when the job definition
 	// declares no cycle: job definition > this value >
 	// Config.DefaultRetryCycle > none. An invalid value fails the insert.
+	// The resolved cycle sets the job's River MaxAttempts (no cycle: 3),
+	// replacing any given in InsertOpts.
 	RetryCycle string `json:"retry_cycle,omitempty"`
 }
 

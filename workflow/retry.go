@@ -273,7 +273,8 @@ func (e *Engine) resolveRetryCycle(jc *JobContext, jobDef *JobDefinition, params
 // if there is one: MaxAttempts from the cycle and the cycle recorded under
 // RetryCycleMetadataKey. Without a default, the job keeps River's behaviour,
 // and a RetryCycleMetadataKey it carries (copied from another job's metadata)
-// is removed so that it cannot disagree with MaxAttempts.
+// is removed so that it cannot disagree with MaxAttempts. Metadata that is
+// not a JSON object is left alone (River's behaviour).
 func (e *Engine) applyDefaultRetryCycle(params *rivertype.JobInsertParams) error {
 	hasKey := bytes.Contains(params.Metadata, []byte(`"`+RetryCycleMetadataKey+`"`))
 	if e.defaultRetryCycle.IsZero() && !hasKey {
@@ -282,10 +283,7 @@ func (e *Engine) applyDefaultRetryCycle(params *rivertype.JobInsertParams) error
 	fields := map[string]json.RawMessage{}
 	if len(bytes.TrimSpace(params.Metadata)) > 0 {
 		if err := json.Unmarshal(params.Metadata, &fields); err != nil || fields == nil {
-			if e.defaultRetryCycle.IsZero() {
-				return nil // not an object: nothing of ours in it
-			}
-			return fmt.Errorf("workflow: job metadata must be a JSON object to hold the default retry cycle, got %s", quoteForError(string(params.Metadata)))
+			return nil // not an object: no room for the cycle, River's behaviour
 		}
 	}
 	if e.defaultRetryCycle.IsZero() {

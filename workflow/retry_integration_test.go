@@ -707,3 +707,47 @@ func TestRetryBadDataDoesNotBreakRiver(t *testing.T) {
 	require.NoError(t, err)
 	require.Empty(t, incidents[0].ActivityID, "not a string: not copied")
 }
+
+// TestRecordConflictCapsErrors: conflicts are recorded in the job's errors
+// while it runs, but never past 100 entries (a job may conflict forever).
+func TestRecordConflictCapsErrors(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	engine, schema := testEngineWithConfig(t, retryConfig("", map[string]string{"ship-async": "R3/PT1M"}))
+	client := newInsertClient(t, engine, schema)
+	job := insertJob(t, client, "conflicting", &river.InsertOpts{Metadata: mustMetadata(t, jobOf("ship-async", "pi-1"))})
+
+	setErrors := func(n int) {
+		_, err := engine.dbPool.Exec(ctx, renderSQL(`UPDATE /* TEMPLATE: schema */river_job
+			SET state = 'running', attempt = 1, attempted_at = now(),
+				errors = array(SELECT jsonb_build_object('at', now(), 'attempt', 1, 'error', 'old') FROM generate_series(1, $2) AS i)
+			WHERE id = $1`, schema), job.ID, n)
+		require.NoError(t, err)
+	}
+	errorCount := func() int {
+		job, err := client.JobGet(ctx, job.ID)
+		require.NoError(t, err)
+		return len(job.Errors)
+	}
+	running := *job
+	running.Attempt = 1
+	conflict := fmt.Errorf("x: %w", ErrConflict)
+
+	setErrors(98)
+	engine.recordConflict(ctx, &running, conflict)
+	require.Equal(t, 99, errorCount())
+	engine.recordConflict(ctx, &running, conflict)
+	engine.recordConflict(ctx, &running, conflict)
+	require.Equal(t, 100, errorCount())
+
+	job, err := client.JobGet(ctx, job.ID)
+	require.NoError(t, err)
+	require.Equal(t, "x: workflow: concurrency conflict", job.Errors[99].Error)
+	require.Equal(t, 1, job.Errors[99].Attempt)
+
+	// Another attempt (the job moved on): nothing is recorded.
+	setErrors(0)
+	running.Attempt = 2
+	engine.recordConflict(ctx, &running, conflict)
+	require.Zero(t, errorCount())
+}

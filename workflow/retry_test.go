@@ -202,6 +202,24 @@ func TestRetryCycleAtInsert(t *testing.T) {
 		require.Equal(t, river.MaxAttemptsDefault, res.Job.MaxAttempts)
 	})
 
+	t.Run("ContextWithOnlyACycle", func(t *testing.T) {
+		t.Parallel()
+		engine, schema := testEngineWithConfig(t, retryConfig("R9/PT1M", nil))
+		client := newInsertClient(t, engine, schema)
+		res, err := client.Insert(ctx, retryArgs{Name: "only-cycle"}, JobContext{RetryCycle: "R2/PT1S"}.InsertOpts())
+		require.NoError(t, err)
+		require.Equal(t, 2, res.Job.MaxAttempts, "the context's cycle wins over the engine default")
+		jc, err := JobContextOf(res.Job)
+		require.NoError(t, err)
+		require.Equal(t, "R2/PT1S", jc.RetryCycle)
+
+		// River stores any JSON as metadata; with no room for the cycle, the
+		// job keeps River's behaviour rather than failing the insert.
+		res, err = client.Insert(ctx, retryArgs{Name: "not-an-object"}, &river.InsertOpts{Metadata: []byte(`[1]`)})
+		require.NoError(t, err)
+		require.Equal(t, river.MaxAttemptsDefault, res.Job.MaxAttempts)
+	})
+
 	t.Run("BadCycleInJobContext", func(t *testing.T) {
 		t.Parallel()
 		engine, schema := testEngineWithConfig(t, retryConfig("", map[string]string{"without": ""}))

@@ -23,9 +23,9 @@ var jobAppendErrorSQL = mustReadSQL("job_append_error.sql")
 // for the cycle's interval. River then gives the execution back (snoozes
 // decrement attempt) and never discards the job for it, whatever its
 // attempt. The error is appended to the job's errors first, as River does
-// for a failure, so River UI shows why the job waited; River's snooze also
-// counts it in metadata "snoozes". River's error handler is not called for
-// it.
+// for a failure, so River UI shows why the job waited (up to 100 errors);
+// River's snooze also counts it in metadata "snoozes". River's error handler
+// is not called for it.
 //
 // Everything else is River's: success, ordinary failures (RetryPolicy
 // schedules them), panics, JobSnooze and JobCancel errors, and conflicts of
@@ -53,9 +53,10 @@ func (e *Engine) workWithRetryBookkeeping(ctx context.Context, job *rivertype.Jo
 }
 
 // recordConflict appends a conflict failure to the running job's errors, as
-// River would for a failure (River's snooze does not record one). It is best
-// effort: without a pool or on a database error the snooze still happens,
-// the error is only missing from the job's history.
+// River would for a failure (River's snooze does not record one), unless the
+// job already has 100 errors. It is best effort: without a pool or on a
+// database error the snooze still happens, the error is only missing from the
+// job's history.
 func (e *Engine) recordConflict(ctx context.Context, job *rivertype.JobRow, failure error) {
 	if e.dbPool == nil {
 		return
