@@ -201,10 +201,51 @@ func requireOneOpenIncident(ctx context.Context, t *testing.T, engine *Engine, j
 	return incident
 }
 
-// TestRetryR3PT1S: R3/PT1S runs a failing job 3 times, 1 s apart, then River
-// discards it and one failedJob incident is opened with the last error.
-func TestRetryR3PT1S(t *testing.T) {
+// scenario is a named subtest for runConcurrently.
+type scenario struct {
+	name string
+	fn   func(t *testing.T)
+}
+
+// runConcurrently runs scenarios as subtests, all at once. The retry
+// scenarios spend their time waiting for retry intervals; as parallel tests
+// they would queue for -parallel's slots (GOMAXPROCS by default: 2 on a
+// 2-core machine) and add their waits up. Subtests that do not call
+// t.Parallel may be started from several goroutines; t.Run returns when the
+// subtest ends, failed or not.
+func runConcurrently(t *testing.T, scenarios ...scenario) {
+	t.Helper()
+	var wg sync.WaitGroup
+	for _, sc := range scenarios {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			t.Run(sc.name, sc.fn)
+		}()
+	}
+	wg.Wait()
+}
+
+// TestRetryTimelines runs the retry scenarios on real River clients, each on
+// its own schema, engine and client, and checks every execution's timeline.
+func TestRetryTimelines(t *testing.T) {
 	t.Parallel()
+	runConcurrently(t,
+		scenario{"R3PT1S", testRetryR3PT1S},
+		scenario{"IntervalList", testRetryIntervalList},
+		scenario{"NoCycle", testRetryNoCycle},
+		scenario{"RaisedMidway", testRetryRaisedMidway},
+		scenario{"Conflict", testRetryConflict},
+		scenario{"PlainJobs", testRetryPlainJobs},
+		scenario{"SetJobRetriesRevives", testSetJobRetriesRevives},
+		scenario{"UnboundedRenewal", testRetryUnboundedRenewal},
+		scenario{"BadDataDoesNotBreakRiver", testRetryBadDataDoesNotBreakRiver},
+	)
+}
+
+// testRetryR3PT1S: R3/PT1S runs a failing job 3 times, 1 s apart, then River
+// discards it and one failedJob incident is opened with the last error.
+func testRetryR3PT1S(t *testing.T) {
 	ctx := context.Background()
 	engine, schema := testEngineWithConfig(t, retryConfig("", map[string]string{"ship-async": "R3/PT1S"}))
 	client, tl := startRetryClient(t, engine, schema, failing)
@@ -227,10 +268,9 @@ func TestRetryR3PT1S(t *testing.T) {
 	require.Equal(t, []*Incident{incident}, open)
 }
 
-// TestRetryIntervalList: a 3-entry list gives 4 executions, the k-th failure
+// testRetryIntervalList: a 3-entry list gives 4 executions, the k-th failure
 // waiting the k-th entry.
-func TestRetryIntervalList(t *testing.T) {
-	t.Parallel()
+func testRetryIntervalList(t *testing.T) {
 	ctx := context.Background()
 	engine, schema := testEngineWithConfig(t, retryConfig("PT0.3S,PT0.6S,PT0.1S", map[string]string{"ship-async": ""}))
 	client, tl := startRetryClient(t, engine, schema, failing)
@@ -245,10 +285,9 @@ func TestRetryIntervalList(t *testing.T) {
 	requireOneOpenIncident(ctx, t, engine, job, "boom 4")
 }
 
-// TestRetryNoCycle: without a cycle a BPMN job runs 3 times without waiting,
+// testRetryNoCycle: without a cycle a BPMN job runs 3 times without waiting,
 // whatever MaxAttempts the insert asked for.
-func TestRetryNoCycle(t *testing.T) {
-	t.Parallel()
+func testRetryNoCycle(t *testing.T) {
 	ctx := context.Background()
 	engine, schema := testEngineWithConfig(t, retryConfig("", map[string]string{"ship-async": ""}))
 	client, tl := startRetryClient(t, engine, schema, failing)
@@ -262,11 +301,10 @@ func TestRetryNoCycle(t *testing.T) {
 	requireOneOpenIncident(ctx, t, engine, job, "boom 3")
 }
 
-// TestRetryRaisedMidway: retries raised while a job waits for its second
+// testRetryRaisedMidway: retries raised while a job waits for its second
 // execution reuse the list's FIRST interval until the count is back in the
 // list's range (Camunda's code; its user guide says "last").
-func TestRetryRaisedMidway(t *testing.T) {
-	t.Parallel()
+func testRetryRaisedMidway(t *testing.T) {
 	ctx := context.Background()
 	engine, schema := testEngineWithConfig(t, retryConfig("", map[string]string{"ship-async": "PT0.3S,PT0.05S,PT0.15S"}))
 
@@ -302,11 +340,10 @@ func TestRetryRaisedMidway(t *testing.T) {
 	requireOneOpenIncident(ctx, t, engine, job, "boom 6")
 }
 
-// TestRetryConflict: conflict failures (ErrConflict, 40001, 40P01) leave the
+// testRetryConflict: conflict failures (ErrConflict, 40001, 40P01) leave the
 // execution count unchanged but still wait the cycle's interval; they are
 // recorded in the job's errors.
-func TestRetryConflict(t *testing.T) {
-	t.Parallel()
+func testRetryConflict(t *testing.T) {
 	ctx := context.Background()
 	engine, schema := testEngineWithConfig(t, retryConfig("", map[string]string{"ship-async": "R2/PT0.2S", "no-cycle": ""}))
 	conflicts := []error{
@@ -321,8 +358,7 @@ func TestRetryConflict(t *testing.T) {
 		return fmt.Errorf("boom %d", n)
 	})
 
-	t.Run("WithCycle", func(t *testing.T) {
-		t.Parallel()
+	runConcurrently(t, scenario{"WithCycle", func(t *testing.T) {
 		job := insertJob(t, client, "cycle", &river.InsertOpts{Metadata: mustMetadata(t, jobOf("ship-async", "pi-1"))})
 		require.Equal(t, 2, job.MaxAttempts)
 
@@ -341,19 +377,13 @@ func TestRetryConflict(t *testing.T) {
 		require.Equal(t, []int{1, 1, 1, 1, 2}, []int{job.Errors[0].Attempt, job.Errors[1].Attempt, job.Errors[2].Attempt, job.Errors[3].Attempt, job.Errors[4].Attempt})
 		require.Contains(t, string(job.Metadata), `"snoozes": 3`)
 		requireOneOpenIncident(ctx, t, engine, job, "boom 5")
-	})
-
-	t.Run("WithoutCycle", func(t *testing.T) {
-		t.Parallel()
+	}}, scenario{"WithoutCycle", func(t *testing.T) {
 		job := insertJob(t, client, "no-cycle", &river.InsertOpts{Metadata: mustMetadata(t, jobOf("no-cycle", "pi-2"))})
 		job = waitForState(t, client, job.ID, rivertype.JobStateDiscarded)
 		require.Equal(t, []int{1, 1, 1, 1, 2, 3}, tl.attempts(job.ID))
 		requireWaits(t, tl, job.ID, 0, 0, 0, 0, 0)
 		requireOneOpenIncident(ctx, t, engine, job, "boom 6")
-	})
-
-	t.Run("PlainJobKeepsRiversBehaviour", func(t *testing.T) {
-		t.Parallel()
+	}}, scenario{"PlainJobKeepsRiversBehaviour", func(t *testing.T) {
 		// No default cycle: a conflict is an ordinary River failure, and
 		// the last one discards the job without an incident.
 		job := insertJob(t, client, "plain", &river.InsertOpts{MaxAttempts: 1})
@@ -362,18 +392,16 @@ func TestRetryConflict(t *testing.T) {
 		incidents, err := engine.JobIncidents(ctx, job.ID)
 		require.NoError(t, err)
 		require.Empty(t, incidents)
-	})
+	}})
 }
 
-// TestRetryPlainJobs: jobs without a job context keep River's retry
+// testRetryPlainJobs: jobs without a job context keep River's retry
 // behaviour (MaxAttempts, backoff, no incident) unless the engine has a
 // default cycle, which then applies to them too (still without incident).
-func TestRetryPlainJobs(t *testing.T) {
-	t.Parallel()
+func testRetryPlainJobs(t *testing.T) {
 	ctx := context.Background()
 
-	t.Run("NoDefault", func(t *testing.T) {
-		t.Parallel()
+	runConcurrently(t, scenario{"NoDefault", func(t *testing.T) {
 		engine, schema := testEngineWithConfig(t, retryConfig("", nil))
 		client, tl := startRetryClient(t, engine, schema, failing)
 		job := insertJob(t, client, "plain", &river.InsertOpts{MaxAttempts: 2})
@@ -388,10 +416,7 @@ func TestRetryPlainJobs(t *testing.T) {
 		require.NoError(t, err)
 		require.Empty(t, incidents)
 		t.Logf("waits: %v", waits)
-	})
-
-	t.Run("Default", func(t *testing.T) {
-		t.Parallel()
+	}}, scenario{"Default", func(t *testing.T) {
 		engine, schema := testEngineWithConfig(t, retryConfig("R2/PT0.2S", map[string]string{"ship-async": ""}))
 		client, tl := startRetryClient(t, engine, schema, failing)
 		plain := insertJob(t, client, "plain", &river.InsertOpts{MaxAttempts: 10})
@@ -409,14 +434,13 @@ func TestRetryPlainJobs(t *testing.T) {
 		require.NoError(t, err)
 		require.Len(t, incidents, 1, "a plain job is no BPMN job: no incident")
 		require.Equal(t, bpmn.ID, incidents[0].JobID)
-	})
+	}})
 }
 
-// TestSetJobRetriesRevives: SetJobRetries brings a discarded job back with n
+// testSetJobRetriesRevives: SetJobRetries brings a discarded job back with n
 // executions, resolves its incident, and its next failure waits the FIRST
 // interval of its list.
-func TestSetJobRetriesRevives(t *testing.T) {
-	t.Parallel()
+func testSetJobRetriesRevives(t *testing.T) {
 	ctx := context.Background()
 	engine, schema := testEngineWithConfig(t, retryConfig("", map[string]string{"ship-async": "PT0.1S,PT0.4S"}))
 	client, tl := startRetryClient(t, engine, schema, func(ctx context.Context, job *river.Job[retryArgs], n int) error {
@@ -605,10 +629,9 @@ func TestNeverTwoIncidents(t *testing.T) {
 	require.NotNil(t, incidents[len(incidents)-1].ResolvedAt)
 }
 
-// TestRetryUnboundedRenewal: a job with an unbounded cycle is never
+// testRetryUnboundedRenewal: a job with an unbounded cycle is never
 // discarded: at attempt 1000 its attempt is rewound and its errors trimmed.
-func TestRetryUnboundedRenewal(t *testing.T) {
-	t.Parallel()
+func testRetryUnboundedRenewal(t *testing.T) {
 	ctx := context.Background()
 	engine, schema := testEngineWithConfig(t, retryConfig("", map[string]string{"ship-async": "R/PT0.05S"}))
 	insertClient := newInsertClient(t, engine, schema)
@@ -645,12 +668,11 @@ func TestRetryUnboundedRenewal(t *testing.T) {
 	require.Empty(t, incidents)
 }
 
-// TestRetryBadDataDoesNotBreakRiver inserts jobs whose stored retry data is
+// testRetryBadDataDoesNotBreakRiver inserts jobs whose stored retry data is
 // malformed (as if edited by hand, bypassing the middleware): they are worked
 // with River's own behaviour, a conflict counts as an ordinary failure, and
 // the incident trigger copes with whatever is in the metadata.
-func TestRetryBadDataDoesNotBreakRiver(t *testing.T) {
-	t.Parallel()
+func testRetryBadDataDoesNotBreakRiver(t *testing.T) {
 	ctx := context.Background()
 	engine, schema := testEngine(t)
 

@@ -46,10 +46,10 @@ func (e *Engine) workWithRetryBookkeeping(ctx context.Context, job *rivertype.Jo
 	if !ok {
 		return err // a plain River job: River's own retry behaviour
 	}
-	now := time.Now().UTC()
-	wait := max(cycle.NextRetryAt(now, executionsLeft(job)).Sub(now), 0)
+	// The wait runs from the failure, not from after the bookkeeping.
+	next := cycle.NextRetryAt(time.Now().UTC(), executionsLeft(job))
 	e.recordConflict(ctx, job, err)
-	return river.JobSnooze(wait)
+	return river.JobSnooze(max(time.Until(next), 0))
 }
 
 // recordConflict appends a conflict failure to the running job's errors, as
