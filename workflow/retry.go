@@ -247,18 +247,23 @@ func parseDefaultRetryCycle(s string) (retrypolicy.Cycle, error) {
 // params.MaxAttempts from it, whatever the insert options said: for a BPMN
 // job the cycle decides (no cycle: 3 executions).
 func (e *Engine) resolveRetryCycle(jc *JobContext, jobDef *JobDefinition, params *rivertype.JobInsertParams) error {
-	var cycle retrypolicy.Cycle
-	if jobDef != nil {
-		cycle = e.defs.retryCycles[jobDef.ID]
-	}
-	if cycle.IsZero() && jc.RetryCycle != "" {
-		given, err := retrypolicy.ParseCycle(jc.RetryCycle)
-		if err != nil {
+	// A given cycle is validated even when the job definition's wins, so
+	// that a typo never passes silently.
+	var given retrypolicy.Cycle
+	if jc.RetryCycle != "" {
+		var err error
+		if given, err = retrypolicy.ParseCycle(jc.RetryCycle); err != nil {
 			return &JobContextError{Field: "retry_cycle", Value: jc.RetryCycle, Problem: "is not a valid retry time cycle: " + err.Error()}
 		}
 		if problem := retryCycleProblem(given); problem != "" {
 			return &JobContextError{Field: "retry_cycle", Value: jc.RetryCycle, Problem: problem}
 		}
+	}
+	var cycle retrypolicy.Cycle
+	if jobDef != nil {
+		cycle = e.defs.retryCycles[jobDef.ID]
+	}
+	if cycle.IsZero() {
 		cycle = given
 	}
 	if cycle.IsZero() {

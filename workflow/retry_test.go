@@ -222,8 +222,13 @@ func TestRetryCycleAtInsert(t *testing.T) {
 
 	t.Run("BadCycleInJobContext", func(t *testing.T) {
 		t.Parallel()
-		engine, schema := testEngineWithConfig(t, retryConfig("", map[string]string{"without": ""}))
+		engine, schema := testEngineWithConfig(t, retryConfig("", map[string]string{"without": "", "with": "R2/PT1S"}))
 		client := newInsertClient(t, engine, schema)
+		// Rejected even where the job definition's cycle would win.
+		withDefinition := jobOf("with", "pi")
+		withDefinition.RetryCycle = "R2/PT1X"
+		_, err := client.Insert(ctx, retryArgs{}, &river.InsertOpts{Metadata: mustMetadata(t, withDefinition)})
+		require.ErrorContains(t, err, `retry_cycle "R2/PT1X": is not a valid retry time cycle`)
 		for value, inError := range map[string]string{
 			"R3/PT5.5M":   `retry_cycle "R3/PT5.5M": is not a valid retry time cycle: retrypolicy: invalid retry cycle "R3/PT5.5M"`,
 			"R99999/PT1S": `retry_cycle "R99999/PT1S": allows 99999 executions`,
