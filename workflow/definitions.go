@@ -46,7 +46,8 @@ type JobDefinition struct {
 	Priority priority.Source
 
 	// RetryCycle is the job definition's ISO-8601 retry time cycle, such as
-	// "R5/PT5M" or "PT10M,PT17M,PT20M"; empty means the engine's default.
+	// "R5/PT5M" or "PT10M,PT17M,PT20M"; empty means the engine's default
+	// (Config.DefaultRetryCycle). NewEngine rejects an invalid cycle.
 	RetryCycle string
 
 	// NonExclusive opts the job definition out of exclusive execution. Jobs
@@ -137,6 +138,9 @@ func newDefinitions(processes []ProcessDefinition, jobs []JobDefinition) (*defin
 			cycle, err := retrypolicy.ParseCycle(job.RetryCycle)
 			if err != nil {
 				return nil, &DefinitionError{Definition: name, Field: "RetryCycle", Value: job.RetryCycle, Problem: "is not a valid retry time cycle", Err: err}
+			}
+			if problem := retryCycleProblem(cycle); problem != "" {
+				return nil, &DefinitionError{Definition: name, Field: "RetryCycle", Value: job.RetryCycle, Problem: problem}
 			}
 			defs.retryCycles[job.ID] = cycle
 		}

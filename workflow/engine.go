@@ -5,6 +5,8 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river/rivertype"
+
+	"github.com/riverbpmn/riverbpmn/retrypolicy"
 )
 
 // Config configures an Engine.
@@ -25,6 +27,17 @@ type Config struct {
 	// gets priority 0 and overriding priorities are not applied at insert
 	// (Camunda's producePrioritizedJobs=false).
 	DisablePrioritizedJobs bool
+
+	// DefaultRetryCycle is the engine-wide ISO-8601 retry time cycle
+	// (Camunda's failedJobRetryTimeCycle), such as "R5/PT5M" or
+	// "PT10M,PT17M,PT20M". It applies to jobs whose job definition declares
+	// no cycle, and also to plain River jobs (jobs without a job context),
+	// which otherwise keep River's own retry behaviour (a plain job's cycle
+	// is recorded under RetryCycleMetadataKey; it gets no incidents). A
+	// job's cycle sets its River MaxAttempts at insert, replacing any given
+	// in InsertOpts. Empty means none. NewEngine rejects an invalid cycle.
+	// See RetryPolicy for what a cycle does.
+	DefaultRetryCycle string
 }
 
 // Engine is riverbpmn's entry point: it holds the configuration and builds
@@ -32,7 +45,8 @@ type Config struct {
 //
 //	engine, err := workflow.NewEngine(dbPool, &workflow.Config{})
 //	client, err := river.NewClient(engine.Driver(), &river.Config{
-//		Middleware: []rivertype.Middleware{engine.Middleware()},
+//		Middleware:  []rivertype.Middleware{engine.Middleware()},
+//		RetryPolicy: engine.RetryPolicy(),
 //		...
 //	})
 type Engine struct {
@@ -41,6 +55,9 @@ type Engine struct {
 	dbPool     *pgxpool.Pool
 	driver     *Driver
 	middleware *middleware
+
+	// defaultRetryCycle is Config.DefaultRetryCycle, parsed; zero if none.
+	defaultRetryCycle retrypolicy.Cycle
 }
 
 // NewEngine builds an engine on dbPool. dbPool may be nil, as with
@@ -54,7 +71,11 @@ func NewEngine(dbPool *pgxpool.Pool, config *Config) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	e := &Engine{config: *config, defs: defs, dbPool: dbPool}
+	defaultRetryCycle, err := parseDefaultRetryCycle(config.DefaultRetryCycle)
+	if err != nil {
+		return nil, err
+	}
+	e := &Engine{config: *config, defs: defs, defaultRetryCycle: defaultRetryCycle, dbPool: dbPool}
 	e.driver = newDriver(e, dbPool, Acquisition{})
 	e.middleware = &middleware{engine: e}
 	return e, nil
@@ -81,7 +102,10 @@ func (e *Engine) NewDriver(acq Acquisition) (*Driver, error) {
 	return newDriver(e, e.dbPool, acq), nil
 }
 
-// Middleware returns the middleware that gives inserted jobs their job
-// context. Add it to river.Config.Middleware of every client that inserts
-// BPMN jobs; River runs it for all six insert calls.
+// Middleware returns the engine's River middleware. On the insert path it
+// gives inserted jobs their job context and their number of executions
+// (MaxAttempts) from their retry cycle; River runs it for all six insert
+// calls. On the work path it applies the retry bookkeeping of conflict
+// failures (see ErrConflict). Add it to river.Config.Middleware of every
+// client that inserts or works BPMN jobs.
 func (e *Engine) Middleware() rivertype.Middleware { return e.middleware }

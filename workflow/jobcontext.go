@@ -30,7 +30,8 @@ const MaxIdentifierBytes = 255
 // valid UTF-8 without control characters. ProcessDefinitionKey is required
 // when any other identifier is set, unless JobDefinitionID is (the job
 // definition's is used); a context with only Priority (or
-// Exclusive) gives a plain job an explicit priority.
+// Exclusive, or RetryCycle) gives a plain job an explicit priority (or
+// exclusivity, or retry cycle).
 type JobContext struct {
 	// ProcessInstanceID is the process instance the job belongs to. Empty for
 	// jobs that belong to no instance, such as a timer start event.
@@ -70,6 +71,16 @@ type JobContext struct {
 	// insert, it is used only for jobs without a job definition, whose
 	// declaration decides otherwise; the default is true.
 	Exclusive *bool `json:"exclusive,omitempty"`
+
+	// RetryCycle is the job's ISO-8601 retry time cycle, such as "R3/PT1S"
+	// (see RetryPolicy). Read back from a job, it is the cycle resolved at
+	// insert, in canonical form; empty means no cycle (3 executions, retried
+	// at once). Given at insert, it is used only when the job definition
+	// declares no cycle: job definition > this value >
+	// Config.DefaultRetryCycle > none. An invalid value fails the insert.
+	// The resolved cycle sets the job's River MaxAttempts (no cycle: 3),
+	// replacing any given in InsertOpts.
+	RetryCycle string `json:"retry_cycle,omitempty"`
 }
 
 // Job types known to acquisition (JobContext.JobType).
@@ -128,7 +139,7 @@ func quoteForError(value string) string {
 func (jc JobContext) Validate() error {
 	hasIdentity := jc.ProcessInstanceID != "" || jc.RootProcessInstanceID != "" || jc.ProcessDefinitionKey != "" ||
 		jc.ActivityID != "" || jc.JobDefinitionID != "" || jc.DeploymentID != "" || jc.JobType != ""
-	if !hasIdentity && jc.Priority == nil && jc.Exclusive == nil {
+	if !hasIdentity && jc.Priority == nil && jc.Exclusive == nil && jc.RetryCycle == "" {
 		return &JobContextError{Field: "process_definition_key", Value: "", Problem: "is required and must not be empty (the job context is empty)"}
 	}
 	fields := []struct {

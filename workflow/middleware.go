@@ -43,9 +43,10 @@ func (m *middleware) InsertMany(
 
 // resolve completes a valid job context from the declarations: the job
 // definition's process and activity, the process's deployment, the root
-// instance, and the priority and exclusive flag by Camunda's precedence. An
-// overriding priority is applied later, by the insert trigger of migration
-// riverbpmn/002, in the inserting transaction.
+// instance, the priority and exclusive flag by Camunda's precedence, and the
+// retry cycle (which also sets params.MaxAttempts). An overriding priority is
+// applied later, by the insert trigger of migration riverbpmn/002, in the
+// inserting transaction.
 func (e *Engine) resolve(jc JobContext, params *rivertype.JobInsertParams) (JobContext, error) {
 	var jobDef *JobDefinition
 	if jc.JobDefinitionID != "" {
@@ -100,6 +101,10 @@ func (e *Engine) resolve(jc JobContext, params *rivertype.JobInsertParams) (JobC
 		exclusive = *jc.Exclusive
 	}
 	jc.Exclusive = &exclusive
+
+	if err := e.resolveRetryCycle(&jc, jobDef, params); err != nil {
+		return jc, err
+	}
 	return jc, nil
 }
 
@@ -149,7 +154,9 @@ func (e *Engine) prepareInsert(params *rivertype.JobInsertParams) error {
 			return err
 		}
 	default:
-		return nil // a plain River job
+		// A plain River job: River's own retry behaviour, unless the engine
+		// has a default retry cycle.
+		return e.applyDefaultRetryCycle(params)
 	}
 
 	jc, err = e.resolve(jc, params)

@@ -51,7 +51,7 @@ func TestMigrateCommands(t *testing.T) {
 	code, out, errOut = runCLI(t, "version", "--database-url", url, "--schema", schema)
 	require.Equal(t, 0, code, errOut)
 	require.Contains(t, out, "river v0.51.1\n")
-	require.Contains(t, out, "schema riverbpmn line: version 003\n")
+	require.Contains(t, out, "schema riverbpmn line: version 004\n")
 
 	code, out, errOut = runCLI(t, "migrate-down", "--database-url", url, "--schema", schema)
 	require.Equal(t, 0, code, errOut)

@@ -1,0 +1,784 @@
+package workflow
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivershared/riversharedtest"
+	"github.com/riverqueue/river/rivertype"
+	"github.com/stretchr/testify/require"
+)
+
+// execution is one run of a job, as its worker saw it.
+type execution struct {
+	attempt     int
+	scheduledAt time.Time // the job's scheduled_at when it was fetched
+	start, end  time.Time
+}
+
+// timeline records the executions of every job by id.
+type timeline struct {
+	mu   sync.Mutex
+	runs map[int64][]execution
+}
+
+func (tl *timeline) add(job *rivertype.JobRow, start time.Time) {
+	tl.mu.Lock()
+	defer tl.mu.Unlock()
+	if tl.runs == nil {
+		tl.runs = map[int64][]execution{}
+	}
+	tl.runs[job.ID] = append(tl.runs[job.ID], execution{attempt: job.Attempt, scheduledAt: job.ScheduledAt, start: start, end: time.Now()})
+}
+
+func (tl *timeline) of(jobID int64) []execution {
+	tl.mu.Lock()
+	defer tl.mu.Unlock()
+	return append([]execution(nil), tl.runs[jobID]...)
+}
+
+// waits returns the time between the end of each execution and the start of
+// the next: how long the job waited after each failure.
+func (tl *timeline) waits(jobID int64) []time.Duration {
+	runs := tl.of(jobID)
+	var waits []time.Duration
+	for i := 1; i < len(runs); i++ {
+		waits = append(waits, runs[i].start.Sub(runs[i-1].end))
+	}
+	return waits
+}
+
+// scheduledWaits returns, for each failure, the time between the end of the
+// failed execution and the scheduled_at River gave the next: the wait the
+// retry policy (or snooze) decided.
+func (tl *timeline) scheduledWaits(jobID int64) []time.Duration {
+	runs := tl.of(jobID)
+	var waits []time.Duration
+	for i := 1; i < len(runs); i++ {
+		waits = append(waits, runs[i].scheduledAt.Sub(runs[i-1].end))
+	}
+	return waits
+}
+
+func (tl *timeline) attempts(jobID int64) []int {
+	var attempts []int
+	for _, run := range tl.of(jobID) {
+		attempts = append(attempts, run.attempt)
+	}
+	return attempts
+}
+
+// workFunc decides the outcome of the n-th execution (from 1) of a job.
+type workFunc func(ctx context.Context, job *river.Job[retryArgs], n int) error
+
+// startRetryClient starts a client that works retryArgs jobs with work, on
+// the engine's driver, middleware and retry policy, polling every 10 ms so
+// that retries are picked up as soon as they are due (River makes a retry
+// due within its scheduler interval, 5 s, available at once with a future
+// scheduled_at, so no scheduler run is waited for).
+func startRetryClient(t *testing.T, engine *Engine, schema string, work workFunc) (*river.Client[pgx.Tx], *timeline) {
+	t.Helper()
+	ctx := context.Background()
+	tl := &timeline{}
+	var (
+		mu    sync.Mutex
+		count = map[int64]int{}
+	)
+	workers := river.NewWorkers()
+	river.AddWorker(workers, river.WorkFunc(func(ctx context.Context, job *river.Job[retryArgs]) error {
+		start := time.Now()
+		mu.Lock()
+		count[job.ID]++
+		n := count[job.ID]
+		mu.Unlock()
+		err := work(ctx, job, n)
+		tl.add(job.JobRow, start)
+		return err
+	}))
+	client, err := river.NewClient(engine.Driver(), &river.Config{
+		FetchCooldown:     5 * time.Millisecond,
+		FetchPollInterval: 10 * time.Millisecond,
+		Logger:            riversharedtest.Logger(t),
+		Middleware:        []rivertype.Middleware{engine.Middleware()},
+		Queues:            map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: 10}},
+		RetryPolicy:       engine.RetryPolicy(),
+		Schema:            schema,
+		TestOnly:          true,
+		Workers:           workers,
+	})
+	require.NoError(t, err)
+	require.NoError(t, client.Start(ctx))
+	t.Cleanup(func() { require.NoError(t, client.Stop(context.Background())) })
+	return client, tl
+}
+
+// waitForState waits until job jobID is in state (River's completer writes
+// a job's state up to ~50 ms after its execution ends).
+func waitForState(t *testing.T, client *river.Client[pgx.Tx], jobID int64, state rivertype.JobState) *rivertype.JobRow {
+	t.Helper()
+	var job *rivertype.JobRow
+	require.Eventually(t, func() bool {
+		var err error
+		job, err = client.JobGet(context.Background(), jobID)
+		require.NoError(t, err)
+		return job.State == state
+	}, 15*time.Second, 5*time.Millisecond, "job %d never became %s", jobID, state)
+	return job
+}
+
+func insertRetryJob(t *testing.T, client *river.Client[pgx.Tx], name string, opts *river.InsertOpts) *rivertype.JobRow {
+	t.Helper()
+	res, err := client.Insert(context.Background(), retryArgs{Name: name}, opts)
+	require.NoError(t, err)
+	return res.Job
+}
+
+func failing(ctx context.Context, job *river.Job[retryArgs], n int) error {
+	return fmt.Errorf("boom %d", n)
+}
+
+// requireWaits checks the waits of job after each failure, twice:
+//
+//   - the wait decided: scheduled_at of the next execution minus the end of
+//     the failed one, within a few milliseconds of want (the policy runs
+//     right after the worker returns);
+//   - the wait observed: the next start minus the failed end, never shorter
+//     than want, and not much longer. River's batch completer writes a
+//     failed job's new state on a 250 ms tick, so a job due sooner than that
+//     (no cycle: at once) is seen up to ~250 ms later; add one 10 ms poll
+//     and generous room for a loaded machine. The upper bound only rules out
+//     waits of another order (River's 5 s scheduler, its backoff); the
+//     decided wait is the precise check.
+//
+// notAWait skips a gap in requireWaits.
+const notAWait = time.Duration(-1)
+
+func requireWaits(t *testing.T, tl *timeline, jobID int64, want ...time.Duration) {
+	t.Helper()
+	requireWaitsWithin(t, tl, jobID, 50*time.Millisecond, want...)
+}
+
+// requireWaitsWithin is requireWaits with the tolerance of the decided wait.
+func requireWaitsWithin(t *testing.T, tl *timeline, jobID int64, decidedSlack time.Duration, want ...time.Duration) {
+	t.Helper()
+	const (
+		completerTick = 250 * time.Millisecond
+		slack         = time.Second
+	)
+	decided, observed := tl.scheduledWaits(jobID), tl.waits(jobID)
+	t.Logf("job %d: waits decided %v, observed %v", jobID, decided, observed)
+	require.Len(t, decided, len(want))
+	for i := range want {
+		if want[i] == notAWait {
+			continue
+		}
+		require.GreaterOrEqual(t, decided[i], want[i]-2*time.Millisecond, "decided wait %d: %v", i+1, decided)
+		require.Less(t, decided[i], want[i]+decidedSlack, "decided wait %d: %v", i+1, decided)
+		require.GreaterOrEqual(t, observed[i], want[i]-2*time.Millisecond, "observed wait %d: %v", i+1, observed)
+		require.Less(t, observed[i], max(want[i], completerTick)+slack, "observed wait %d: %v", i+1, observed)
+	}
+}
+
+// requireOneOpenIncident checks that job has exactly one incident, open, with
+// the job's context and message.
+func requireOneOpenIncident(ctx context.Context, t *testing.T, engine *Engine, job *rivertype.JobRow, message string) *Incident {
+	t.Helper()
+	incidents, err := engine.JobIncidents(ctx, job.ID)
+	require.NoError(t, err)
+	require.Len(t, incidents, 1)
+	incident := incidents[0]
+	require.Nil(t, incident.ResolvedAt)
+	require.Equal(t, IncidentTypeFailedJob, incident.Type)
+	require.Equal(t, message, incident.Message)
+	jc, err := JobContextOf(job)
+	require.NoError(t, err)
+	require.Equal(t, jc.JobDefinitionID, incident.JobDefinitionID)
+	require.Equal(t, jc.ActivityID, incident.ActivityID)
+	require.Equal(t, jc.ProcessInstanceID, incident.ProcessInstanceID)
+	require.NotNil(t, job.FinalizedAt)
+	require.WithinDuration(t, *job.FinalizedAt, incident.CreatedAt, time.Second)
+	return incident
+}
+
+// scenario is a named subtest for runConcurrently.
+type scenario struct {
+	name string
+	fn   func(t *testing.T)
+}
+
+// runConcurrently runs scenarios as subtests, all at once. The retry
+// scenarios spend their time waiting for retry intervals; as parallel tests
+// they would queue for -parallel's slots (GOMAXPROCS by default: 2 on a
+// 2-core machine) and add their waits up. Subtests that do not call
+// t.Parallel may be started from several goroutines; t.Run returns when the
+// subtest ends, failed or not.
+func runConcurrently(t *testing.T, scenarios ...scenario) {
+	t.Helper()
+	var wg sync.WaitGroup
+	for _, sc := range scenarios {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			t.Run(sc.name, sc.fn)
+		}()
+	}
+	wg.Wait()
+}
+
+// TestRetryTimelines runs the retry scenarios on real River clients, each on
+// its own schema, engine and client, and checks every execution's timeline.
+func TestRetryTimelines(t *testing.T) {
+	t.Parallel()
+	runConcurrently(t,
+		scenario{"R3PT1S", testRetryR3PT1S},
+		scenario{"IntervalList", testRetryIntervalList},
+		scenario{"NoCycle", testRetryNoCycle},
+		scenario{"RaisedMidway", testRetryRaisedMidway},
+		scenario{"Conflict", testRetryConflict},
+		scenario{"PlainJobs", testRetryPlainJobs},
+		scenario{"SetJobRetriesRevives", testSetJobRetriesRevives},
+		scenario{"UnboundedRenewal", testRetryUnboundedRenewal},
+		scenario{"BadDataDoesNotBreakRiver", testRetryBadDataDoesNotBreakRiver},
+	)
+}
+
+// testRetryR3PT1S: R3/PT1S runs a failing job 3 times, 1 s apart, then River
+// discards it and one failedJob incident is opened with the last error.
+func testRetryR3PT1S(t *testing.T) {
+	ctx := context.Background()
+	engine, schema := testEngineWithConfig(t, retryConfig("", map[string]string{"ship-async": "R3/PT1S"}))
+	client, tl := startRetryClient(t, engine, schema, failing)
+
+	job := insertRetryJob(t, client, "r3", &river.InsertOpts{Metadata: mustMetadata(t, jobOf("ship-async", "pi-1"))})
+	require.Equal(t, 3, job.MaxAttempts)
+
+	job = waitForState(t, client, job.ID, rivertype.JobStateDiscarded)
+	require.Equal(t, []int{1, 2, 3}, tl.attempts(job.ID))
+	requireWaits(t, tl, job.ID, time.Second, time.Second)
+	require.Len(t, job.Errors, 3)
+
+	incident := requireOneOpenIncident(ctx, t, engine, job, "boom 3")
+	require.Equal(t, "ship-async", incident.JobDefinitionID)
+	require.Equal(t, "act-ship-async", incident.ActivityID)
+	require.Equal(t, "pi-1", incident.ProcessInstanceID)
+
+	open, err := engine.OpenIncidents(ctx)
+	require.NoError(t, err)
+	require.Equal(t, []*Incident{incident}, open)
+}
+
+// testRetryIntervalList: a 3-entry list gives 4 executions, the k-th failure
+// waiting the k-th entry.
+func testRetryIntervalList(t *testing.T) {
+	ctx := context.Background()
+	engine, schema := testEngineWithConfig(t, retryConfig("PT0.3S,PT0.6S,PT0.1S", map[string]string{"ship-async": ""}))
+	client, tl := startRetryClient(t, engine, schema, failing)
+
+	// The cycle comes from the engine's default: the job definition has none.
+	job := insertRetryJob(t, client, "list", &river.InsertOpts{Metadata: mustMetadata(t, jobOf("ship-async", "pi-1"))})
+	require.Equal(t, 4, job.MaxAttempts)
+
+	job = waitForState(t, client, job.ID, rivertype.JobStateDiscarded)
+	require.Equal(t, []int{1, 2, 3, 4}, tl.attempts(job.ID))
+	requireWaits(t, tl, job.ID, 300*time.Millisecond, 600*time.Millisecond, 100*time.Millisecond)
+	requireOneOpenIncident(ctx, t, engine, job, "boom 4")
+}
+
+// testRetryNoCycle: without a cycle a BPMN job runs 3 times without waiting,
+// whatever MaxAttempts the insert asked for.
+func testRetryNoCycle(t *testing.T) {
+	ctx := context.Background()
+	engine, schema := testEngineWithConfig(t, retryConfig("", map[string]string{"ship-async": ""}))
+	client, tl := startRetryClient(t, engine, schema, failing)
+
+	job := insertRetryJob(t, client, "none", &river.InsertOpts{MaxAttempts: 10, Metadata: mustMetadata(t, jobOf("ship-async", "pi-1"))})
+	require.Equal(t, 3, job.MaxAttempts)
+
+	job = waitForState(t, client, job.ID, rivertype.JobStateDiscarded)
+	require.Equal(t, []int{1, 2, 3}, tl.attempts(job.ID))
+	requireWaits(t, tl, job.ID, 0, 0)
+	requireOneOpenIncident(ctx, t, engine, job, "boom 3")
+}
+
+// testRetryRaisedMidway: retries raised while a job waits for its second
+// execution reuse the list's FIRST interval until the count is back in the
+// list's range (Camunda's code; its user guide says "last").
+func testRetryRaisedMidway(t *testing.T) {
+	ctx := context.Background()
+	engine, schema := testEngineWithConfig(t, retryConfig("", map[string]string{"ship-async": "PT0.3S,PT0.05S,PT0.15S"}))
+
+	// The queue is paused while the first execution fails, so that the raise
+	// happens while the job waits, however slow the machine.
+	firstRunning, failFirst := make(chan struct{}), make(chan struct{})
+	client, tl := startRetryClient(t, engine, schema, func(ctx context.Context, job *river.Job[retryArgs], n int) error {
+		if n == 1 {
+			close(firstRunning)
+			<-failFirst
+		}
+		return fmt.Errorf("boom %d", n)
+	})
+
+	job := insertRetryJob(t, client, "raised", &river.InsertOpts{Metadata: mustMetadata(t, jobOf("ship-async", "pi-1"))})
+	riversharedtest.WaitOrTimeout(t, firstRunning)
+	require.NoError(t, client.QueuePause(ctx, river.QueueDefault, nil))
+	close(failFirst)
+	waitForState(t, client, job.ID, rivertype.JobStateAvailable) // due in 0.3 s
+	require.NoError(t, engine.SetJobRetries(ctx, job.ID, 5))
+	require.NoError(t, client.QueueResume(ctx, river.QueueDefault, nil))
+
+	job = waitForState(t, client, job.ID, rivertype.JobStateDiscarded)
+	// 1 execution, then 5 more; executions left before each failure:
+	// 5, 4 -> index clamped to 0 (0.3 s); 3 -> 1 (0.05 s); 2 -> 2 (0.15 s).
+	require.Equal(t, []int{1, 2, 3, 4, 5, 6}, tl.attempts(job.ID))
+	decided := tl.scheduledWaits(job.ID)
+	require.InDelta(t, 300*time.Millisecond, decided[0], float64(50*time.Millisecond), "the first failure waits the first interval: %v", decided)
+	requireWaits(t, tl, job.ID,
+		notAWait, // the first failure's wait, stretched by the pause
+		300*time.Millisecond, 300*time.Millisecond, 50*time.Millisecond, 150*time.Millisecond,
+	)
+	requireOneOpenIncident(ctx, t, engine, job, "boom 6")
+}
+
+// testRetryConflict: conflict failures (ErrConflict, 40001, 40P01) leave the
+// execution count unchanged but still wait the cycle's interval; they are
+// recorded in the job's errors.
+func testRetryConflict(t *testing.T) {
+	ctx := context.Background()
+	engine, schema := testEngineWithConfig(t, retryConfig("", map[string]string{"ship-async": "R2/PT0.2S", "no-cycle": ""}))
+	conflicts := []error{
+		fmt.Errorf("joining branch: %w", ErrConflict),
+		fmt.Errorf("commit: %w", &pgconn.PgError{Code: "40001", Message: "could not serialize access"}),
+		errors.Join(errors.New("rolled back"), &pgconn.PgError{Code: "40P01", Message: "deadlock detected"}),
+	}
+	client, tl := startRetryClient(t, engine, schema, func(ctx context.Context, job *river.Job[retryArgs], n int) error {
+		if n <= len(conflicts) {
+			return conflicts[n-1]
+		}
+		return fmt.Errorf("boom %d", n)
+	})
+
+	runConcurrently(t, scenario{"WithCycle", func(t *testing.T) {
+		job := insertRetryJob(t, client, "cycle", &river.InsertOpts{Metadata: mustMetadata(t, jobOf("ship-async", "pi-1"))})
+		require.Equal(t, 2, job.MaxAttempts)
+
+		job = waitForState(t, client, job.ID, rivertype.JobStateDiscarded)
+		// Three conflicts on attempt 1 (not counted), then two failures.
+		require.Equal(t, []int{1, 1, 1, 1, 2}, tl.attempts(job.ID))
+		requireWaits(t, tl, job.ID, 200*time.Millisecond, 200*time.Millisecond, 200*time.Millisecond, 200*time.Millisecond)
+		require.Equal(t, 2, job.Attempt)
+		require.Equal(t, 2, job.MaxAttempts, "a conflict does not add executions, it gives this one back")
+
+		var messages []string
+		for _, e := range job.Errors {
+			messages = append(messages, e.Error)
+		}
+		require.Equal(t, []string{conflicts[0].Error(), conflicts[1].Error(), conflicts[2].Error(), "boom 4", "boom 5"}, messages)
+		require.Equal(t, []int{1, 1, 1, 1, 2}, []int{job.Errors[0].Attempt, job.Errors[1].Attempt, job.Errors[2].Attempt, job.Errors[3].Attempt, job.Errors[4].Attempt})
+		require.Contains(t, string(job.Metadata), `"snoozes": 3`)
+		requireOneOpenIncident(ctx, t, engine, job, "boom 5")
+	}}, scenario{"WithoutCycle", func(t *testing.T) {
+		job := insertRetryJob(t, client, "no-cycle", &river.InsertOpts{Metadata: mustMetadata(t, jobOf("no-cycle", "pi-2"))})
+		job = waitForState(t, client, job.ID, rivertype.JobStateDiscarded)
+		require.Equal(t, []int{1, 1, 1, 1, 2, 3}, tl.attempts(job.ID))
+		// A snooze cannot start before the worker middleware returns, so an
+		// immediate retry after a conflict is due once the conflict is
+		// recorded (one statement; slow under -race).
+		requireWaitsWithin(t, tl, job.ID, 250*time.Millisecond, 0, 0, 0, 0, 0)
+		requireOneOpenIncident(ctx, t, engine, job, "boom 6")
+	}}, scenario{"PlainJobKeepsRiversBehaviour", func(t *testing.T) {
+		// No default cycle: a conflict is an ordinary River failure, and
+		// the last one discards the job without an incident.
+		job := insertRetryJob(t, client, "plain", &river.InsertOpts{MaxAttempts: 1})
+		job = waitForState(t, client, job.ID, rivertype.JobStateDiscarded)
+		require.Equal(t, []int{1}, tl.attempts(job.ID))
+		incidents, err := engine.JobIncidents(ctx, job.ID)
+		require.NoError(t, err)
+		require.Empty(t, incidents)
+	}})
+}
+
+// testRetryPlainJobs: jobs without a job context keep River's retry
+// behaviour (MaxAttempts, backoff, no incident) unless the engine has a
+// default cycle, which then applies to them too (still without incident).
+func testRetryPlainJobs(t *testing.T) {
+	ctx := context.Background()
+
+	runConcurrently(t, scenario{"NoDefault", func(t *testing.T) {
+		engine, schema := testEngineWithConfig(t, retryConfig("", nil))
+		client, tl := startRetryClient(t, engine, schema, failing)
+		job := insertRetryJob(t, client, "plain", &river.InsertOpts{MaxAttempts: 2})
+		require.Equal(t, 2, job.MaxAttempts)
+		job = waitForState(t, client, job.ID, rivertype.JobStateDiscarded)
+		require.Equal(t, []int{1, 2}, tl.attempts(job.ID))
+		// River's default policy: 1^4 s after the first failure, ±10%.
+		waits := tl.waits(job.ID)
+		require.Greater(t, waits[0], 850*time.Millisecond)
+		require.Less(t, waits[0], 1350*time.Millisecond)
+		incidents, err := engine.OpenIncidents(ctx)
+		require.NoError(t, err)
+		require.Empty(t, incidents)
+		t.Logf("waits: %v", waits)
+	}}, scenario{"Default", func(t *testing.T) {
+		engine, schema := testEngineWithConfig(t, retryConfig("R2/PT0.2S", map[string]string{"ship-async": ""}))
+		client, tl := startRetryClient(t, engine, schema, failing)
+		plain := insertRetryJob(t, client, "plain", &river.InsertOpts{MaxAttempts: 10})
+		bpmn := insertRetryJob(t, client, "bpmn", &river.InsertOpts{Metadata: mustMetadata(t, jobOf("ship-async", "pi-1"))})
+		require.Equal(t, 2, plain.MaxAttempts)
+		require.Equal(t, 2, bpmn.MaxAttempts)
+
+		plain = waitForState(t, client, plain.ID, rivertype.JobStateDiscarded)
+		bpmn = waitForState(t, client, bpmn.ID, rivertype.JobStateDiscarded)
+		for _, job := range []*rivertype.JobRow{plain, bpmn} {
+			require.Equal(t, []int{1, 2}, tl.attempts(job.ID))
+			requireWaits(t, tl, job.ID, 200*time.Millisecond)
+		}
+		incidents, err := engine.OpenIncidents(ctx)
+		require.NoError(t, err)
+		require.Len(t, incidents, 1, "a plain job is no BPMN job: no incident")
+		require.Equal(t, bpmn.ID, incidents[0].JobID)
+	}})
+}
+
+// testSetJobRetriesRevives: SetJobRetries brings a discarded job back with n
+// executions, resolves its incident, and its next failure waits the FIRST
+// interval of its list.
+func testSetJobRetriesRevives(t *testing.T) {
+	ctx := context.Background()
+	engine, schema := testEngineWithConfig(t, retryConfig("", map[string]string{"ship-async": "PT0.1S,PT0.4S"}))
+	client, tl := startRetryClient(t, engine, schema, func(ctx context.Context, job *river.Job[retryArgs], n int) error {
+		if n == 5 {
+			return nil
+		}
+		return fmt.Errorf("boom %d", n)
+	})
+
+	job := insertRetryJob(t, client, "revive", &river.InsertOpts{Metadata: mustMetadata(t, jobOf("ship-async", "pi-1"))})
+	job = waitForState(t, client, job.ID, rivertype.JobStateDiscarded)
+	require.Equal(t, []int{1, 2, 3}, tl.attempts(job.ID))
+	incident := requireOneOpenIncident(ctx, t, engine, job, "boom 3")
+
+	require.NoError(t, engine.SetJobRetries(ctx, job.ID, 5))
+	job = waitForState(t, client, job.ID, rivertype.JobStateCompleted)
+	require.Equal(t, []int{1, 2, 3, 4, 5}, tl.attempts(job.ID))
+	// 5 left before the 4th execution's failure: index 2-4, clamped to 0.
+	// The third gap is the time the job spent discarded: not a wait.
+	requireWaits(t, tl, job.ID, 100*time.Millisecond, 400*time.Millisecond, notAWait, 100*time.Millisecond)
+	require.Equal(t, 8, job.MaxAttempts, "3 executions done + 5")
+
+	incidents, err := engine.JobIncidents(ctx, job.ID)
+	require.NoError(t, err)
+	require.Len(t, incidents, 1)
+	require.Equal(t, incident.ID, incidents[0].ID)
+	require.NotNil(t, incidents[0].ResolvedAt, "resolved when the job was revived")
+	require.True(t, !incidents[0].ResolvedAt.Before(incidents[0].CreatedAt))
+	open, err := engine.OpenIncidents(ctx)
+	require.NoError(t, err)
+	require.Empty(t, open)
+}
+
+func TestSetJobRetriesErrors(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	engine, schema := testEngineWithConfig(t, retryConfig("", map[string]string{"ship-async": "R2/PT1M"}))
+
+	release := make(chan struct{})
+	running := make(chan int64, 1)
+	client, _ := startRetryClient(t, engine, schema, func(ctx context.Context, job *river.Job[retryArgs], n int) error {
+		if job.Args.Name == "running" {
+			running <- job.ID
+			<-release
+		}
+		return nil
+	})
+
+	t.Run("NotFound", func(t *testing.T) {
+		err := engine.SetJobRetries(ctx, 987654321, 1)
+		require.ErrorIs(t, err, ErrNotFound)
+		require.EqualError(t, err, "workflow: job 987654321: not found")
+	})
+
+	t.Run("Negative", func(t *testing.T) {
+		err := engine.SetJobRetries(ctx, 1, -2)
+		require.EqualError(t, err, "workflow: setting retries of job 1: n -2 is negative; retries must be >= 0")
+	})
+
+	t.Run("Running", func(t *testing.T) {
+		job := insertRetryJob(t, client, "running", &river.InsertOpts{Metadata: mustMetadata(t, jobOf("ship-async", "pi-r"))})
+		require.Equal(t, job.ID, riversharedtest.WaitOrTimeout(t, running))
+		err := engine.SetJobRetries(ctx, job.ID, 3)
+		require.ErrorContains(t, err, fmt.Sprintf("workflow: job %d is running", job.ID))
+		close(release)
+		job = waitForState(t, client, job.ID, rivertype.JobStateCompleted)
+		require.Equal(t, 2, job.MaxAttempts, "unchanged")
+
+		err = engine.SetJobRetries(ctx, job.ID, 3)
+		require.EqualError(t, err, fmt.Sprintf("workflow: job %d is completed: only unfinished and discarded jobs have retries", job.ID))
+	})
+
+	t.Run("ZeroDiscardsAWaitingJobWithAnIncident", func(t *testing.T) {
+		insertClient := newInsertClient(t, engine, schema)
+		job := insertRetryJob(t, insertClient, "waiting", &river.InsertOpts{
+			Metadata: mustMetadata(t, jobOf("ship-async", "pi-z")), ScheduledAt: time.Now().Add(time.Hour),
+		})
+		require.NoError(t, engine.SetJobRetries(ctx, job.ID, 0))
+		job, err := insertClient.JobGet(ctx, job.ID)
+		require.NoError(t, err)
+		require.Equal(t, rivertype.JobStateDiscarded, job.State)
+		requireOneOpenIncident(ctx, t, engine, job, "")
+
+		require.NoError(t, engine.SetJobRetries(ctx, job.ID, 0), "0 on a discarded job: nothing to do")
+		requireOneOpenIncident(ctx, t, engine, job, "")
+
+		err = engine.SetJobRetries(ctx, job.ID, MaxAttemptsUnbounded+1)
+		require.ErrorContains(t, err, "n 32768 is too large")
+	})
+}
+
+// TestNeverTwoIncidents discards and revives jobs from many goroutines at
+// once, through every path (SetJobRetries, River's JobRetry, a raw UPDATE),
+// and checks that a job never has
+// two open incidents, that an incident is open exactly while its job is
+// discarded, and that one job's incidents never overlap in time.
+func TestNeverTwoIncidents(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	engine, schema := testEngineWithConfig(t, retryConfig("", map[string]string{"ship-async": "R2/PT1M"}))
+	client := newInsertClient(t, engine, schema)
+	discardSQL := renderSQL(`UPDATE /* TEMPLATE: schema */river_job SET state = 'discarded', finalized_at = now() WHERE id = $1`, schema)
+
+	const jobCount = 3
+	var jobIDs []int64
+	for i := range jobCount {
+		jobIDs = append(jobIDs, insertRetryJob(t, client, fmt.Sprintf("job-%d", i), &river.InsertOpts{
+			Metadata: mustMetadata(t, jobOf("ship-async", fmt.Sprintf("pi-%d", i))), ScheduledAt: time.Now().Add(time.Hour),
+		}).ID)
+	}
+
+	const (
+		goroutines = 8
+		operations = 60
+	)
+	var wg sync.WaitGroup
+	errs := make(chan error, goroutines*operations)
+	for g := range goroutines {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range operations {
+				jobID := jobIDs[(g+i)%jobCount]
+				var err error
+				switch (g + i) % 4 {
+				case 0:
+					err = engine.SetJobRetries(ctx, jobID, 0)
+				case 1:
+					err = engine.SetJobRetries(ctx, jobID, 2)
+				case 2:
+					_, err = engine.dbPool.Exec(ctx, discardSQL, jobID) // discards even a discarded job again
+				case 3:
+					_, err = client.JobRetry(ctx, jobID)
+				}
+				if err != nil {
+					errs <- err
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		require.NoError(t, err)
+	}
+
+	for _, jobID := range jobIDs {
+		job, err := client.JobGet(ctx, jobID)
+		require.NoError(t, err)
+		incidents, err := engine.JobIncidents(ctx, jobID)
+		require.NoError(t, err)
+		require.NotEmpty(t, incidents)
+		open := 0
+		for i, incident := range incidents {
+			if incident.ResolvedAt == nil {
+				open++
+				require.Equal(t, len(incidents)-1, i, "only the newest incident can be open")
+			}
+			if i > 0 {
+				previous := incidents[i-1]
+				require.NotNil(t, previous.ResolvedAt)
+				require.False(t, incident.CreatedAt.Before(*previous.ResolvedAt), "incidents of one job never overlap")
+			}
+		}
+		if job.State == rivertype.JobStateDiscarded {
+			require.Equal(t, 1, open, "job %d is discarded", jobID)
+		} else {
+			require.Zero(t, open, "job %d is %s", jobID, job.State)
+		}
+		t.Logf("job %d: %s, %d incidents", jobID, job.State, len(incidents))
+	}
+
+	// The unique index stands behind the trigger.
+	_, err := engine.dbPool.Exec(ctx, renderSQL(`INSERT INTO /* TEMPLATE: schema */river_bpmn_incident (job_id) VALUES ($1), ($1)`, schema), int64(424242))
+	var pgErr *pgconn.PgError
+	require.ErrorAs(t, err, &pgErr)
+	require.Equal(t, "23505", pgErr.Code)
+
+	// Deleting a discarded job resolves its incident.
+	_, err = engine.dbPool.Exec(ctx, discardSQL, jobIDs[0])
+	require.NoError(t, err)
+	_, err = client.JobDelete(ctx, jobIDs[0])
+	require.NoError(t, err)
+	incidents, err := engine.JobIncidents(ctx, jobIDs[0])
+	require.NoError(t, err)
+	require.NotNil(t, incidents[len(incidents)-1].ResolvedAt)
+}
+
+// testRetryUnboundedRenewal: a job with an unbounded cycle is never
+// discarded: at attempt 1000 its attempt is rewound and its errors trimmed.
+func testRetryUnboundedRenewal(t *testing.T) {
+	ctx := context.Background()
+	engine, schema := testEngineWithConfig(t, retryConfig("", map[string]string{"ship-async": "R/PT0.05S"}))
+	insertClient := newInsertClient(t, engine, schema)
+
+	job := insertRetryJob(t, insertClient, "unbounded", &river.InsertOpts{Metadata: mustMetadata(t, jobOf("ship-async", "pi-1"))})
+	require.Equal(t, MaxAttemptsUnbounded, job.MaxAttempts)
+	// As if it had failed 998 times already (30 errors kept, to see the trim).
+	_, err := engine.dbPool.Exec(ctx, renderSQL(`UPDATE /* TEMPLATE: schema */river_job
+		SET attempt = 998, errors = array(SELECT jsonb_build_object('at', now(), 'attempt', 968 + i, 'error', 'old ' || i) FROM generate_series(1, 30) AS i)
+		WHERE id = $1`, schema), job.ID)
+	require.NoError(t, err)
+
+	done := make(chan struct{})
+	var once sync.Once
+	client, tl := startRetryClient(t, engine, schema, func(ctx context.Context, job *river.Job[retryArgs], n int) error {
+		if n == 4 {
+			once.Do(func() { close(done) })
+			return nil
+		}
+		return fmt.Errorf("boom %d", n)
+	})
+	riversharedtest.WaitOrTimeout(t, done)
+	job = waitForState(t, client, job.ID, rivertype.JobStateCompleted)
+
+	// 999, 1000 (renewed: attempt back to 0), then 1, 2.
+	require.Equal(t, []int{999, 1000, 1, 2}, tl.attempts(job.ID))
+	requireWaits(t, tl, job.ID, 50*time.Millisecond, 50*time.Millisecond, 50*time.Millisecond)
+	require.Equal(t, MaxAttemptsUnbounded, job.MaxAttempts)
+	require.Len(t, job.Errors, unboundedKeptErrors+1, "20 kept at the renewal, then one more failure")
+	require.Equal(t, "boom 2", job.Errors[unboundedKeptErrors-1].Error, "the renewing failure is kept")
+	require.Equal(t, "boom 3", job.Errors[unboundedKeptErrors].Error)
+	incidents, err := engine.JobIncidents(ctx, job.ID)
+	require.NoError(t, err)
+	require.Empty(t, incidents)
+}
+
+// testRetryBadDataDoesNotBreakRiver inserts jobs whose stored retry data is
+// malformed (as if edited by hand, bypassing the middleware): they are worked
+// with River's own behaviour, a conflict counts as an ordinary failure, and
+// the incident trigger copes with whatever is in the metadata.
+func testRetryBadDataDoesNotBreakRiver(t *testing.T) {
+	ctx := context.Background()
+	engine, schema := testEngine(t)
+
+	// A client without the middleware, so metadata is stored as given.
+	rawClient, err := river.NewClient(engine.Driver(), &river.Config{Schema: schema, TestOnly: true})
+	require.NoError(t, err)
+	client, tl := startRetryClient(t, engine, schema, func(ctx context.Context, job *river.Job[retryArgs], n int) error {
+		if n == 1 {
+			return fmt.Errorf("oops: %w", ErrConflict)
+		}
+		return fmt.Errorf("plain %d", n)
+	})
+
+	bad := map[string]string{
+		"cycle-garbage":  `{"bpmn": {"process_definition_key": "p", "process_instance_id": "pi", "retry_cycle": "every now and then"}}`,
+		"cycle-number":   `{"bpmn": {"process_definition_key": "p", "retry_cycle": 42}}`,
+		"context-string": `{"bpmn": "nope"}`,
+		"context-array":  `{"bpmn": [1, 2]}`,
+		// Bad data elsewhere in the context: the cycle (none) still applies,
+		// so the conflict is not counted.
+		"activity-number": `{"bpmn": {"process_definition_key": "p", "activity_id": 7}}`,
+		"plain-number":    `{"bpmn_retry_cycle": 5}`,
+		"plain-unbounded": `{"bpmn_retry_cycle": "R/garbage"}`,
+	}
+	ids := map[string]int64{}
+	for name, metadata := range bad {
+		ids[name] = insertRetryJob(t, rawClient, name, &river.InsertOpts{MaxAttempts: 1, Metadata: []byte(metadata)}).ID
+	}
+	for name, id := range ids {
+		job := waitForState(t, client, id, rivertype.JobStateDiscarded)
+		if name == "activity-number" {
+			require.Equal(t, []int{1, 1}, tl.attempts(id))
+			incidents, err := engine.JobIncidents(ctx, id)
+			require.NoError(t, err)
+			require.Len(t, incidents, 1)
+			require.Equal(t, "plain 2", incidents[0].Message)
+			continue
+		}
+		require.Equal(t, []int{1}, tl.attempts(id), "%s: the conflict counted, as in River", name)
+		incidents, err := engine.JobIncidents(ctx, id)
+		require.NoError(t, err)
+		if name == "plain-number" || name == "plain-unbounded" {
+			require.Empty(t, incidents, name)
+			continue
+		}
+		require.Len(t, incidents, 1, name)
+		require.Equal(t, "oops: workflow: concurrency conflict", incidents[0].Message, name)
+		require.Equal(t, job.ID, incidents[0].JobID)
+	}
+	incidents, err := engine.JobIncidents(ctx, ids["cycle-garbage"])
+	require.NoError(t, err)
+	require.Equal(t, "pi", incidents[0].ProcessInstanceID, "the readable fields are still copied")
+	incidents, err = engine.JobIncidents(ctx, ids["activity-number"])
+	require.NoError(t, err)
+	require.Empty(t, incidents[0].ActivityID, "not a string: not copied")
+}
+
+// TestRecordConflictCapsErrors: conflicts are recorded in the job's errors
+// while it runs, but never past 100 entries (a job may conflict forever).
+func TestRecordConflictCapsErrors(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	engine, schema := testEngineWithConfig(t, retryConfig("", map[string]string{"ship-async": "R3/PT1M"}))
+	client := newInsertClient(t, engine, schema)
+	job := insertRetryJob(t, client, "conflicting", &river.InsertOpts{Metadata: mustMetadata(t, jobOf("ship-async", "pi-1"))})
+
+	setErrors := func(n int) {
+		_, err := engine.dbPool.Exec(ctx, renderSQL(`UPDATE /* TEMPLATE: schema */river_job
+			SET state = 'running', attempt = 1, attempted_at = now(),
+				errors = array(SELECT jsonb_build_object('at', now(), 'attempt', 1, 'error', 'old') FROM generate_series(1, $2) AS i)
+			WHERE id = $1`, schema), job.ID, n)
+		require.NoError(t, err)
+	}
+	errorCount := func() int {
+		job, err := client.JobGet(ctx, job.ID)
+		require.NoError(t, err)
+		return len(job.Errors)
+	}
+	running := *job
+	running.Attempt = 1
+	conflict := fmt.Errorf("x: %w", ErrConflict)
+
+	setErrors(98)
+	engine.recordConflict(ctx, &running, conflict)
+	require.Equal(t, 99, errorCount())
+	engine.recordConflict(ctx, &running, conflict)
+	engine.recordConflict(ctx, &running, conflict)
+	require.Equal(t, 100, errorCount())
+
+	job, err := client.JobGet(ctx, job.ID)
+	require.NoError(t, err)
+	require.Equal(t, "x: workflow: concurrency conflict", job.Errors[99].Error)
+	require.Equal(t, 1, job.Errors[99].Attempt)
+
+	// Another attempt (the job moved on): nothing is recorded.
+	setErrors(0)
+	running.Attempt = 2
+	engine.recordConflict(ctx, &running, conflict)
+	require.Zero(t, errorCount())
+}

@@ -1,0 +1,12 @@
+-- OpenIncidents: open incidents, oldest first, at most $1.
+-- Served by river_bpmn_incident_open (migration riverbpmn/004).
+SELECT
+    id, incident_type, job_id, job_definition_id, activity_id,
+    process_instance_id, message, created_at, resolved_at
+FROM
+    /* TEMPLATE: schema */river_bpmn_incident
+WHERE
+    resolved_at IS NULL
+ORDER BY
+    id ASC
+LIMIT $1::integer;
