@@ -70,8 +70,9 @@ func Example() {
 
 	client, err := river.NewClient(engine.Driver(), &river.Config{
 		Logger:     slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
-		Middleware: []rivertype.Middleware{engine.Middleware()},
-		Queues:     map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: 10}},
+		Middleware:  []rivertype.Middleware{engine.Middleware()},
+		Queues:      map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: 10}},
+		RetryPolicy: engine.RetryPolicy(),
 		Schema:     schema,
 		Workers:    workers,
 	})
