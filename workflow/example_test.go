@@ -69,12 +69,12 @@ func Example() {
 	river.AddWorker(workers, &ShipOrderWorker{})
 
 	client, err := river.NewClient(engine.Driver(), &river.Config{
-		Logger:     slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+		Logger:      slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 		Middleware:  []rivertype.Middleware{engine.Middleware()},
 		Queues:      map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: 10}},
 		RetryPolicy: engine.RetryPolicy(),
-		Schema:     schema,
-		Workers:    workers,
+		Schema:      schema,
+		Workers:     workers,
 	})
 	if err != nil {
 		panic(err)

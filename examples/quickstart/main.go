@@ -21,6 +21,7 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
 
+	"github.com/riverbpmn/riverbpmn/priority"
 	"github.com/riverbpmn/riverbpmn/workflow"
 )
 
@@ -117,7 +118,18 @@ func run(ctx context.Context) error {
 		return err
 	}
 
-	engine, err := workflow.NewEngine(dbPool, &workflow.Config{Schema: schema})
+	engine, err := workflow.NewEngine(dbPool, &workflow.Config{
+		Schema: schema,
+		ProcessDefinitions: []workflow.ProcessDefinition{
+			{Key: "order_fulfilment", DeploymentID: "quickstart-v1"},
+		},
+		JobDefinitions: []workflow.JobDefinition{
+			{ID: "reserve_stock-async", ProcessDefinitionKey: "order_fulfilment", ActivityID: "reserve_stock",
+				Kind: "reserve_stock", RetryCycle: "R3/PT1S"},
+			{ID: "charge_payment-async", ProcessDefinitionKey: "order_fulfilment", ActivityID: "charge_payment",
+				Kind: "charge_payment", RetryCycle: "PT1S,PT2S", Priority: priority.Constant(10)},
+		},
+	})
 	if err != nil {
 		return err
 	}
@@ -126,12 +138,12 @@ func run(ctx context.Context) error {
 	river.AddWorker(workers, &chargePaymentWorker{})
 
 	client, err := river.NewClient(engine.Driver(), &river.Config{
-		Logger:     slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+		Logger:      slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 		Middleware:  []rivertype.Middleware{engine.Middleware()},
 		Queues:      map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: 10}},
 		RetryPolicy: engine.RetryPolicy(),
-		Schema:     schema,
-		Workers:    workers,
+		Schema:      schema,
+		Workers:     workers,
 	})
 	if err != nil {
 		return err
@@ -202,7 +214,8 @@ func describe(event *river.Event) (jobLine, error) {
 	}
 	return jobLine{
 		jobID: event.Job.ID,
-		text:  fmt.Sprintf("%-15s process_instance=%-11s %s", event.Job.Kind, jc.ProcessInstanceID, outcome),
+		text: fmt.Sprintf("%-15s process_instance=%-11s priority=%-3d retry_cycle=%-9s %s",
+			event.Job.Kind, jc.ProcessInstanceID, *jc.Priority, jc.RetryCycle, outcome),
 	}, nil
 }
 
