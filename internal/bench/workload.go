@@ -43,7 +43,8 @@ const (
 // side inserts the same args without a job context.
 type Workload struct {
 	// Instances is the number of process instances the jobs are spread over,
-	// round-robin. Zero means one instance per job.
+	// round-robin; zero means the jobs belong to no process instance (like
+	// timer start events).
 	Instances int
 }
 
@@ -71,23 +72,22 @@ func deploymentID(d int) string { return "bench-dep-" + strconv.Itoa(d) }
 // JobContext is the job context of job i, as the inserting application
 // gives it; the middleware completes it (root instance, exclusive flag).
 func (w Workload) JobContext(i int) workflow.JobContext {
-	instance := i
-	if w.Instances > 0 {
-		instance = i % w.Instances
-	}
 	jobType := workflow.JobTypeAsync
 	if i%TimerEvery == 0 {
 		jobType = workflow.JobTypeTimer
 	}
 	p := w.Priority(i)
-	return workflow.JobContext{
-		ProcessInstanceID:    "bench-pi-" + strconv.Itoa(instance),
+	jc := workflow.JobContext{
 		ProcessDefinitionKey: ProcessDefinitionKey,
 		ActivityID:           ActivityID,
 		DeploymentID:         deploymentID(i % Deployments),
 		JobType:              jobType,
 		Priority:             &p,
 	}
+	if w.Instances > 0 {
+		jc.ProcessInstanceID = "bench-pi-" + strconv.Itoa(i%w.Instances)
+	}
+	return jc
 }
 
 // metadataSQL is a SQL expression for the metadata the middleware stores for
@@ -95,13 +95,13 @@ func (w Workload) JobContext(i int) workflow.JobContext {
 // latency backlog is built in SQL, a million rows at a time, and must look
 // exactly like inserted jobs (TestMetadataSQLMatchesMiddleware).
 func (w Workload) metadataSQL(iExpr string) string {
-	instance := iExpr
+	instance := ""
 	if w.Instances > 0 {
-		instance = fmt.Sprintf("(%s %% %d)", iExpr, w.Instances)
+		instance = fmt.Sprintf(`
+		'process_instance_id', 'bench-pi-' || (%[1]s %% %[2]d),
+		'root_process_instance_id', 'bench-pi-' || (%[1]s %% %[2]d),`, iExpr, w.Instances)
 	}
-	return fmt.Sprintf(`jsonb_build_object('bpmn', jsonb_build_object(
-		'process_instance_id', 'bench-pi-' || %[2]s,
-		'root_process_instance_id', 'bench-pi-' || %[2]s,
+	return fmt.Sprintf(`jsonb_build_object('bpmn', jsonb_build_object(%[2]s
 		'process_definition_key', %[3]s,
 		'activity_id', %[4]s,
 		'deployment_id', 'bench-dep-' || (%[1]s %% %[5]d),
