@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"time"
@@ -26,14 +27,15 @@ const benchPoolMaxConns = 20
 
 func runBench(ctx context.Context, args []string, stdout io.Writer) error {
 	var (
-		db       dbFlags
-		opts     = bench.DefaultOptions
-		modes    listFlag
-		sizes    intListFlag
-		workMs   int
-		jsonOut  bool
-		fs       = newFlagSet("bench")
-		defaults = bench.DefaultOptions
+		db         dbFlags
+		opts       = bench.DefaultOptions
+		modes      listFlag
+		sizes      intListFlag
+		workMs     int
+		jsonOut    bool
+		cpuProfile string
+		fs         = newFlagSet("bench")
+		defaults   = bench.DefaultOptions
 	)
 	db.register(fs)
 	fs.Lookup("schema").DefValue = defaults.Schema
@@ -43,7 +45,7 @@ func runBench(ctx context.Context, args []string, stdout io.Writer) error {
 	fs.IntVar(&opts.Workers, "workers", defaults.Workers, "MaxWorkers of the queue")
 	fs.IntVar(&opts.Rounds, "rounds", defaults.Rounds, "stock/riverbpmn pairs per mode")
 	fs.IntVar(&workMs, "work-ms", 0, "milliseconds each job sleeps (0: trivial work function)")
-	fs.Var(&modes, "mode", fmt.Sprintf("riverbpmn mode to measure, repeatable or comma separated (default all: %s)", strings.Join(bench.ModeNames(), ", ")))
+	fs.Var(&modes, "mode", fmt.Sprintf("riverbpmn mode to measure, repeatable or comma separated (known: %s; default: all but the diagnostic ones)", strings.Join(bench.ModeNames(), ", ")))
 	fs.DurationVar(&opts.FetchCooldown, "fetch-cooldown", defaults.FetchCooldown, "river.Config.FetchCooldown of both sides")
 	fs.DurationVar(&opts.FetchPollInterval, "fetch-poll-interval", defaults.FetchPollInterval, "river.Config.FetchPollInterval of both sides")
 	fs.BoolVar(&opts.FetchLatency, "fetch-latency", false, "time single fetches of 100 jobs with large backlogs instead of throughput")
@@ -51,6 +53,7 @@ func runBench(ctx context.Context, args []string, stdout io.Writer) error {
 	fs.Var(&sizes, "sizes", "backlog sizes (available jobs) for --fetch-latency, comma separated")
 	fs.IntVar(&opts.Samples, "samples", defaults.Samples, "fetches timed per variant and size with --fetch-latency")
 	fs.BoolVar(&jsonOut, "json", false, "print one JSON document on stdout instead of tables")
+	fs.StringVar(&cpuProfile, "cpuprofile", "", "write a Go CPU profile of the whole run to this file (go tool pprof)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -80,6 +83,17 @@ func runBench(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 	defer pool.Close()
 
+	if cpuProfile != "" {
+		f, err := os.Create(cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
 	report, err := bench.Run(ctx, pool, opts)
 	if err != nil {
 		return err

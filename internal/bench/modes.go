@@ -53,6 +53,10 @@ type Mode struct {
 	// met; it is a goal, not a gate.
 	Target float64
 
+	// Diagnostic modes run only when named with --mode: they explain a
+	// result rather than measure a riverbpmn feature.
+	Diagnostic bool
+
 	// Setup builds the riverbpmn side of one run. It is called once per
 	// round, so a driver's run-time state never carries over between runs.
 	Setup func(ctx context.Context, env *Env) (*Side, error)
@@ -62,6 +66,9 @@ type Mode struct {
 type Env struct {
 	// Engine is a riverbpmn engine on the benchmark's pool and schema.
 	Engine *workflow.Engine
+
+	// Pool is the benchmark's database pool.
+	Pool *pgxpool.Pool
 
 	// Workload is the command's workload.
 	Workload Workload
@@ -119,6 +126,23 @@ func Modes() []Mode {
 			},
 		},
 		{
+			Name:       "stock-metadata",
+			Summary:    "diagnostic: stock River (no riverbpmn code) working jobs that carry the job context metadata",
+			Diagnostic: true,
+			Setup: func(_ context.Context, env *Env) (*Side, error) {
+				workload := env.Workload
+				return &Side{Driver: riverpgxv5.New(env.Pool), Workload: &workload}, nil
+			},
+		},
+		{
+			Name:       "priority",
+			Summary:    "diagnostic: by priority only (no range, no deployment filter)",
+			Diagnostic: true,
+			Setup: func(_ context.Context, env *Env) (*Side, error) {
+				return env.RiverBPMN(workflow.Acquisition{ByPriority: true})
+			},
+		},
+		{
 			Name:    "priority-range-deployment",
 			Summary: "by priority, a priority range covering every job, deployment aware with the jobs' deployments",
 			Target:  0.95,
@@ -135,22 +159,31 @@ func Modes() []Mode {
 	}
 }
 
-// ModeNames returns the names of Modes.
+// ModeNames returns the names of Modes, diagnostic ones last.
 func ModeNames() []string {
-	modes := Modes()
-	names := make([]string, len(modes))
-	for i, m := range modes {
-		names[i] = m.Name
+	var names, diagnostic []string
+	for _, m := range Modes() {
+		if m.Diagnostic {
+			diagnostic = append(diagnostic, m.Name)
+		} else {
+			names = append(names, m.Name)
+		}
 	}
-	return names
+	return append(names, diagnostic...)
 }
 
-// selectModes returns the modes named (all of them for none), in the order
-// named, or an error naming an unknown one.
+// selectModes returns the modes named, in the order named, or all but the
+// diagnostic ones for none; an error names an unknown one.
 func selectModes(names []string) ([]Mode, error) {
 	all := Modes()
 	if len(names) == 0 {
-		return all, nil
+		var selected []Mode
+		for _, m := range all {
+			if !m.Diagnostic {
+				selected = append(selected, m)
+			}
+		}
+		return selected, nil
 	}
 	var selected []Mode
 	seen := map[string]bool{}

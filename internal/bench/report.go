@@ -35,6 +35,10 @@ func (r *Report) WriteTable(w io.Writer) error {
 		if err := tw.Flush(); err != nil {
 			return err
 		}
+		fmt.Fprintln(w)
+		for _, res := range r.Throughput {
+			fmt.Fprintf(w, "  %s: %s\n", res.Mode, res.Summary)
+		}
 	}
 
 	if len(r.FetchLatency) > 0 {
@@ -50,6 +54,10 @@ func (r *Report) WriteTable(w io.Writer) error {
 		}
 		if err := tw.Flush(); err != nil {
 			return err
+		}
+		fmt.Fprintln(w)
+		for _, v := range r.FetchLatency[0].Variants {
+			fmt.Fprintf(w, "  %s: %s\n", v.Variant, v.Summary)
 		}
 	}
 	return nil

@@ -19,8 +19,10 @@ import (
 type ModeResult struct {
 	Mode    string `json:"mode"`
 	Summary string `json:"summary"`
-	Jobs    int    `json:"jobs"`
-	Workers int    `json:"workers"`
+	// Diagnostic marks a mode that explains a result (see Mode.Diagnostic).
+	Diagnostic bool `json:"diagnostic,omitempty"`
+	Jobs       int  `json:"jobs"`
+	Workers    int  `json:"workers"`
 
 	Stock     SideResult `json:"stock"`
 	RiverBPMN SideResult `json:"riverbpmn"`
@@ -91,7 +93,7 @@ func runThroughput(ctx context.Context, pool *pgxpool.Pool, opts *Options) ([]Mo
 			if err != nil {
 				return nil, err
 			}
-			side, err := mode.Setup(ctx, &Env{Engine: engine, Options: opts})
+			side, err := mode.Setup(ctx, &Env{Engine: engine, Pool: pool, Workload: Workload{Instances: jobs}, Options: opts})
 			if err != nil {
 				return nil, fmt.Errorf("mode %s: setup: %w", mode.Name, err)
 			}
@@ -110,7 +112,7 @@ func runThroughput(ctx context.Context, pool *pgxpool.Pool, opts *Options) ([]Mo
 	for mi, mode := range modes {
 		jobs, workers := modeWorkload(mode, opts)
 		res := ModeResult{
-			Mode: mode.Name, Summary: mode.Summary, Jobs: jobs, Workers: workers,
+			Mode: mode.Name, Summary: mode.Summary, Diagnostic: mode.Diagnostic, Jobs: jobs, Workers: workers,
 			Stock:     sideResult(accs[mi].stock),
 			RiverBPMN: sideResult(accs[mi].bpmn),
 			Target:    mode.Target,
