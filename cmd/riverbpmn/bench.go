@@ -1,0 +1,168 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"runtime/pprof"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/riverbpmn/riverbpmn/internal/bench"
+)
+
+// benchProgress receives the bench command's progress lines (a variable so
+// that tests can capture them).
+var benchProgress io.Writer = os.Stderr
+
+// benchPoolMaxConns is the pool size when --database-url does not set
+// pool_max_conns: pgx's default (4 on two cores) would starve a client with
+// 100 workers and a parallel load.
+const benchPoolMaxConns = 20
+
+func runBench(ctx context.Context, args []string, stdout io.Writer) error {
+	var (
+		db         dbFlags
+		opts       = bench.DefaultOptions
+		modes      listFlag
+		sizes      intListFlag
+		workMs     int
+		jsonOut    bool
+		cpuProfile string
+		fs         = newFlagSet("bench")
+		defaults   = bench.DefaultOptions
+	)
+	db.register(fs)
+	fs.Lookup("schema").DefValue = defaults.Schema
+	db.schema = defaults.Schema
+	fs.Lookup("schema").Usage = "schema for the benchmark's tables, created and migrated if needed; its river_job is emptied between runs"
+	fs.IntVar(&opts.Jobs, "jobs", defaults.Jobs, "queued backlog of each throughput run, inserted before timing")
+	fs.IntVar(&opts.Workers, "workers", defaults.Workers, "MaxWorkers of the queue")
+	fs.IntVar(&opts.Rounds, "rounds", defaults.Rounds, "stock/riverbpmn pairs per mode")
+	fs.IntVar(&workMs, "work-ms", 0, "milliseconds each job sleeps (0: trivial work function)")
+	fs.Var(&modes, "mode", fmt.Sprintf("riverbpmn mode to measure, repeatable or comma separated (known: %s; default: all but the diagnostic ones)", strings.Join(bench.ModeNames(), ", ")))
+	fs.DurationVar(&opts.FetchCooldown, "fetch-cooldown", defaults.FetchCooldown, "river.Config.FetchCooldown of both sides")
+	fs.DurationVar(&opts.FetchPollInterval, "fetch-poll-interval", defaults.FetchPollInterval, "river.Config.FetchPollInterval of both sides")
+	fs.BoolVar(&opts.FetchLatency, "fetch-latency", false, "time single fetches of 100 jobs with large backlogs instead of throughput")
+	sizes = intListFlag(defaults.Sizes)
+	fs.Var(&sizes, "sizes", "backlog sizes (available jobs) for --fetch-latency, comma separated")
+	fs.IntVar(&opts.Samples, "samples", defaults.Samples, "fetches timed per variant and size with --fetch-latency")
+	fs.BoolVar(&jsonOut, "json", false, "print one JSON document on stdout instead of tables")
+	fs.StringVar(&cpuProfile, "cpuprofile", "", "write a Go CPU profile of the whole run to this file (go tool pprof)")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if workMs < 0 {
+		return fmt.Errorf("--work-ms must not be negative, got %d", workMs)
+	}
+	opts.Work = time.Duration(workMs) * time.Millisecond
+	opts.Modes = modes
+	opts.Sizes = sizes
+	opts.Progress = benchProgress
+	for name, value := range map[string]int{"jobs": opts.Jobs, "workers": opts.Workers, "rounds": opts.Rounds, "samples": opts.Samples} {
+		if value <= 0 {
+			return fmt.Errorf("--%s must be positive, got %d", name, value)
+		}
+	}
+	if strings.TrimSpace(db.schema) == "" {
+		return errors.New("--schema must not be empty: the benchmark needs a schema of its own")
+	}
+	opts.Schema = db.schema
+	if err := opts.Validate(); err != nil {
+		return err
+	}
+
+	pool, err := connectBench(ctx, db.databaseURL)
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+
+	if cpuProfile != "" {
+		f, err := os.Create(cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
+	report, err := bench.Run(ctx, pool, opts)
+	if err != nil {
+		return err
+	}
+	if jsonOut {
+		return report.WriteJSON(stdout)
+	}
+	return report.WriteTable(stdout)
+}
+
+// connectBench connects like dbFlags.connect, with a pool of
+// benchPoolMaxConns connections unless the URL sets pool_max_conns.
+func connectBench(ctx context.Context, databaseURL string) (*pgxpool.Pool, error) {
+	if strings.TrimSpace(databaseURL) == "" {
+		return nil, errors.New("--database-url is required (or set DATABASE_URL)")
+	}
+	config, err := pgxpool.ParseConfig(databaseURL)
+	if err != nil {
+		return nil, fmt.Errorf("--database-url: %w", err)
+	}
+	if !strings.Contains(databaseURL, "pool_max_conns") {
+		config.MaxConns = benchPoolMaxConns
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, config)
+	if err != nil {
+		return nil, fmt.Errorf("connecting to --database-url: %w", err)
+	}
+	if err := pool.Ping(ctx); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("connecting to --database-url: %w", err)
+	}
+	return pool, nil
+}
+
+// listFlag is a repeatable flag whose values may also be comma separated.
+type listFlag []string
+
+func (l *listFlag) String() string { return strings.Join(*l, ",") }
+
+func (l *listFlag) Set(value string) error {
+	for _, v := range strings.Split(value, ",") {
+		if v = strings.TrimSpace(v); v != "" {
+			*l = append(*l, v)
+		}
+	}
+	return nil
+}
+
+// intListFlag is a comma separated list of positive integers; setting it
+// replaces the default. Underscores may group digits (1_000_000).
+type intListFlag []int
+
+func (l *intListFlag) String() string {
+	parts := make([]string, len(*l))
+	for i, n := range *l {
+		parts[i] = strconv.Itoa(n)
+	}
+	return strings.Join(parts, ",")
+}
+
+func (l *intListFlag) Set(value string) error {
+	var list []int
+	for _, v := range strings.Split(value, ",") {
+		n, err := strconv.Atoi(strings.ReplaceAll(strings.TrimSpace(v), "_", ""))
+		if err != nil || n <= 0 {
+			return fmt.Errorf("%q is not a positive integer", v)
+		}
+		list = append(list, n)
+	}
+	*l = list
+	return nil
+}

@@ -1,0 +1,269 @@
+// Package bench measures riverbpmn against stock River on one database, in
+// the same run: job throughput with each riverbpmn mode (Modes) against stock
+// River in alternation, and the latency of single fetches with large backlogs
+// of available jobs. It backs the `riverbpmn bench` command.
+//
+// Absolute numbers depend on the machine and on whatever else runs on it; the
+// ratios to stock River, measured round by round under the same conditions,
+// are what the benchmark is for.
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
+
+	"github.com/riverbpmn/riverbpmn/internal/buildinfo"
+	"github.com/riverbpmn/riverbpmn/workflow"
+)
+
+// Options configure a benchmark run. The zero value of a field means its
+// default (DefaultOptions).
+type Options struct {
+	// Schema holds River's and riverbpmn's tables for the benchmark. It is
+	// created and migrated if needed; its river_job table is emptied before
+	// every run, so it must be a schema of its own.
+	Schema string
+
+	// Jobs is the size of the queued backlog each throughput run works off.
+	Jobs int
+	// Workers is the queue's MaxWorkers.
+	Workers int
+	// Rounds is the number of stock/riverbpmn pairs per mode.
+	Rounds int
+	// Work is how long each job sleeps; zero is a trivial work function.
+	Work time.Duration
+	// Modes are the names of the modes to run; empty means all (Modes).
+	Modes []string
+	// FetchCooldown and FetchPollInterval are the clients' (both sides);
+	// zero means River's defaults.
+	FetchCooldown     time.Duration
+	FetchPollInterval time.Duration
+	// InsertBatch is the batch size of the InsertManyFast calls that queue
+	// the backlog.
+	InsertBatch int
+	// RunTimeout bounds one throughput run.
+	RunTimeout time.Duration
+
+	// FetchLatency runs the fetch latency benchmark instead of the
+	// throughput benchmark.
+	FetchLatency bool
+	// Sizes are the backlog sizes (available jobs) of the fetch latency
+	// benchmark.
+	Sizes []int
+	// Samples is the number of fetches timed per variant and size.
+	Samples int
+
+	// Progress receives progress lines; nil discards them.
+	Progress io.Writer
+}
+
+// DefaultOptions are the command's defaults.
+var DefaultOptions = Options{
+	Schema:            "riverbpmn_bench",
+	Jobs:              20_000,
+	Workers:           100,
+	Rounds:            5,
+	FetchCooldown:     river.FetchCooldownDefault,
+	FetchPollInterval: river.FetchPollIntervalDefault,
+	InsertBatch:       5_000,
+	RunTimeout:        10 * time.Minute,
+	Sizes:             []int{10_000, 100_000, 1_000_000},
+	Samples:           200,
+}
+
+func (o Options) withDefaults() Options {
+	d := DefaultOptions
+	if o.Schema == "" {
+		o.Schema = d.Schema
+	}
+	if o.Jobs == 0 {
+		o.Jobs = d.Jobs
+	}
+	if o.Workers == 0 {
+		o.Workers = d.Workers
+	}
+	if o.Rounds == 0 {
+		o.Rounds = d.Rounds
+	}
+	if o.FetchCooldown == 0 {
+		o.FetchCooldown = d.FetchCooldown
+	}
+	if o.FetchPollInterval == 0 {
+		o.FetchPollInterval = d.FetchPollInterval
+	}
+	if o.InsertBatch == 0 {
+		o.InsertBatch = d.InsertBatch
+	}
+	if o.RunTimeout == 0 {
+		o.RunTimeout = d.RunTimeout
+	}
+	if len(o.Sizes) == 0 {
+		o.Sizes = d.Sizes
+	}
+	if o.Samples == 0 {
+		o.Samples = d.Samples
+	}
+	if o.Progress == nil {
+		o.Progress = io.Discard
+	}
+	return o
+}
+
+// Validate reports an option out of range, naming it.
+func (o *Options) Validate() error {
+	switch {
+	case o.Jobs < 0:
+		return fmt.Errorf("jobs must be positive, got %d", o.Jobs)
+	case o.Workers < 0:
+		return fmt.Errorf("workers must be positive, got %d", o.Workers)
+	case o.Rounds < 0:
+		return fmt.Errorf("rounds must be positive, got %d", o.Rounds)
+	case o.Work < 0:
+		return fmt.Errorf("work must not be negative, got %s", o.Work)
+	case o.Samples < 0:
+		return fmt.Errorf("samples must be positive, got %d", o.Samples)
+	case o.InsertBatch < 0:
+		return fmt.Errorf("insert batch must be positive, got %d", o.InsertBatch)
+	case o.FetchCooldown < 0 || o.FetchPollInterval < 0:
+		return errors.New("fetch cooldown and poll interval must not be negative")
+	}
+	for _, size := range o.Sizes {
+		if size < fetchSize {
+			return fmt.Errorf("fetch latency size %d is smaller than one fetch (%d jobs)", size, fetchSize)
+		}
+	}
+	if _, err := selectModes(o.Modes); err != nil {
+		return err
+	}
+	return nil
+}
+
+// Report is the outcome of a benchmark run; the command prints it as a
+// table or, with --json, as JSON.
+type Report struct {
+	// Machine is where it ran.
+	Machine Machine `json:"machine"`
+	// Settings are the options the run used.
+	Settings Settings `json:"settings"`
+	// Throughput has one entry per mode (throughput benchmark).
+	Throughput []ModeResult `json:"throughput,omitempty"`
+	// FetchLatency has one entry per backlog size (fetch latency
+	// benchmark).
+	FetchLatency []SizeResult `json:"fetch_latency,omitempty"`
+}
+
+// Machine identifies the machine and software a report was measured on.
+type Machine struct {
+	CPUs       int    `json:"cpus"`
+	GOMAXPROCS int    `json:"gomaxprocs"`
+	Go         string `json:"go"`
+	River      string `json:"river"`
+	Postgres   string `json:"postgres"`
+	// LoadAverage is /proc/loadavg at the start (Linux), to tell a shared
+	// machine.
+	LoadAverage string `json:"load_average,omitempty"`
+}
+
+// Settings are a report's options.
+type Settings struct {
+	Schema              string  `json:"schema"`
+	Jobs                int     `json:"jobs,omitempty"`
+	Workers             int     `json:"workers,omitempty"`
+	Rounds              int     `json:"rounds,omitempty"`
+	WorkMs              float64 `json:"work_ms"`
+	FetchCooldownMs     float64 `json:"fetch_cooldown_ms,omitempty"`
+	FetchPollIntervalMs float64 `json:"fetch_poll_interval_ms,omitempty"`
+	Sizes               []int   `json:"sizes,omitempty"`
+	Samples             int     `json:"samples,omitempty"`
+	FetchSize           int     `json:"fetch_size,omitempty"`
+}
+
+// Run prepares the schema and runs the benchmark opts ask for.
+func Run(ctx context.Context, pool *pgxpool.Pool, opts Options) (*Report, error) {
+	opts = opts.withDefaults()
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	if err := prepareSchema(ctx, pool, opts.Schema); err != nil {
+		return nil, err
+	}
+	machine, err := readMachine(ctx, pool)
+	if err != nil {
+		return nil, err
+	}
+	report := &Report{Machine: machine, Settings: Settings{Schema: opts.Schema, WorkMs: ms(opts.Work)}}
+	fmt.Fprintf(opts.Progress, "bench: %d CPUs, %s, load average %s\n", machine.CPUs, machine.Postgres, orUnknown(machine.LoadAverage))
+
+	if opts.FetchLatency {
+		report.Settings.Sizes = opts.Sizes
+		report.Settings.Samples = opts.Samples
+		report.Settings.FetchSize = fetchSize
+		report.FetchLatency, err = runFetchLatency(ctx, pool, &opts)
+		return report, err
+	}
+	report.Settings.Jobs = opts.Jobs
+	report.Settings.Workers = opts.Workers
+	report.Settings.Rounds = opts.Rounds
+	report.Settings.FetchCooldownMs = ms(opts.FetchCooldown)
+	report.Settings.FetchPollIntervalMs = ms(opts.FetchPollInterval)
+	report.Throughput, err = runThroughput(ctx, pool, &opts)
+	return report, err
+}
+
+// prepareSchema creates schema if needed and applies River's and
+// riverbpmn's migrations (idempotent).
+func prepareSchema(ctx context.Context, pool *pgxpool.Pool, schema string) error {
+	if _, err := pool.Exec(ctx, "CREATE SCHEMA IF NOT EXISTS "+pgx.Identifier{schema}.Sanitize()); err != nil {
+		return fmt.Errorf("creating schema %q: %w", schema, err)
+	}
+	if _, err := workflow.MigrateUp(ctx, pool, &workflow.MigrateOpts{Schema: schema}); err != nil {
+		return err
+	}
+	return restoreIndexes(ctx, pool, schema)
+}
+
+func readMachine(ctx context.Context, pool *pgxpool.Pool) (Machine, error) {
+	m := Machine{CPUs: runtime.NumCPU(), GOMAXPROCS: runtime.GOMAXPROCS(0)}
+	versions := buildinfo.Read()
+	m.Go, m.River = runtime.Version(), versions.River
+	if err := pool.QueryRow(ctx, "SELECT version()").Scan(&m.Postgres); err != nil {
+		return m, fmt.Errorf("reading the server version: %w", err)
+	}
+	if b, err := os.ReadFile("/proc/loadavg"); err == nil {
+		fields := strings.Fields(string(b))
+		if len(fields) >= 3 {
+			m.LoadAverage = strings.Join(fields[:3], " ")
+		}
+	}
+	return m, nil
+}
+
+// riverLogger is the clients' logger: warnings and errors only, to progress.
+func riverLogger(w io.Writer) *slog.Logger {
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelWarn}))
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "unknown"
+	}
+	return s
+}
+
+// table returns the schema-qualified name of table.
+func table(schema, name string) string {
+	return pgx.Identifier{schema, name}.Sanitize()
+}

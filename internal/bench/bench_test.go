@@ -1,0 +1,224 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivershared/riversharedtest"
+	"github.com/riverqueue/river/rivertype"
+	"github.com/stretchr/testify/require"
+
+	"github.com/riverbpmn/riverbpmn/workflow"
+)
+
+// testSchema returns a fresh schema name, dropped (if created) after the test.
+func testSchema(t *testing.T, pool *pgxpool.Pool) string {
+	t.Helper()
+	schema := fmt.Sprintf("riverbpmn_bench_test_%d", time.Now().UnixNano())
+	t.Cleanup(func() {
+		_, err := pool.Exec(context.Background(), "DROP SCHEMA IF EXISTS "+pgx.Identifier{schema}.Sanitize()+" CASCADE")
+		require.NoError(t, err)
+	})
+	return schema
+}
+
+func TestSummarize(t *testing.T) {
+	t.Parallel()
+	s := summarize([]float64{5, 1, 4, 2, 3})
+	require.Equal(t, Summary{Median: 3, Min: 1, Max: 5, Q1: 2, Q3: 4, Samples: []float64{5, 1, 4, 2, 3}}, s)
+	require.InDelta(t, 2.5, summarize([]float64{2, 3}).Median, 1e-9)
+	require.Equal(t, Summary{Samples: []float64{}}, summarize(nil))
+
+	l := latencyOf([]time.Duration{3 * time.Millisecond, time.Millisecond, 2 * time.Millisecond})
+	require.Equal(t, 3, l.Count)
+	require.InDelta(t, 2, l.P50Ms, 1e-9)
+	require.InDelta(t, 2.98, l.P99Ms, 1e-9)
+	require.InDelta(t, 3, l.MaxMs, 1e-9)
+
+	require.Zero(t, ratio(1, 0))
+	require.InDelta(t, 0.5, ratio(1, 2), 1e-9)
+}
+
+func TestWorkload(t *testing.T) {
+	t.Parallel()
+	w := Workload{}
+	seen := map[int64]bool{}
+	for i := range 1000 {
+		p := w.Priority(i)
+		require.True(t, w.PriorityRange().Contains(p), "priority %d of job %d", p, i)
+		seen[p] = true
+		require.NoError(t, w.JobContext(i).Validate())
+	}
+	require.Len(t, seen, PriorityMax-PriorityMin+1, "the spread covers the whole range")
+	require.Empty(t, w.JobContext(1).ProcessInstanceID)
+	require.Equal(t, "bench-pi-2", Workload{Instances: 3}.JobContext(5).ProcessInstanceID)
+	require.Equal(t, workflow.JobTypeTimer, w.JobContext(TimerEvery).JobType)
+	require.Equal(t, workflow.JobTypeAsync, w.JobContext(1).JobType)
+}
+
+func TestSelectModes(t *testing.T) {
+	t.Parallel()
+	all, err := selectModes(nil)
+	require.NoError(t, err)
+	require.Equal(t, []string{"none", "priority-range-deployment"}, []string{all[0].Name, all[1].Name}, "diagnostic modes only when named")
+	require.Len(t, all, 2)
+	require.Equal(t, []string{"none", "priority-range-deployment", "stock-metadata", "priority"}, ModeNames())
+
+	some, err := selectModes([]string{"priority-range-deployment", "none", "none"})
+	require.NoError(t, err)
+	require.Len(t, some, 2)
+	require.Equal(t, "priority-range-deployment", some[0].Name)
+
+	_, err = selectModes([]string{"sideways"})
+	require.ErrorContains(t, err, `unknown mode "sideways" (known: none, priority-range-deployment, stock-metadata, priority)`)
+}
+
+// TestMetadataSQLMatchesMiddleware checks that the fetch latency backlog,
+// built in SQL, carries exactly the metadata the middleware stores for the
+// same jobs inserted through River.
+func TestMetadataSQLMatchesMiddleware(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := riversharedtest.DBPool(ctx, t)
+	schema := testSchema(t, pool)
+	require.NoError(t, prepareSchema(ctx, pool, schema))
+
+	engine, err := workflow.NewEngine(pool, &workflow.Config{Schema: schema})
+	require.NoError(t, err)
+	client, err := river.NewClient(engine.Driver(), &river.Config{
+		Middleware: []rivertype.Middleware{engine.Middleware()},
+		Schema:     schema,
+	})
+	require.NoError(t, err)
+
+	for _, w := range []Workload{{}, {Instances: 3}} {
+		_, err := pool.Exec(ctx, "TRUNCATE "+table(schema, "river_job"))
+		require.NoError(t, err)
+		require.NoError(t, insertBacklog(ctx, client, &w, 2*TimerEvery+1, 7))
+
+		var total, differing int
+		require.NoError(t, pool.QueryRow(ctx, fmt.Sprintf(
+			`SELECT count(*), count(*) FILTER (WHERE metadata IS DISTINCT FROM %s) FROM %s`,
+			w.metadataSQL("(args ->> 'seq')::bigint"), table(schema, "river_job"))).Scan(&total, &differing))
+		require.Equal(t, 2*TimerEvery+1, total)
+		require.Zero(t, differing, "workload %+v", w)
+	}
+}
+
+// TestRunThroughput runs a tiny throughput benchmark and checks the report's
+// structure, not its timings.
+func TestRunThroughput(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := riversharedtest.DBPool(ctx, t)
+	var progress bytes.Buffer
+	report, err := Run(ctx, pool, Options{
+		Schema:        testSchema(t, pool),
+		Jobs:          200,
+		Workers:       20,
+		Rounds:        1,
+		FetchCooldown: 5 * time.Millisecond,
+		Progress:      &progress,
+	})
+	require.NoError(t, err)
+
+	require.Positive(t, report.Machine.CPUs)
+	require.Contains(t, report.Machine.Postgres, "PostgreSQL")
+	require.Empty(t, report.FetchLatency)
+	require.Len(t, report.Throughput, 2, "the non-diagnostic modes")
+	for _, res := range report.Throughput {
+		require.Equal(t, 200, res.Jobs)
+		for _, side := range []SideResult{res.Stock, res.RiverBPMN} {
+			require.Len(t, side.JobsPerSecond.Samples, 1)
+			require.Positive(t, side.JobsPerSecond.Median)
+			require.Positive(t, side.FetchLatency.Count)
+			require.Positive(t, side.FetchLatency.P99Ms)
+		}
+		require.InDelta(t, res.RiverBPMN.JobsPerSecond.Median/res.Stock.JobsPerSecond.Median, res.Ratio.JobsPerSecond, 1e-9)
+		require.InDelta(t, res.Ratio.JobsPerSecond, res.Ratio.JobsPerSecondPaired, 1e-9, "one round: one pair")
+		require.Positive(t, res.Ratio.FetchP50)
+		require.Positive(t, res.Ratio.FetchP99)
+		require.NotNil(t, res.MeetsTarget)
+	}
+	require.Contains(t, progress.String(), "round 1/1 none")
+
+	var table bytes.Buffer
+	require.NoError(t, report.WriteTable(&table))
+	require.Contains(t, table.String(), "priority-range-deployment")
+}
+
+// TestRunFetchLatency runs a tiny fetch latency benchmark, checks the
+// report's structure and that the schema keeps its indexes.
+func TestRunFetchLatency(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := riversharedtest.DBPool(ctx, t)
+	schema := testSchema(t, pool)
+	require.NoError(t, prepareSchema(ctx, pool, schema))
+	indexes := func() []string {
+		rows, err := pool.Query(ctx, `SELECT pg_get_indexdef(indexrelid) FROM pg_index WHERE indrelid = $1::regclass ORDER BY 1`, table(schema, "river_job"))
+		require.NoError(t, err)
+		defs, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		require.NoError(t, err)
+		return defs
+	}
+	before := indexes()
+
+	report, err := Run(ctx, pool, Options{Schema: schema, FetchLatency: true, Sizes: []int{1000}, Samples: 5})
+	require.NoError(t, err)
+	require.Empty(t, report.Throughput)
+	require.Len(t, report.FetchLatency, 1)
+	size := report.FetchLatency[0]
+	require.Equal(t, 1000, size.Available)
+	require.Equal(t, 5, size.Samples)
+	require.Len(t, size.Variants, len(fetchVariants(Workload{})))
+	require.Equal(t, "stock", size.Variants[0].Variant)
+	require.InDelta(t, 1, size.Variants[0].RatioP99, 1e-9)
+	require.Nil(t, size.Variants[0].MeetsTarget)
+	for _, v := range size.Variants[1:] {
+		require.Equal(t, 5, v.Latency.Count)
+		require.Positive(t, v.RatioP50, v.Variant)
+		require.Positive(t, v.RatioP99, v.Variant)
+		require.NotNil(t, v.MeetsTarget)
+	}
+
+	require.Equal(t, before, indexes(), "indexes rebuilt as they were")
+	var leftover bool
+	require.NoError(t, pool.QueryRow(ctx, "SELECT to_regclass($1) IS NOT NULL", table(schema, droppedIndexTable)).Scan(&leftover))
+	require.False(t, leftover)
+	var available int
+	require.NoError(t, pool.QueryRow(ctx, "SELECT count(*) FROM "+table(schema, "river_job")+" WHERE state = 'available'").Scan(&available))
+	require.Equal(t, 1000, available, "fetched jobs put back")
+
+	var out bytes.Buffer
+	require.NoError(t, report.WriteJSON(&out))
+	var doc map[string]any
+	require.NoError(t, json.Unmarshal(out.Bytes(), &doc))
+	require.Contains(t, doc, "fetch_latency")
+}
+
+// TestRestoreIndexesAfterInterruptedLoad: a load killed between dropping and
+// rebuilding the indexes is repaired by the next run.
+func TestRestoreIndexesAfterInterruptedLoad(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := riversharedtest.DBPool(ctx, t)
+	schema := testSchema(t, pool)
+	require.NoError(t, prepareSchema(ctx, pool, schema))
+	count := func() (n int) {
+		require.NoError(t, pool.QueryRow(ctx, `SELECT count(*) FROM pg_index WHERE indrelid = $1::regclass`, table(schema, "river_job")).Scan(&n))
+		return n
+	}
+	before := count()
+	require.NoError(t, dropIndexes(ctx, pool, schema))
+	require.Equal(t, 1, count(), "only the primary key left")
+	require.NoError(t, prepareSchema(ctx, pool, schema))
+	require.Equal(t, before, count())
+}

@@ -1,0 +1,208 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river/riverdriver"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+	"github.com/riverqueue/river/rivertype"
+
+	"github.com/riverbpmn/riverbpmn/workflow"
+)
+
+// Mode is one riverbpmn configuration measured against stock River. Each
+// round runs the mode's workload through stock River, then through the mode,
+// on the same database, so their ratio is measured under the same load.
+//
+// A mode is a setup function plus, when its workload differs from the
+// command's, its own job count and worker count. Adding one (say strict
+// exclusivity over K process instances) takes an entry in Modes:
+//
+//	{
+//		Name: "exclusive", Summary: "...", Target: 0.80,
+//		Setup: func(ctx context.Context, env *Env) (*Side, error) {
+//			side, err := env.RiverBPMN(workflow.Acquisition{ /* exclusivity on */ })
+//			if err != nil {
+//				return nil, err
+//			}
+//			side.Workload.Instances = env.Options.Instances // K, from a new --instances flag
+//			return side, nil
+//		},
+//	},
+//
+// and, for one instance with many exclusive jobs at MaxWorkers 1, Jobs: 2000
+// and Workers: 1 on the entry.
+type Mode struct {
+	// Name is the mode's name on the command line (--mode) and in reports.
+	Name string
+
+	// Summary says in a few words what the mode enables.
+	Summary string
+
+	// Jobs and Workers, when non-zero, replace the command's --jobs and
+	// --workers for this mode, on the stock side too.
+	Jobs    int
+	Workers int
+
+	// Target is the lowest acceptable ratio of the mode's median jobs/s to
+	// stock River's (0.99 = 99%); zero means none. Reports say whether it is
+	// met; it is a goal, not a gate.
+	Target float64
+
+	// Diagnostic modes run only when named with --mode: they explain a
+	// result rather than measure a riverbpmn feature.
+	Diagnostic bool
+
+	// Setup builds the riverbpmn side of one run. It is called once per
+	// round, so a driver's run-time state never carries over between runs.
+	Setup func(ctx context.Context, env *Env) (*Side, error)
+}
+
+// Env is what a mode's Setup gets.
+type Env struct {
+	// Engine is a riverbpmn engine on the benchmark's pool and schema.
+	Engine *workflow.Engine
+
+	// Pool is the benchmark's database pool.
+	Pool *pgxpool.Pool
+
+	// Workload is the command's workload.
+	Workload Workload
+
+	// Options are the command's options.
+	Options *Options
+}
+
+// RiverBPMN returns a riverbpmn side with acquisition acq: the engine's
+// driver for acq, the engine's middleware, and jobs that carry the
+// workload's job contexts (a copy of env.Workload, which the caller may
+// change).
+func (env *Env) RiverBPMN(acq workflow.Acquisition) (*Side, error) {
+	driver, err := env.Engine.NewDriver(acq)
+	if err != nil {
+		return nil, err
+	}
+	workload := env.Workload
+	return &Side{
+		Driver:     driver,
+		Middleware: []rivertype.Middleware{env.Engine.Middleware()},
+		Workload:   &workload,
+	}, nil
+}
+
+// Side is how one side of a comparison runs: the River driver and
+// middleware of its client and the jobs it inserts.
+type Side struct {
+	// Driver is the client's driver.
+	Driver riverdriver.Driver[pgx.Tx]
+
+	// Middleware is the client's river.Config.Middleware.
+	Middleware []rivertype.Middleware
+
+	// Workload gives every job its job context; nil inserts plain River
+	// jobs (the stock side).
+	Workload *Workload
+}
+
+// stockSide is stock River: its own pgx driver, no middleware, plain jobs.
+func stockSide(pool *pgxpool.Pool) *Side {
+	return &Side{Driver: riverpgxv5.New(pool)}
+}
+
+// Modes returns the riverbpmn modes the bench command knows, in the order
+// it runs them.
+func Modes() []Mode {
+	return []Mode{
+		{
+			Name:    "none",
+			Summary: "riverbpmn driver and middleware, no acquisition feature; jobs carry a job context",
+			Target:  0.99,
+			Setup: func(_ context.Context, env *Env) (*Side, error) {
+				return env.RiverBPMN(workflow.Acquisition{})
+			},
+		},
+		{
+			Name:       "stock-metadata",
+			Summary:    "diagnostic: stock River (no riverbpmn code) working jobs that carry the job context metadata",
+			Diagnostic: true,
+			Setup: func(_ context.Context, env *Env) (*Side, error) {
+				workload := env.Workload
+				return &Side{Driver: riverpgxv5.New(env.Pool), Workload: &workload}, nil
+			},
+		},
+		{
+			Name:       "priority",
+			Summary:    "diagnostic: by priority only (no range, no deployment filter)",
+			Diagnostic: true,
+			Setup: func(_ context.Context, env *Env) (*Side, error) {
+				return env.RiverBPMN(workflow.Acquisition{ByPriority: true})
+			},
+		},
+		{
+			Name:    "priority-range-deployment",
+			Summary: "by priority, a priority range covering every job, deployment aware with the jobs' deployments",
+			Target:  0.95,
+			Setup: func(_ context.Context, env *Env) (*Side, error) {
+				r := env.Workload.PriorityRange()
+				return env.RiverBPMN(workflow.Acquisition{
+					ByPriority:      true,
+					PriorityRange:   &r,
+					DeploymentAware: true,
+					Deployments:     env.Workload.DeploymentIDs(),
+				})
+			},
+		},
+	}
+}
+
+// ModeNames returns the names of Modes, diagnostic ones last.
+func ModeNames() []string {
+	var names, diagnostic []string
+	for _, m := range Modes() {
+		if m.Diagnostic {
+			diagnostic = append(diagnostic, m.Name)
+		} else {
+			names = append(names, m.Name)
+		}
+	}
+	return append(names, diagnostic...)
+}
+
+// selectModes returns the modes named, in the order named, or all but the
+// diagnostic ones for none; an error names an unknown one.
+func selectModes(names []string) ([]Mode, error) {
+	all := Modes()
+	if len(names) == 0 {
+		var selected []Mode
+		for _, m := range all {
+			if !m.Diagnostic {
+				selected = append(selected, m)
+			}
+		}
+		return selected, nil
+	}
+	var selected []Mode
+	seen := map[string]bool{}
+	for _, name := range names {
+		if seen[name] {
+			continue
+		}
+		seen[name] = true
+		found := false
+		for _, m := range all {
+			if m.Name == name {
+				selected = append(selected, m)
+				found = true
+				break
+			}
+		}
+		if !found {
+			return nil, fmt.Errorf("unknown mode %q (known: %s)", name, strings.Join(ModeNames(), ", "))
+		}
+	}
+	return selected, nil
+}

@@ -1,0 +1,318 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
+
+	"github.com/riverbpmn/riverbpmn/workflow"
+)
+
+// ModeResult is the throughput of one mode against stock River.
+type ModeResult struct {
+	Mode    string `json:"mode"`
+	Summary string `json:"summary"`
+	// Diagnostic marks a mode that explains a result (see Mode.Diagnostic).
+	Diagnostic bool `json:"diagnostic,omitempty"`
+	Jobs       int  `json:"jobs"`
+	Workers    int  `json:"workers"`
+
+	Stock     SideResult `json:"stock"`
+	RiverBPMN SideResult `json:"riverbpmn"`
+	Ratio     Ratios     `json:"ratio"`
+
+	// Target is the mode's target ratio of jobs/s (0 = none), MeetsTarget
+	// whether Ratio.JobsPerSecond reaches it.
+	Target      float64 `json:"target,omitempty"`
+	MeetsTarget *bool   `json:"meets_target,omitempty"`
+}
+
+// SideResult is one side's measurements over all rounds.
+type SideResult struct {
+	// JobsPerSecond has one sample per round: jobs / (start of the client to
+	// the last completion).
+	JobsPerSecond Summary `json:"jobs_per_second"`
+	// FetchLatency pools the fetches of all rounds that locked at least one
+	// job, as River's JobGetAvailableDurationMetric reports them.
+	FetchLatency Latency `json:"fetch_latency"`
+	// EmptyFetches counts the fetches that locked nothing (left out of
+	// FetchLatency).
+	EmptyFetches int `json:"empty_fetches"`
+}
+
+// Ratios compare riverbpmn to stock River: above 1 is faster for jobs/s,
+// slower for fetch latencies.
+type Ratios struct {
+	// JobsPerSecond is riverbpmn's median jobs/s over stock's.
+	JobsPerSecond float64 `json:"jobs_per_second"`
+	// JobsPerSecondPaired is the median of the per-round ratios (each
+	// riverbpmn run over the stock run just before it), which cancels slow
+	// drifts of a shared machine.
+	JobsPerSecondPaired float64 `json:"jobs_per_second_paired"`
+	// FetchP50 and FetchP99 are riverbpmn's fetch latency percentiles over
+	// stock's.
+	FetchP50 float64 `json:"fetch_p50"`
+	FetchP99 float64 `json:"fetch_p99"`
+}
+
+// runResult is one run of one side.
+type runResult struct {
+	elapsed      time.Duration
+	jobsPerSec   float64
+	fetches      []time.Duration
+	emptyFetches int
+}
+
+func runThroughput(ctx context.Context, pool *pgxpool.Pool, opts *Options) ([]ModeResult, error) {
+	modes, err := selectModes(opts.Modes)
+	if err != nil {
+		return nil, err
+	}
+	type acc struct {
+		stock, bpmn []*runResult
+	}
+	accs := make([]acc, len(modes))
+	for round := 1; round <= opts.Rounds; round++ {
+		for mi, mode := range modes {
+			jobs, workers := modeWorkload(mode, opts)
+
+			stock, err := runOnce(ctx, pool, opts, stockSide(pool), jobs, workers)
+			if err != nil {
+				return nil, fmt.Errorf("round %d, mode %s, stock: %w", round, mode.Name, err)
+			}
+			progressRun(opts, round, mode.Name, "stock", jobs, stock)
+
+			engine, err := workflow.NewEngine(pool, &workflow.Config{Schema: opts.Schema})
+			if err != nil {
+				return nil, err
+			}
+			side, err := mode.Setup(ctx, &Env{Engine: engine, Pool: pool, Workload: Workload{Instances: jobs}, Options: opts})
+			if err != nil {
+				return nil, fmt.Errorf("mode %s: setup: %w", mode.Name, err)
+			}
+			bpmn, err := runOnce(ctx, pool, opts, side, jobs, workers)
+			if err != nil {
+				return nil, fmt.Errorf("round %d, mode %s, riverbpmn: %w", round, mode.Name, err)
+			}
+			progressRun(opts, round, mode.Name, "riverbpmn", jobs, bpmn)
+
+			accs[mi].stock = append(accs[mi].stock, stock)
+			accs[mi].bpmn = append(accs[mi].bpmn, bpmn)
+		}
+	}
+
+	results := make([]ModeResult, len(modes))
+	for mi, mode := range modes {
+		jobs, workers := modeWorkload(mode, opts)
+		res := ModeResult{
+			Mode: mode.Name, Summary: mode.Summary, Diagnostic: mode.Diagnostic, Jobs: jobs, Workers: workers,
+			Stock:     sideResult(accs[mi].stock),
+			RiverBPMN: sideResult(accs[mi].bpmn),
+			Target:    mode.Target,
+		}
+		paired := make([]float64, len(accs[mi].stock))
+		for i := range paired {
+			paired[i] = ratio(accs[mi].bpmn[i].jobsPerSec, accs[mi].stock[i].jobsPerSec)
+		}
+		res.Ratio = Ratios{
+			JobsPerSecond:       ratio(res.RiverBPMN.JobsPerSecond.Median, res.Stock.JobsPerSecond.Median),
+			JobsPerSecondPaired: summarize(paired).Median,
+			FetchP50:            ratio(res.RiverBPMN.FetchLatency.P50Ms, res.Stock.FetchLatency.P50Ms),
+			FetchP99:            ratio(res.RiverBPMN.FetchLatency.P99Ms, res.Stock.FetchLatency.P99Ms),
+		}
+		if mode.Target > 0 {
+			meets := res.Ratio.JobsPerSecond >= mode.Target
+			res.MeetsTarget = &meets
+		}
+		results[mi] = res
+	}
+	return results, nil
+}
+
+// modeWorkload is the job count and worker count of mode's runs.
+func modeWorkload(mode Mode, opts *Options) (jobs, workers int) {
+	jobs, workers = opts.Jobs, opts.Workers
+	if mode.Jobs > 0 {
+		jobs = mode.Jobs
+	}
+	if mode.Workers > 0 {
+		workers = mode.Workers
+	}
+	return jobs, workers
+}
+
+func sideResult(runs []*runResult) SideResult {
+	var (
+		perSec  = make([]float64, len(runs))
+		fetches []time.Duration
+		empty   int
+	)
+	for i, r := range runs {
+		perSec[i] = r.jobsPerSec
+		fetches = append(fetches, r.fetches...)
+		empty += r.emptyFetches
+	}
+	return SideResult{JobsPerSecond: summarize(perSec), FetchLatency: latencyOf(fetches), EmptyFetches: empty}
+}
+
+func progressRun(opts *Options, round int, mode, side string, jobs int, r *runResult) {
+	l := latencyOf(r.fetches)
+	fmt.Fprintf(opts.Progress, "round %d/%d %-27s %-9s %d jobs in %6.2fs: %8.0f jobs/s, %d fetches p50 %.2fms p99 %.2fms\n",
+		round, opts.Rounds, mode, side, jobs, r.elapsed.Seconds(), r.jobsPerSec, l.Count, l.P50Ms, l.P99Ms)
+}
+
+// runOnce queues jobs jobs for side (before timing), then starts one client
+// with workers workers and times it until every job has completed.
+func runOnce(ctx context.Context, pool *pgxpool.Pool, opts *Options, side *Side, jobs, workers int) (*runResult, error) {
+	ctx, cancel := context.WithTimeout(ctx, opts.RunTimeout)
+	defer cancel()
+
+	if _, err := pool.Exec(ctx, "TRUNCATE "+table(opts.Schema, "river_job")); err != nil {
+		return nil, fmt.Errorf("emptying river_job: %w", err)
+	}
+
+	riverWorkers := river.NewWorkers()
+	river.AddWorker(riverWorkers, &worker{work: opts.Work})
+	recorder := &fetchRecorder{}
+	client, err := river.NewClient(side.Driver, &river.Config{
+		FetchCooldown:     opts.FetchCooldown,
+		FetchPollInterval: opts.FetchPollInterval,
+		Hooks:             []rivertype.Hook{recorder},
+		Logger:            riverLogger(opts.Progress),
+		Middleware:        side.Middleware,
+		Queues:            map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: workers}},
+		Schema:            opts.Schema,
+		Workers:           riverWorkers,
+	})
+	if err != nil {
+		return nil, err
+	}
+
+	if err := insertBacklog(ctx, client, side.Workload, jobs, opts.InsertBatch); err != nil {
+		return nil, err
+	}
+	// Fresh statistics for both sides alike, as autovacuum would give them
+	// eventually; riverbpmn's expression statistics need them.
+	if _, err := pool.Exec(ctx, "ANALYZE "+table(opts.Schema, "river_job")); err != nil {
+		return nil, err
+	}
+
+	// Buffered for every job, so that no event is ever dropped.
+	events, unsubscribe := client.SubscribeConfig(&river.SubscribeConfig{
+		ChanSize: jobs + 1,
+		Kinds:    []river.EventKind{river.EventKindJobCompleted, river.EventKindJobFailed},
+	})
+	defer unsubscribe()
+
+	start := time.Now()
+	if err := client.Start(ctx); err != nil {
+		return nil, err
+	}
+	completed := 0
+	var waitErr error
+	for completed < jobs && waitErr == nil {
+		select {
+		case event := <-events:
+			if event.Kind != river.EventKindJobCompleted {
+				waitErr = fmt.Errorf("job %d failed: %v", event.Job.ID, event.Job.Errors)
+				break
+			}
+			completed++
+		case <-ctx.Done():
+			waitErr = fmt.Errorf("%d of %d jobs completed: %w", completed, jobs, ctx.Err())
+		}
+	}
+	elapsed := time.Since(start)
+	fetches, empty := recorder.stop()
+
+	stopCtx, stopCancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+	defer stopCancel()
+	stopErr := client.Stop(stopCtx)
+	if err := errors.Join(waitErr, stopErr); err != nil {
+		return nil, err
+	}
+
+	var inDB int
+	if err := pool.QueryRow(ctx, "SELECT count(*) FROM "+table(opts.Schema, "river_job")+" WHERE state = 'completed'").Scan(&inDB); err != nil {
+		return nil, err
+	}
+	if inDB != jobs {
+		return nil, fmt.Errorf("%d jobs completed by the events, %d in the database", jobs, inDB)
+	}
+	return &runResult{
+		elapsed:      elapsed,
+		jobsPerSec:   float64(jobs) / elapsed.Seconds(),
+		fetches:      fetches,
+		emptyFetches: empty,
+	}, nil
+}
+
+// insertBacklog queues jobs jobs with InsertManyFast, in batches, through
+// client (so through its middleware). With a workload, job i carries
+// workload.JobContext(i).
+func insertBacklog(ctx context.Context, client *river.Client[pgx.Tx], workload *Workload, jobs, batch int) error {
+	params := make([]river.InsertManyParams, 0, min(batch, jobs))
+	for start := 0; start < jobs; start += batch {
+		params = params[:0]
+		for i := start; i < min(start+batch, jobs); i++ {
+			p := river.InsertManyParams{Args: Args{Seq: i}}
+			if workload != nil {
+				p.InsertOpts = workload.JobContext(i).InsertOpts()
+			}
+			params = append(params, p)
+		}
+		if _, err := client.InsertManyFast(ctx, params); err != nil {
+			return fmt.Errorf("queueing the backlog: %w", err)
+		}
+	}
+	return nil
+}
+
+// fetchRecorder is a River hook that records the duration of every fetch
+// (River's JobGetAvailableDurationMetric) that locked at least one job
+// (the JobGetAvailableCountMetric River emits right after it).
+type fetchRecorder struct {
+	river.HookDefaults
+
+	mu        sync.Mutex
+	stopped   bool
+	pending   time.Duration
+	durations []time.Duration
+	empty     int
+}
+
+var _ rivertype.HookMetricEmit = (*fetchRecorder)(nil)
+
+// MetricEmit records a fetch.
+func (r *fetchRecorder) MetricEmit(_ context.Context, params *rivertype.HookMetricEmitParams) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.stopped {
+		return
+	}
+	switch m := params.Metric.(type) {
+	case *rivertype.JobGetAvailableDurationMetric:
+		r.pending = m.Duration
+	case *rivertype.JobGetAvailableCountMetric:
+		if m.Count > 0 {
+			r.durations = append(r.durations, r.pending)
+		} else {
+			r.empty++
+		}
+	}
+}
+
+// stop ends the recording and returns what was recorded.
+func (r *fetchRecorder) stop() (durations []time.Duration, empty int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.stopped = true
+	return r.durations, r.empty
+}

@@ -1,0 +1,147 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/riverqueue/river"
+
+	"github.com/riverbpmn/riverbpmn/priority"
+	"github.com/riverbpmn/riverbpmn/workflow"
+)
+
+// Args are the args of every benchmark job, stock and riverbpmn alike: the
+// two sides insert the same rows apart from riverbpmn's job context.
+type Args struct {
+	// Seq numbers the jobs of one run from 0.
+	Seq int `json:"seq"`
+}
+
+// Kind is the kind of the benchmark jobs.
+func (Args) Kind() string { return "riverbpmn_bench" }
+
+// The shape of the workload's job contexts. The priority spread covers
+// [PriorityMin, PriorityMax] with a pseudo-random order of insertion, every
+// TimerEvery-th job is a timer, and jobs are spread round-robin over
+// Deployments deployments.
+const (
+	PriorityMin          = -100
+	PriorityMax          = 100
+	TimerEvery           = 10
+	Deployments          = 4
+	ProcessDefinitionKey = "bench_process"
+	ActivityID           = "bench_task"
+
+	// prioritySpreadFactor is coprime to the size of the priority range, so
+	// that consecutive jobs get scattered priorities.
+	prioritySpreadFactor = 7919
+)
+
+// Workload describes the job contexts that riverbpmn jobs carry. The stock
+// side inserts the same args without a job context.
+type Workload struct {
+	// Instances is the number of process instances the jobs are spread over,
+	// round-robin; zero means the jobs belong to no process instance (like
+	// timer start events).
+	Instances int
+}
+
+// Priority is the priority of job i, in [PriorityMin, PriorityMax].
+func (w Workload) Priority(i int) int64 {
+	return (int64(i)*prioritySpreadFactor)%(PriorityMax-PriorityMin+1) + PriorityMin
+}
+
+// PriorityRange is the range covering every priority of the workload.
+func (w Workload) PriorityRange() priority.Range {
+	return priority.Range{Min: PriorityMin, Max: PriorityMax}
+}
+
+// DeploymentIDs are the deployments of the workload's jobs.
+func (w Workload) DeploymentIDs() []string {
+	ids := make([]string, Deployments)
+	for d := range ids {
+		ids[d] = deploymentID(d)
+	}
+	return ids
+}
+
+func deploymentID(d int) string { return "bench-dep-" + strconv.Itoa(d) }
+
+// JobContext is the job context of job i, as the inserting application
+// gives it; the middleware completes it (root instance, exclusive flag).
+func (w Workload) JobContext(i int) workflow.JobContext {
+	jobType := workflow.JobTypeAsync
+	if i%TimerEvery == 0 {
+		jobType = workflow.JobTypeTimer
+	}
+	p := w.Priority(i)
+	jc := workflow.JobContext{
+		ProcessDefinitionKey: ProcessDefinitionKey,
+		ActivityID:           ActivityID,
+		DeploymentID:         deploymentID(i % Deployments),
+		JobType:              jobType,
+		Priority:             &p,
+	}
+	if w.Instances > 0 {
+		jc.ProcessInstanceID = "bench-pi-" + strconv.Itoa(i%w.Instances)
+	}
+	return jc
+}
+
+// metadataSQL is a SQL expression for the metadata the middleware stores for
+// JobContext(i), where i is the SQL expression iExpr (a bigint): the fetch
+// latency backlog is built in SQL, a million rows at a time, and must look
+// exactly like inserted jobs (TestMetadataSQLMatchesMiddleware).
+func (w Workload) metadataSQL(iExpr string) string {
+	instance := ""
+	if w.Instances > 0 {
+		instance = fmt.Sprintf(`
+		'process_instance_id', 'bench-pi-' || (%[1]s %% %[2]d),
+		'root_process_instance_id', 'bench-pi-' || (%[1]s %% %[2]d),`, iExpr, w.Instances)
+	}
+	return fmt.Sprintf(`jsonb_build_object('bpmn', jsonb_build_object(%[2]s
+		'process_definition_key', %[3]s,
+		'activity_id', %[4]s,
+		'deployment_id', 'bench-dep-' || (%[1]s %% %[5]d),
+		'job_type', CASE WHEN %[1]s %% %[6]d = 0 THEN %[7]s ELSE %[8]s END,
+		'priority', (%[1]s * %[9]d) %% %[10]d + %[11]d,
+		'exclusive', true))`,
+		iExpr, instance, quoteLiteral(ProcessDefinitionKey), quoteLiteral(ActivityID),
+		Deployments, TimerEvery, quoteLiteral(workflow.JobTypeTimer), quoteLiteral(workflow.JobTypeAsync),
+		prioritySpreadFactor, PriorityMax-PriorityMin+1, PriorityMin)
+}
+
+// quoteLiteral quotes a constant string as a SQL literal (the constants
+// above hold no quote; this keeps it so).
+func quoteLiteral(s string) string {
+	for _, r := range s {
+		if r == '\'' || r == '\\' {
+			panic("bench: constant with a quote: " + s)
+		}
+	}
+	return "'" + s + "'"
+}
+
+// worker is the benchmark's work function: nothing, or a sleep of work.
+type worker struct {
+	river.WorkerDefaults[Args]
+
+	work time.Duration
+}
+
+// Work does the configured amount of work.
+func (w *worker) Work(ctx context.Context, _ *river.Job[Args]) error {
+	if w.work <= 0 {
+		return nil
+	}
+	timer := time.NewTimer(w.work)
+	defer timer.Stop()
+	select {
+	case <-timer.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
