@@ -28,6 +28,9 @@ func migrationTruncateTables(version int) []string {
 	if version == 0 || version >= 2 {
 		tables = append(tables, "river_bpmn_job_definition")
 	}
+	if version == 0 || version >= 4 {
+		tables = append(tables, "river_bpmn_exclusive_lock")
+	}
 	return tables
 }
 
