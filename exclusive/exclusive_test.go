@@ -1,11 +1,15 @@
 package exclusive
 
 import (
+	"context"
+	"errors"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -144,5 +148,75 @@ func TestWaker(t *testing.T) {
 		w.Wake("q")
 		time.Sleep(20 * time.Millisecond)
 		require.Zero(t, sends.Load())
+	})
+}
+
+func TestBatcher(t *testing.T) {
+	t.Parallel()
+
+	t.Run("GroupsConcurrentRequests", func(t *testing.T) {
+		t.Parallel()
+		var (
+			mu      sync.Mutex
+			batches []int
+		)
+		b := NewBatcher(10, func(_ context.Context, items []int) ([]int, error) {
+			mu.Lock()
+			batches = append(batches, len(items))
+			mu.Unlock()
+			time.Sleep(5 * time.Millisecond)
+			out := make([]int, len(items))
+			for i, v := range items {
+				out[i] = v * 2
+			}
+			return out, nil
+		})
+		var wg sync.WaitGroup
+		for i := range 100 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				got, err := b.Do(context.Background(), i)
+				assert.NoError(t, err)
+				assert.Equal(t, 2*i, got)
+			}()
+		}
+		wg.Wait()
+		mu.Lock()
+		defer mu.Unlock()
+		total := 0
+		for _, n := range batches {
+			require.LessOrEqual(t, n, 10, "never more than maxBatch")
+			total += n
+		}
+		require.Equal(t, 100, total)
+		require.Less(t, len(batches), 100, "concurrent requests share flushes")
+	})
+
+	t.Run("AloneFlushesAtOnce", func(t *testing.T) {
+		t.Parallel()
+		calls := 0
+		b := NewBatcher(0, func(_ context.Context, items []string) ([]string, error) {
+			calls++
+			return items, nil
+		})
+		for i := range 3 {
+			got, err := b.Do(context.Background(), fmt.Sprint(i))
+			require.NoError(t, err)
+			require.Equal(t, fmt.Sprint(i), got)
+		}
+		require.Equal(t, 3, calls)
+	})
+
+	t.Run("ErrorsReachEveryRequestOfTheBatch", func(t *testing.T) {
+		t.Parallel()
+		boom := errors.New("boom")
+		b := NewBatcher(0, func(context.Context, []int) ([]int, error) { return nil, boom })
+		_, err := b.Do(context.Background(), 1)
+		require.ErrorIs(t, err, boom)
+
+		short := NewBatcher(0, func(context.Context, []int) ([]int, error) { return nil, nil })
+		_, err = short.Do(context.Background(), 1)
+		require.ErrorIs(t, err, errBatchResults)
 	})
 }

@@ -1,8 +1,13 @@
 package workflow
 
 import (
+	"fmt"
+	"time"
+
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river/rivertype"
+
+	"github.com/riverbpmn/riverbpmn/exclusive"
 )
 
 // Config configures an Engine.
@@ -23,6 +28,33 @@ type Config struct {
 	// gets priority 0 and overriding priorities are not applied at insert
 	// (Camunda's producePrioritizedJobs=false).
 	DisablePrioritizedJobs bool
+
+	// ExclusiveScope switches strict exclusive execution on: with
+	// exclusive.ProcessInstance, two exclusive jobs of one process instance
+	// never run at the same time, across every client on the database; with
+	// exclusive.RootProcessInstance, two exclusive jobs of one process
+	// hierarchy never do. Jobs are exclusive by default (a job definition
+	// opts out with NonExclusive); jobs without a process instance, and
+	// non-exclusive jobs, are never held back.
+	//
+	// The zero value, exclusive.None, leaves fetching to River's own query:
+	// jobs still record their exclusive flag, but nothing is sequenced. It is
+	// opt-in so that an engine configured with nothing behaves exactly like
+	// stock River. Every client working one database must use the same scope,
+	// and the client must have the engine's Middleware (which gives a key back
+	// when the job's work returns).
+	ExclusiveScope exclusive.Scope
+
+	// ExclusiveLookahead bounds how many available jobs one fetch looks at to
+	// find jobs whose key is free (0 means exclusive.DefaultLookahead). Only a
+	// queue whose head is a long run of jobs of held keys reaches it; jobs
+	// behind that run then wait for the head to drain.
+	ExclusiveLookahead int
+
+	// ExclusiveWakeCooldown is the shortest time between two notifications
+	// that wake a queue's producers when a key is given back while jobs of
+	// that key wait (0 means exclusive.DefaultWakeCooldown).
+	ExclusiveWakeCooldown time.Duration
 }
 
 // Engine is riverbpmn's entry point: it holds the configuration and builds
@@ -39,6 +71,7 @@ type Engine struct {
 	dbPool     *pgxpool.Pool
 	driver     *Driver
 	middleware *middleware
+	exclusive  *engineExclusive
 }
 
 // NewEngine builds an engine on dbPool. dbPool may be nil, as with
@@ -52,9 +85,16 @@ func NewEngine(dbPool *pgxpool.Pool, config *Config) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := config.ExclusiveScope.Validate(); err != nil {
+		return nil, fmt.Errorf("workflow: Config.ExclusiveScope: %w", err)
+	}
+	if config.ExclusiveLookahead < 0 {
+		return nil, fmt.Errorf("workflow: Config.ExclusiveLookahead must not be negative, got %d", config.ExclusiveLookahead)
+	}
 	e := &Engine{config: *config, defs: defs, dbPool: dbPool}
 	e.driver = newDriver(e, dbPool)
 	e.middleware = &middleware{engine: e}
+	e.initExclusive()
 	return e, nil
 }
 

@@ -53,20 +53,6 @@ window_end AS (
             LIMIT 1
         ) AS last_job ON true
 ),
--- The live locks among the window's keys: a lock whose job is still running
--- the attempt that took it. Judged in this statement's snapshot.
-live_key AS (
-    SELECT
-        lock.key
-    FROM
-        /* TEMPLATE: schema */river_bpmn_exclusive_lock AS lock
-        JOIN /* TEMPLATE: schema */river_job AS holder
-            ON holder.id = lock.job_id
-            AND holder.state = 'running'
-            AND holder.attempt = lock.attempt
-    WHERE
-        lock.key IN (SELECT exclusive_key FROM window_jobs WHERE exclusive_key IS NOT NULL)
-),
 -- Every key-less job, and the first job (in River's order) of every key that
 -- no running attempt holds; then the first $4 of those in River's order.
 chosen AS (
@@ -83,7 +69,20 @@ chosen AS (
             window_jobs
         WHERE
             window_jobs.exclusive_key IS NULL
-            OR window_jobs.exclusive_key NOT IN (SELECT key FROM live_key)
+            -- Not held: no lock on the key, or only a stale one (its job no
+            -- longer runs the attempt that took it), judged in this
+            -- statement's snapshot.
+            OR NOT EXISTS (
+                SELECT 1
+                FROM
+                    /* TEMPLATE: schema */river_bpmn_exclusive_lock AS lock
+                    JOIN /* TEMPLATE: schema */river_job AS holder
+                        ON holder.id = lock.job_id
+                        AND holder.state = 'running'
+                        AND holder.attempt = lock.attempt
+                WHERE
+                    lock.key = window_jobs.exclusive_key
+            )
     ) AS ranked
     WHERE
         ranked.exclusive_key IS NULL
@@ -95,7 +94,9 @@ chosen AS (
     LIMIT $4::integer
 ),
 -- Lock the chosen rows as River does. The key is read again from the locked
--- row version, so a concurrent change to it cannot slip through.
+-- row version, so a concurrent change to it cannot slip through. The ids go
+-- in as an array so the rows are always found by primary key, whatever the
+-- planner believes about the table.
 locked_jobs AS (
     SELECT
         river_job.id,
@@ -104,7 +105,7 @@ locked_jobs AS (
     FROM
         /* TEMPLATE: schema */river_job
     WHERE
-        river_job.id IN (SELECT id FROM chosen)
+        river_job.id = ANY(ARRAY(SELECT id FROM chosen))
         AND river_job.state = 'available'
         AND river_job.queue = $1::text
         AND river_job.scheduled_at <= coalesce($3::timestamptz, now())
@@ -177,13 +178,12 @@ updated AS (
             END,
             $6::text
         )
-    FROM (
-        SELECT id FROM locked_jobs WHERE exclusive_key IS NULL
-        UNION ALL
-        SELECT job_id FROM acquired
-    ) AS to_run
     WHERE
-        river_job.id = to_run.id
+        river_job.id = ANY(ARRAY(
+            SELECT id FROM locked_jobs WHERE exclusive_key IS NULL
+            UNION ALL
+            SELECT job_id FROM acquired
+        ))
     RETURNING
         /* COLUMNS: river_job */
 )

@@ -1,0 +1,182 @@
+package workflow
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+	"github.com/riverqueue/river/rivertype"
+	"github.com/stretchr/testify/require"
+
+	"github.com/riverbpmn/riverbpmn/exclusive"
+)
+
+// benchArgs is the benchmark job: no work at all, so the numbers measure
+// fetching, sequencing and completing.
+type benchArgs struct {
+	N int `json:"n"`
+}
+
+func (benchArgs) Kind() string { return "excl_bench" }
+
+type benchWorker struct {
+	river.WorkerDefaults[benchArgs]
+	done  atomic.Int64
+	total int64
+	ch    chan struct{}
+}
+
+func (w *benchWorker) Work(context.Context, *river.Job[benchArgs]) error {
+	if w.done.Add(1) == w.total {
+		close(w.ch)
+	}
+	return nil
+}
+
+// exclBenchWorkload is a set of exclusive jobs: instances x jobsPer, in
+// insertion order either grouped (all jobs of an instance together) or
+// interleaved (the first job of every instance, then the second...).
+type exclBenchWorkload struct {
+	name        string
+	instances   int
+	jobsPer     int
+	interleaved bool
+	maxWorkers  int
+}
+
+// params returns the insert params of the workload. Every job carries its
+// resolved job context in metadata, for stock River too, so both modes move
+// the same rows.
+func (wl exclBenchWorkload) params(tb testing.TB) []river.InsertManyParams {
+	tb.Helper()
+	exclusiveFlag := true
+	metadata := func(instance int) []byte {
+		md, err := JobContext{
+			ProcessInstanceID: fmt.Sprintf("bench-%05d", instance), RootProcessInstanceID: fmt.Sprintf("bench-%05d", instance),
+			ProcessDefinitionKey: "bench", Exclusive: &exclusiveFlag,
+		}.AddToMetadata(nil)
+		require.NoError(tb, err)
+		return md
+	}
+	params := make([]river.InsertManyParams, 0, wl.instances*wl.jobsPer)
+	add := func(instance, seq int) {
+		params = append(params, river.InsertManyParams{
+			Args:       benchArgs{N: instance*wl.jobsPer + seq},
+			InsertOpts: &river.InsertOpts{Metadata: metadata(instance)},
+		})
+	}
+	if wl.interleaved {
+		for seq := range wl.jobsPer {
+			for instance := range wl.instances {
+				add(instance, seq)
+			}
+		}
+	} else {
+		for instance := range wl.instances {
+			for seq := range wl.jobsPer {
+				add(instance, seq)
+			}
+		}
+	}
+	return params
+}
+
+var exclBenchWorkloads = []exclBenchWorkload{
+	{name: "1000x10_grouped", instances: 1000, jobsPer: 10, maxWorkers: 100},
+	{name: "1000x10_interleaved", instances: 1000, jobsPer: 10, interleaved: true, maxWorkers: 100},
+	{name: "1x2000_maxworkers1", instances: 1, jobsPer: 2000, maxWorkers: 1},
+}
+
+// BenchmarkExclusive compares, in one run on one database, stock River (its
+// own driver, River's schema) with riverbpmn enforcing exclusivity on the
+// same jobs (issue 6 and 7 targets: 1,000 instances x 10 jobs at >= 80% of
+// stock's jobs/s, one instance x 2,000 jobs at MaxWorkers 1 at >= 50%).
+// Each iteration works the whole workload with one client; the jobs/s metric
+// is what to compare. Run with -benchtime 1x -count N: the sub-benchmarks
+// then alternate stock and riverbpmn N times.
+//
+// Both modes use FetchCooldown 1 ms (River's minimum) and FetchPollInterval
+// 50 ms: with River's default cooldown of 100 ms both would be capped by the
+// cooldown rather than by the database (10 jobs/s at MaxWorkers 1).
+func BenchmarkExclusive(b *testing.B) {
+	for _, wl := range exclBenchWorkloads {
+		for _, mode := range []string{"stock", "riverbpmn"} {
+			b.Run(wl.name+"/"+mode, func(b *testing.B) {
+				benchExclusive(b, wl, mode == "riverbpmn")
+			})
+		}
+	}
+}
+
+func benchExclusive(b *testing.B, wl exclBenchWorkload, bpmn bool) {
+	ctx := context.Background()
+	pool := testPool(b)
+
+	var (
+		driver     riverdriver.Driver[pgx.Tx]
+		middleware []rivertype.Middleware
+		schema     string
+	)
+	if bpmn {
+		schema = exclSchema(b)
+		engine, err := NewEngine(pool, &Config{Schema: schema, ExclusiveScope: exclusive.ProcessInstance})
+		require.NoError(b, err)
+		driver, middleware = engine.Driver(), []rivertype.Middleware{engine.Middleware()}
+	} else {
+		var stock *riverpgxv5.Driver
+		stock, schema = testStockSchema(b)
+		driver = stock
+	}
+	params := wl.params(b)
+
+	var elapsed time.Duration
+	jobs := 0
+	for b.Loop() {
+		b.StopTimer()
+		_, err := pool.Exec(ctx, fmt.Sprintf("TRUNCATE %s.river_job", pgx.Identifier{schema}.Sanitize()))
+		require.NoError(b, err)
+		worker := &benchWorker{total: int64(len(params)), ch: make(chan struct{})}
+		workers := river.NewWorkers()
+		river.AddWorker(workers, worker)
+		client, err := river.NewClient(driver, &river.Config{
+			FetchCooldown:     time.Millisecond,
+			FetchPollInterval: 50 * time.Millisecond,
+			Logger:            slog.New(slog.DiscardHandler),
+			Middleware:        middleware,
+			Queues:            map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: wl.maxWorkers}},
+			Schema:            schema,
+			TestOnly:          true,
+			Workers:           workers,
+		})
+		require.NoError(b, err)
+		for start := 0; start < len(params); start += 1000 {
+			_, err := client.InsertMany(ctx, params[start:min(start+1000, len(params))])
+			require.NoError(b, err)
+		}
+		_, err = pool.Exec(ctx, fmt.Sprintf("ANALYZE %s.river_job", pgx.Identifier{schema}.Sanitize()))
+		require.NoError(b, err)
+		b.StartTimer()
+
+		start := time.Now()
+		require.NoError(b, client.Start(ctx))
+		select {
+		case <-worker.ch:
+		case <-time.After(5 * time.Minute):
+			b.Fatalf("only %d of %d jobs worked", worker.done.Load(), len(params))
+		}
+		elapsed += time.Since(start)
+		jobs += len(params)
+
+		b.StopTimer()
+		require.NoError(b, client.Stop(ctx))
+		b.StartTimer()
+	}
+	b.ReportMetric(float64(jobs)/elapsed.Seconds(), "jobs/s")
+}

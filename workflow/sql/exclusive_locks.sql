@@ -1,0 +1,19 @@
+-- ExclusiveLocks: every held exclusive key (at most $1), oldest first, with
+-- the holding job's current state and attempt (NULL when the job is gone).
+SELECT
+    lock.key,
+    lock.job_id,
+    lock.attempt,
+    lock.client_id,
+    lock.queue,
+    lock.locked_at,
+    holder.state::text,
+    holder.attempt
+FROM
+    /* TEMPLATE: schema */river_bpmn_exclusive_lock AS lock
+    LEFT JOIN /* TEMPLATE: schema */river_job AS holder
+        ON holder.id = lock.job_id
+ORDER BY
+    lock.locked_at,
+    lock.key
+LIMIT $1::integer;
