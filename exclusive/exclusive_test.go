@@ -52,17 +52,6 @@ func TestScope(t *testing.T) {
 	require.Equal(t, "exclusive.Scope(9)", Scope(9).String())
 }
 
-func TestWindow(t *testing.T) {
-	t.Parallel()
-	require.Equal(t, 18, Window(1, 0, DefaultLookahead), "first page: 2*want+16")
-	require.Equal(t, 72, Window(1, 1, DefaultLookahead), "then four times larger")
-	require.Equal(t, 216, Window(100, 0, DefaultLookahead))
-	require.Equal(t, MaxWindow, Window(100, 5, DefaultLookahead), "capped per page")
-	require.Equal(t, 50, Window(100, 0, 50), "capped by what is left of the lookahead")
-	require.Zero(t, Window(0, 0, 100))
-	require.Zero(t, Window(10, 0, 0))
-}
-
 func TestOverlaps(t *testing.T) {
 	t.Parallel()
 	t0 := time.Now()

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"slices"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -99,7 +101,9 @@ var exclBenchWorkloads = []exclBenchWorkload{
 // same jobs (issue 6 and 7 targets: 1,000 instances x 10 jobs at >= 80% of
 // stock's jobs/s, one instance x 2,000 jobs at MaxWorkers 1 at >= 50%).
 // Each iteration works the whole workload with one client; the jobs/s metric
-// is what to compare. Run with -benchtime 1x -count N: the sub-benchmarks
+// is what to compare. riverbpmn_noexclusive is riverbpmn's driver, schema and
+// middleware with exclusivity off: the difference to stock is the cost of
+// riverbpmn's schema (its indexes on river_job), the rest is exclusivity's. Run with -benchtime 1x -count N: the sub-benchmarks
 // then alternate stock and riverbpmn N times.
 //
 // Both modes use FetchCooldown 1 ms (River's minimum) and FetchPollInterval
@@ -107,15 +111,23 @@ var exclBenchWorkloads = []exclBenchWorkload{
 // cooldown rather than by the database (10 jobs/s at MaxWorkers 1).
 func BenchmarkExclusive(b *testing.B) {
 	for _, wl := range exclBenchWorkloads {
-		for _, mode := range []string{"stock", "riverbpmn"} {
-			b.Run(wl.name+"/"+mode, func(b *testing.B) {
-				benchExclusive(b, wl, mode == "riverbpmn")
+		for _, mode := range []struct {
+			name  string
+			bpmn  bool
+			scope exclusive.Scope
+		}{
+			{"stock", false, exclusive.None},
+			{"riverbpmn_noexclusive", true, exclusive.None},
+			{"riverbpmn", true, exclusive.ProcessInstance},
+		} {
+			b.Run(wl.name+"/"+mode.name, func(b *testing.B) {
+				benchExclusive(b, wl, mode.bpmn, mode.scope)
 			})
 		}
 	}
 }
 
-func benchExclusive(b *testing.B, wl exclBenchWorkload, bpmn bool) {
+func benchExclusive(b *testing.B, wl exclBenchWorkload, bpmn bool, scope exclusive.Scope) {
 	ctx := context.Background()
 	pool := testPool(b)
 
@@ -126,7 +138,7 @@ func benchExclusive(b *testing.B, wl exclBenchWorkload, bpmn bool) {
 	)
 	if bpmn {
 		schema = exclSchema(b)
-		engine, err := NewEngine(pool, &Config{Schema: schema, ExclusiveScope: exclusive.ProcessInstance})
+		engine, err := NewEngine(pool, &Config{Schema: schema, ExclusiveScope: scope})
 		require.NoError(b, err)
 		driver, middleware = engine.Driver(), []rivertype.Middleware{engine.Middleware()}
 	} else {
@@ -136,8 +148,11 @@ func benchExclusive(b *testing.B, wl exclBenchWorkload, bpmn bool) {
 	}
 	params := wl.params(b)
 
-	var elapsed time.Duration
-	jobs := 0
+	var (
+		elapsed time.Duration
+		jobs    int
+		fetches fetchTimes
+	)
 	for b.Loop() {
 		b.StopTimer()
 		_, err := pool.Exec(ctx, fmt.Sprintf("TRUNCATE %s.river_job", pgx.Identifier{schema}.Sanitize()))
@@ -148,6 +163,7 @@ func benchExclusive(b *testing.B, wl exclBenchWorkload, bpmn bool) {
 		client, err := river.NewClient(driver, &river.Config{
 			FetchCooldown:     time.Millisecond,
 			FetchPollInterval: 50 * time.Millisecond,
+			Hooks:             []rivertype.Hook{river.HookMetricEmitFunc(fetches.record)},
 			Logger:            slog.New(slog.DiscardHandler),
 			Middleware:        middleware,
 			Queues:            map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: wl.maxWorkers}},
@@ -179,4 +195,33 @@ func benchExclusive(b *testing.B, wl exclBenchWorkload, bpmn bool) {
 		b.StartTimer()
 	}
 	b.ReportMetric(float64(jobs)/elapsed.Seconds(), "jobs/s")
+	p50, p99 := fetches.percentiles()
+	b.ReportMetric(float64(p50.Microseconds())/1000, "fetch-p50-ms")
+	b.ReportMetric(float64(p99.Microseconds())/1000, "fetch-p99-ms")
+	b.ReportMetric(float64(len(fetches.durations))/float64(max(jobs, 1))*1000, "fetches/1000jobs")
+}
+
+// fetchTimes collects River's JobGetAvailable duration metric.
+type fetchTimes struct {
+	mu        sync.Mutex
+	durations []time.Duration
+}
+
+func (f *fetchTimes) record(_ context.Context, params *rivertype.HookMetricEmitParams) {
+	if m, ok := params.Metric.(*rivertype.JobGetAvailableDurationMetric); ok {
+		f.mu.Lock()
+		f.durations = append(f.durations, m.Duration)
+		f.mu.Unlock()
+	}
+}
+
+func (f *fetchTimes) percentiles() (p50, p99 time.Duration) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.durations) == 0 {
+		return 0, 0
+	}
+	sorted := slices.Clone(f.durations)
+	slices.Sort(sorted)
+	return sorted[len(sorted)/2], sorted[len(sorted)*99/100]
 }

@@ -36,8 +36,9 @@ package workflow
 //  2. A fetch takes a key only through INSERT ... ON CONFLICT (key): a plain
 //     insert succeeds only when no row exists, committed or in flight (the
 //     unique index makes a concurrent inserter wait for the other's outcome,
-//     then re-check); a takeover (DO UPDATE) succeeds only if the latest
-//     committed version of the row still carries the token that this
+//     then re-check); an update of the existing row (DO UPDATE) succeeds only
+//     if the row's latest committed version, which PostgreSQL locks and
+//     re-reads for it, is free (no job) or still carries the token that this
 //     statement's snapshot judged stale. The job's move to running is in the
 //     same statement and only happens for a key actually taken, so two
 //     fetches (on any clients, queues or nodes) racing for one key cannot
@@ -49,12 +50,12 @@ package workflow
 //     writes its own row with a new token after replacing t). Snoozes and
 //     interrupted jobs give an attempt number back, which is why the
 //     takeover compares the token, not (job, attempt).
-//  4. Rows change only by insert, by that token-compared takeover, and by
-//     deletes whose condition is on the row itself (token, or job and
-//     attempt): a delete that meets a row taken over after its snapshot
+//  4. Rows change only by that insert or conditional takeover, by a release
+//     and by a sweep, whose conditions are on the row itself (key, job and
+//     attempt; token): one that meets a row taken over after its snapshot
 //     re-checks the new version (PostgreSQL's EvalPlanQual) and leaves it.
-//     The middleware deletes by (job, attempt) while the attempt is still
-//     running in the database, so the row it can match is its own.
+//     The middleware releases by (key, job, attempt) while the attempt is
+//     still running in the database, so the row it can match is its own.
 //  5. One statement acquires its keys in key order and locks river_job rows
 //     with SKIP LOCKED, as River does, so fetches never wait on each other in
 //     a cycle. The key is read again from the locked row version, so a
@@ -75,17 +76,17 @@ package workflow
 // released key has waiting jobs, the engine wakes the queue's producers with
 // River's own insert notification (Waker, exclusive_work.go).
 //
-// The fetch reads a bounded window of available jobs in River's order over
-// River's fetch index, then ranks that window only (first job per free key),
-// and pages on with a growing window when the window held too few fetchable
-// jobs, up to Config.ExclusiveLookahead rows. Each page is one statement and
-// correct on its own.
+// The fetch streams available jobs in River's order over River's fetch index
+// and keeps a job with a key only if no running attempt holds the key and no
+// earlier job of the key waits (two index probes), stopping as soon as it has
+// enough jobs and after at most Config.ExclusiveLookahead rows. Lock rows are
+// kept when a key is given back, so taking and giving back a key are
+// in-place updates of one small row.
 
 import (
 	"cmp"
 	"context"
 	"fmt"
-	"log/slog"
 	"math"
 	"regexp"
 	"strings"
@@ -93,46 +94,76 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river/riverdriver"
-	"github.com/riverqueue/river/rivertype"
 
 	"github.com/riverbpmn/riverbpmn/exclusive"
 )
 
-const exclusiveKeyMarker = "/* EXCLUSIVE_KEY */"
-
 var (
 	jobGetAvailableExclusiveSQL = mustReadSQL("job_get_available_exclusive.sql")
-	exclusiveKeySQL             = map[exclusive.Scope]string{
+	exclusiveKeyExpressionSQL   = map[exclusive.Scope]string{
 		exclusive.ProcessInstance:     mustReadSQL("exclusive_key_process_instance.sql"),
 		exclusive.RootProcessInstance: mustReadSQL("exclusive_key_root_process_instance.sql"),
 	}
+	exclusiveKeySQL         = mustReadSQL("exclusive_key.sql")
 	exclusiveStaleLocksSQL  = mustReadSQL("exclusive_stale_locks.sql")
 	exclusiveDeleteLocksSQL = mustReadSQL("exclusive_delete_locks.sql")
-
-	// exclusiveFetchStart is the cursor of a fetch's first page: its priority
-	// sorts before any River priority, so the page starts at the head
-	// of the queue whatever the other two fields are.
-	exclusiveFetchStart = exclusiveCursor{priority: math.MinInt16, scheduledAt: time.Unix(0, 0).UTC(), id: 0}
+	lockIsLiveSQL           = mustReadSQL("lock_is_live.sql")
+	exclusiveWaitingSQL     = mustReadSQL("exclusive_waiting.sql")
 )
 
-// exclusiveKeyAliasMarker is "/* EXCLUSIVE_KEY: alias */": the key of the
-// river_job row named alias.
-var exclusiveKeyAliasMarker = regexp.MustCompile(`/\* EXCLUSIVE_KEY: ([a-z_]+) \*/`)
+// freeLockRetention is how long a sweep keeps a lock row whose key was given
+// back, so that the key's next job takes it with an in-place update.
+const freeLockRetention = time.Minute
+
+// The markers of exclusive .sql templates, besides renderSQL's.
+var (
+	// "/* EXCLUSIVE_KEY */" and "/* EXCLUSIVE_KEY: alias */": the exclusive
+	// key of the river_job row named river_job, or alias (NULL if none).
+	exclusiveKeyMarker = regexp.MustCompile(`/\* EXCLUSIVE_KEY(?:: ([a-z_]+))? \*/`)
+	// "/* KEY_EXPRESSION: alias */": the scope's key expression of the row
+	// alias, as its index has it (for index conditions).
+	keyExpressionMarker = regexp.MustCompile(`/\* KEY_EXPRESSION: ([a-z_]+) \*/`)
+	// "/* LOCK_IS_LIVE: alias */": whether the lock row alias holds its key.
+	lockIsLiveMarker = regexp.MustCompile(`/\* LOCK_IS_LIVE: ([a-z_]+) \*/`)
+	// "/* WAITING_FOR: expression */": whether the river_job row waiting is an
+	// available, due, exclusive job of the key given by expression.
+	waitingForMarker = regexp.MustCompile(`/\* WAITING_FOR: ([a-z_.]+) \*/`)
+)
 
 // renderExclusiveSQL renders an exclusive .sql template for schema and scope:
-// renderSQL's markers, and the key expression of the scope for
-// "/* EXCLUSIVE_KEY */" (the row named river_job) and
-// "/* EXCLUSIVE_KEY: alias */".
+// the markers above, then renderSQL's. With scope None every key is NULL.
 func renderExclusiveSQL(tmpl, schema string, scope exclusive.Scope) string {
-	key := "(" + stripSQLComments(exclusiveKeySQL[scope]) + ")"
-	if !scope.Enabled() {
-		key = "(NULL::text)"
+	keyExpression := "NULL::text"
+	if scope.Enabled() {
+		keyExpression = stripSQLComments(exclusiveKeyExpressionSQL[scope])
 	}
-	rendered := exclusiveKeyAliasMarker.ReplaceAllStringFunc(renderSQL(tmpl, schema), func(marker string) string {
-		alias := exclusiveKeyAliasMarker.FindStringSubmatch(marker)[1]
-		return strings.ReplaceAll(key, "river_job.", alias+".")
+	forAlias := func(sql, alias string) string { return strings.ReplaceAll(sql, "river_job.", alias+".") }
+	key := "(" + strings.ReplaceAll(stripSQLComments(exclusiveKeySQL), "KEY_EXPRESSION", keyExpression) + ")"
+
+	rendered := replaceMarker(tmpl, exclusiveKeyMarker, func(alias string) string {
+		if alias == "" {
+			return key
+		}
+		return forAlias(key, alias)
 	})
-	return strings.ReplaceAll(rendered, exclusiveKeyMarker, key)
+	rendered = replaceMarker(rendered, waitingForMarker, func(keyValue string) string {
+		return "(" + strings.ReplaceAll(stripSQLComments(exclusiveWaitingSQL), "KEY_VALUE", keyValue) + ")"
+	})
+	rendered = replaceMarker(rendered, keyExpressionMarker, func(alias string) string {
+		return "(" + forAlias(keyExpression, alias) + ")"
+	})
+	rendered = replaceMarker(rendered, lockIsLiveMarker, func(alias string) string {
+		return strings.ReplaceAll(stripSQLComments(lockIsLiveSQL), "LOCK_ALIAS", alias)
+	})
+	return renderSQL(rendered, schema)
+}
+
+// replaceMarker replaces every match of marker in sql with replace(its first
+// group).
+func replaceMarker(sql string, marker *regexp.Regexp, replace func(arg string) string) string {
+	return marker.ReplaceAllStringFunc(sql, func(match string) string {
+		return replace(marker.FindStringSubmatch(match)[1])
+	})
 }
 
 // stripSQLComments drops whole-line "--" comments, so a fragment can be
@@ -152,28 +183,8 @@ func (p *pilot) exclusiveEnabled() bool {
 	return p.driver.engine != nil && p.driver.engine.config.ExclusiveScope.Enabled()
 }
 
-// exclusiveFetchQuery returns the exclusive fetch query rendered for schema.
-func (p *pilot) exclusiveFetchQuery(schema string) string {
-	return p.driver.engine.exclusive.sql(jobGetAvailableExclusiveSQL, schema)
-}
-
-type exclusiveCursor struct {
-	priority    int16
-	scheduledAt time.Time
-	id          int64
-}
-
-// exclusivePage is what one statement of the exclusive fetch returns.
-type exclusivePage struct {
-	jobs         []*rivertype.JobRow
-	decodeErrors map[int64]error
-	scanned      int
-	last         exclusiveCursor
-}
-
-// jobGetAvailableExclusive is JobGetAvailable with strict exclusivity: pages
-// through the queue in River's order until it has params.MaxToLock jobs, the
-// queue has no more available jobs, or the lookahead is used up.
+// jobGetAvailableExclusive is JobGetAvailable with strict exclusivity, in one
+// statement (sql/job_get_available_exclusive.sql).
 func (p *pilot) jobGetAvailableExclusive(
 	ctx context.Context,
 	exec riverdriver.Executor,
@@ -183,133 +194,36 @@ func (p *pilot) jobGetAvailableExclusive(
 	if err != nil {
 		return nil, err
 	}
-	_, inTx := exec.(riverdriver.ExecutorTx)
-
 	ctx, cancel := context.WithTimeout(ctx, fetchTimeout)
 	defer cancel()
 
-	lookahead := cmp.Or(p.driver.engine.config.ExclusiveLookahead, exclusive.DefaultLookahead)
-	res := &riverdriver.JobGetAvailableResult{Jobs: []*rivertype.JobRow{}}
-	cursor := exclusiveFetchStart
-	for page, scanned := 0, 0; ; page++ {
-		window := exclusive.Window(params.MaxToLock-len(res.Jobs), page, lookahead-scanned)
-		if window == 0 {
-			break
-		}
-		pageStart := time.Now()
-		got, err := p.exclusiveFetchPage(ctx, q, params, cursor, window)
-		if debugPageHook != nil && got != nil {
-			debugPageHook(page, window, got.scanned, len(got.jobs), time.Since(pageStart))
-		}
-		if err != nil {
-			// Jobs of earlier pages are committed as running: hand them to
-			// River rather than strand them, unless River's transaction
-			// will roll them back anyway.
-			if inTx || len(res.Jobs) == 0 {
-				return nil, interpretError(err)
-			}
-			slog.Default().WarnContext(ctx, "riverbpmn: exclusive fetch stopped after an error; returning the jobs already locked",
-				slog.String("queue", params.Queue), slog.Int("jobs", len(res.Jobs)), slog.String("err", err.Error()))
-			break
-		}
-		res.Jobs = append(res.Jobs, got.jobs...)
-		for id, decodeErr := range got.decodeErrors {
-			if res.DecodeErrors == nil {
-				res.DecodeErrors = make(map[int64]error)
-			}
-			res.DecodeErrors[id] = decodeErr
-		}
-		scanned += got.scanned
-		if got.scanned < window { // the window reached the end of the queue
-			break
-		}
-		cursor = got.last
-	}
-	return res, nil
-}
-
-// exclusiveFetchPage runs one statement of the exclusive fetch.
-func (p *pilot) exclusiveFetchPage(
-	ctx context.Context,
-	q querier,
-	params *riverdriver.JobGetAvailableParams,
-	cursor exclusiveCursor,
-	window int,
-) (*exclusivePage, error) {
-	rows, err := q.Query(ctx, p.exclusiveFetchQuery(params.Schema),
+	engine := p.driver.engine
+	lookahead := cmp.Or(engine.config.ExclusiveLookahead, exclusive.DefaultLookahead)
+	rows, err := q.Query(ctx, engine.exclusive.sql(jobGetAvailableExclusiveSQL, params.Schema),
 		params.Queue,
 		params.Kind,
 		params.Now,
 		int32(min(params.MaxToLock, math.MaxInt32)),      //nolint:gosec // bounded above
 		int32(min(params.MaxAttemptedBy, math.MaxInt32)), //nolint:gosec // bounded above
 		params.ClientID,
-		cursor.priority,
-		cursor.scheduledAt,
-		cursor.id,
-		int32(window), //nolint:gosec // at most exclusive.MaxWindow
+		int32(min(max(lookahead, params.MaxToLock), math.MaxInt32)), //nolint:gosec // bounded above
 	)
 	if err != nil {
-		return nil, err
+		return nil, interpretError(err)
 	}
-	defer rows.Close()
-
-	page := &exclusivePage{jobs: []*rivertype.JobRow{}}
-	const windowColumns = 4
-	for rows.Next() {
-		var (
-			scanned       int64
-			lastPriority  *int16
-			lastScheduled *time.Time
-			lastID        *int64
-		)
-		head := []any{&scanned, &lastPriority, &lastScheduled, &lastID}
-		if rows.RawValues()[windowColumns] == nil {
-			// The window row alone: this page locked no job.
-			dest := append(head, make([]any, len(jobRowColumns))...)
-			if err := rows.Scan(dest...); err != nil {
-				return nil, err
-			}
-		} else {
-			job, decodeErr, err := scanJobRow(prefixedRow{rows: rows, prefix: head})
-			if err != nil {
-				return nil, err
-			}
-			page.jobs = append(page.jobs, job)
-			if decodeErr != nil {
-				if page.decodeErrors == nil {
-					page.decodeErrors = make(map[int64]error)
-				}
-				page.decodeErrors[job.ID] = decodeErr
-			}
-		}
-		page.scanned = int(scanned)
-		if lastID != nil {
-			page.last = exclusiveCursor{priority: *lastPriority, scheduledAt: *lastScheduled, id: *lastID}
-		}
+	jobs, decodeErrors, err := scanJobRows(rows)
+	if err != nil {
+		return nil, interpretError(err)
 	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return page, nil
-}
-
-// prefixedRow scans the current row of rows into prefix followed by the
-// destinations given to Scan, so that scanJobRow can read a row that starts
-// with other columns.
-type prefixedRow struct {
-	rows   pgx.Rows
-	prefix []any
-}
-
-func (r prefixedRow) Scan(dest ...any) error {
-	return r.rows.Scan(append(r.prefix[:len(r.prefix):len(r.prefix)], dest...)...)
+	return &riverdriver.JobGetAvailableResult{Jobs: jobs, DecodeErrors: decodeErrors}, nil
 }
 
 // ProducerKeepAlive is called by each of the client's producers every
 // ProducerReportInterval (30 s by default). With exclusivity enabled it also
-// deletes stale locks, so keys whose jobs ended without giving them back
-// (a crashed client, after River's rescuer) do not linger in the table; a
-// fetch would take them over anyway.
+// sweeps the lock table: it deletes stale locks, so keys whose jobs ended
+// without giving them back (a crashed client, after River's rescuer) do not
+// linger (a fetch would take them over anyway), and rows of keys given back
+// more than a minute ago.
 func (p *pilot) ProducerKeepAlive(ctx context.Context, exec riverdriver.Executor, params *riverdriver.ProducerKeepAliveParams) error {
 	if err := p.StandardPilot.ProducerKeepAlive(ctx, exec, params); err != nil {
 		return err
@@ -321,19 +235,19 @@ func (p *pilot) ProducerKeepAlive(ctx context.Context, exec riverdriver.Executor
 	if err != nil {
 		return err
 	}
-	if _, err := deleteStaleExclusiveLocks(ctx, q, params.Schema); err != nil {
-		return fmt.Errorf("workflow: deleting stale exclusive locks: %w", err)
+	if _, err := sweepExclusiveLocks(ctx, q, params.Schema, freeLockRetention); err != nil {
+		return fmt.Errorf("workflow: sweeping exclusive locks: %w", err)
 	}
 	return nil
 }
 
-// deleteStaleExclusiveLocks deletes every lock whose job no longer runs the
-// attempt that took it, and returns how many it deleted. Two statements on
-// purpose: the first judges staleness in one snapshot; the second deletes by
-// token, a condition on the row itself, so a lock taken over in between is
-// left alone (invariant point 4).
-func deleteStaleExclusiveLocks(ctx context.Context, q querier, schema string) (int, error) {
-	rows, err := q.Query(ctx, renderSQL(exclusiveStaleLocksSQL, schema))
+// sweepExclusiveLocks deletes every stale lock and every free lock row given
+// back more than retention ago, and returns how many rows it deleted. Two
+// statements on purpose: the first judges staleness in one snapshot; the
+// second deletes by token, a condition on the row itself, so a lock taken in
+// between (a new token) is left alone (invariant point 4).
+func sweepExclusiveLocks(ctx context.Context, q querier, schema string, retention time.Duration) (int, error) {
+	rows, err := q.Query(ctx, renderExclusiveSQL(exclusiveStaleLocksSQL, schema, exclusive.None), retention)
 	if err != nil {
 		return 0, err
 	}
@@ -354,5 +268,3 @@ func deleteStaleExclusiveLocks(ctx context.Context, q querier, schema string) (i
 	}
 	return len(deleted), nil
 }
-
-var debugPageHook func(page, window, scanned, jobs int, d time.Duration)

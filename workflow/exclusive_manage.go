@@ -134,14 +134,16 @@ func (e *Engine) ExclusiveLocks(ctx context.Context) ([]*ExclusiveLock, error) {
 }
 
 // DeleteStaleExclusiveLocks deletes every stale exclusive lock (see
-// ExclusiveLock.Stale) and returns how many it deleted. Clients do this by
-// themselves every ProducerReportInterval, and fetches take stale locks over
-// anyway; this is for tidying up by hand, say after removing every client.
+// ExclusiveLock.Stale), and the rows kept for keys that were given back, and
+// returns how many rows it deleted. Clients do this by themselves every
+// ProducerReportInterval (keeping rows given back within the last minute),
+// and fetches take stale locks over anyway; this is for tidying up by hand,
+// say after removing every client.
 func (e *Engine) DeleteStaleExclusiveLocks(ctx context.Context) (int, error) {
 	if e.dbPool == nil {
 		return 0, errNoPool
 	}
-	n, err := deleteStaleExclusiveLocks(ctx, e.dbPool, e.config.Schema)
+	n, err := sweepExclusiveLocks(ctx, e.dbPool, e.config.Schema, 0)
 	if err != nil {
 		return 0, fmt.Errorf("workflow: deleting stale exclusive locks: %w", err)
 	}

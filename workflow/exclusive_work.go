@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"math"
 	"strings"
 	"sync"
 	"time"
@@ -24,8 +25,9 @@ import (
 const releaseTimeout = 10 * time.Second
 
 var (
-	exclusiveReleaseSQL = mustReadSQL("exclusive_release.sql")
-	exclusiveWakeSQL    = mustReadSQL("exclusive_wake.sql")
+	exclusiveReleaseSQL      = mustReadSQL("exclusive_release.sql")
+	exclusiveReleaseByJobSQL = mustReadSQL("exclusive_release_by_job.sql")
+	exclusiveWakeSQL         = mustReadSQL("exclusive_wake.sql")
 )
 
 // engineExclusive is the engine's exclusive-jobs state, shared by all its
@@ -38,7 +40,7 @@ type engineExclusive struct {
 	rendered sync.Map // renderKey -> string
 
 	// releasers holds one release batcher per schema.
-	releasers sync.Map // schema -> *exclusive.Batcher[releaseRequest, releaseResult]
+	releasers sync.Map // schema -> *exclusive.Batcher[releaseRequest, *string]
 }
 
 type renderKey struct{ tmpl, schema string }
@@ -88,127 +90,101 @@ func (e *Engine) workExclusive(ctx context.Context, job *rivertype.JobRow, doInn
 	if !e.config.ExclusiveScope.Enabled() || e.dbPool == nil {
 		return doInner(ctx)
 	}
-	release, ok := e.exclusiveRelease(job)
-	if !ok {
+	key, mayHold := e.exclusiveKeyOf(job)
+	if !mayHold {
 		return doInner(ctx)
 	}
 	schema := e.config.Schema
 	if client, err := river.ClientFromContextSafely[pgx.Tx](ctx); err == nil {
 		schema = client.Schema()
 	}
-	defer e.releaseExclusive(context.WithoutCancel(ctx), schema, job, release)
+	defer e.releaseExclusive(context.WithoutCancel(ctx), schema, job, key)
 	return doInner(ctx)
 }
 
-// exclusiveReleaseArgs are what releasing a job's key needs to know besides
-// the job: where to look for waiting jobs of the key.
-type exclusiveReleaseArgs struct {
-	root     *string // the job's root process instance; nil when unknown
-	instance *string // its instance with the instance scope, else nil
-}
-
-// exclusiveRelease says whether job may hold an exclusive key under the
-// engine's scope, and how to find the jobs waiting for it. A job whose
-// job context cannot be decoded may still hold one (the fetch reads the key in
-// SQL), so it is released too, without the wake-up.
-func (e *Engine) exclusiveRelease(job *rivertype.JobRow) (exclusiveReleaseArgs, bool) {
+// exclusiveKeyOf returns the exclusive key of job under the engine's scope,
+// and whether the job may hold a key at all. A job whose job context cannot
+// be decoded may still hold one (the fetch reads the key in SQL): it is
+// reported with an empty key, and released by job.
+func (e *Engine) exclusiveKeyOf(job *rivertype.JobRow) (key string, mayHold bool) {
 	jc, err := JobContextOf(job)
 	switch {
 	case errors.Is(err, ErrNoJobContext):
-		return exclusiveReleaseArgs{}, false
+		return "", false
 	case err != nil:
-		return exclusiveReleaseArgs{}, true
+		return "", true
 	}
-	_, hasKey := exclusive.Key(e.config.ExclusiveScope, jc.Exclusive != nil && *jc.Exclusive, jc.ProcessInstanceID, jc.RootProcessInstanceID)
-	if !hasKey {
-		return exclusiveReleaseArgs{}, false
-	}
-	root := jc.RootProcessInstanceID
-	if root == "" {
-		root = jc.ProcessInstanceID
-	}
-	args := exclusiveReleaseArgs{root: &root}
-	if e.config.ExclusiveScope == exclusive.ProcessInstance {
-		args.instance = &jc.ProcessInstanceID
-	}
-	return args, true
+	return exclusive.Key(e.config.ExclusiveScope, jc.Exclusive != nil && *jc.Exclusive, jc.ProcessInstanceID, jc.RootProcessInstanceID)
 }
 
 // releaseRequest is one job's key to give back.
 type releaseRequest struct {
-	jobID    int64
-	attempt  int16
-	root     *string
-	instance *string
-	queue    string
-}
-
-// releaseResult says whether a key was given back, and which queue to wake
-// (nil when no job of the key waits).
-type releaseResult struct {
-	released  bool
-	wakeQueue *string
+	key     string
+	jobID   int64
+	attempt int16
+	queue   string
 }
 
 // releaser returns the batcher that gives keys back in schema.
-func (x *engineExclusive) releaser(e *Engine, schema string) *exclusive.Batcher[releaseRequest, releaseResult] {
+func (x *engineExclusive) releaser(e *Engine, schema string) *exclusive.Batcher[releaseRequest, *string] {
 	if b, ok := x.releasers.Load(schema); ok {
-		return b.(*exclusive.Batcher[releaseRequest, releaseResult]) //nolint:forcetypeassert // only batchers are stored
+		return b.(*exclusive.Batcher[releaseRequest, *string]) //nolint:forcetypeassert // only batchers are stored
 	}
-	b, _ := x.releasers.LoadOrStore(schema, exclusive.NewBatcher(0, func(ctx context.Context, batch []releaseRequest) ([]releaseResult, error) {
+	b, _ := x.releasers.LoadOrStore(schema, exclusive.NewBatcher(0, func(ctx context.Context, batch []releaseRequest) ([]*string, error) {
 		return e.releaseExclusiveBatch(ctx, schema, batch)
 	}))
-	return b.(*exclusive.Batcher[releaseRequest, releaseResult]) //nolint:forcetypeassert // only batchers are stored
+	return b.(*exclusive.Batcher[releaseRequest, *string]) //nolint:forcetypeassert // only batchers are stored
 }
 
-// releaseExclusive gives the job's key back and wakes the queue where a job
-// of the key waits. Concurrent releases of the engine's workers share one
-// statement (exclusive.Batcher); this returns once the job's own release is
-// done, so it is always ahead of River recording the job's outcome.
-func (e *Engine) releaseExclusive(ctx context.Context, schema string, job *rivertype.JobRow, args exclusiveReleaseArgs) {
+// releaseExclusive gives the job's key back (key "" means unknown: release
+// by job) and wakes a queue where a job of the key waits. Concurrent releases
+// of the engine's workers share one statement (exclusive.Batcher); this
+// returns once the job's own release is done, so it is always ahead of River
+// recording the job's outcome.
+func (e *Engine) releaseExclusive(ctx context.Context, schema string, job *rivertype.JobRow, key string) {
 	ctx, cancel := context.WithTimeout(ctx, releaseTimeout)
 	defer cancel()
+	attempt := int16(min(job.Attempt, math.MaxInt16)) //nolint:gosec // bounded
 
-	res, err := e.exclusive.releaser(e, schema).Do(ctx, releaseRequest{
-		jobID:    job.ID,
-		attempt:  int16(min(job.Attempt, 1<<15-1)), //nolint:gosec // bounded
-		root:     args.root,
-		instance: args.instance,
-		queue:    job.Queue,
-	})
-	if err != nil {
-		slog.Default().WarnContext(ctx, "riverbpmn: giving back an exclusive key failed; it frees itself when River records the job's outcome",
-			slog.Int64("job_id", job.ID), slog.String("err", err.Error()))
+	if key == "" {
+		if _, err := e.dbPool.Exec(ctx, e.exclusive.sql(exclusiveReleaseByJobSQL, schema), job.ID, attempt); err != nil {
+			e.logReleaseError(ctx, job, err)
+		}
 		return
 	}
-	if res.wakeQueue != nil && e.exclusive.waker != nil {
-		e.exclusive.waker.Wake(wakeTarget(schema, *res.wakeQueue))
+	wakeQueue, err := e.exclusive.releaser(e, schema).Do(ctx, releaseRequest{key: key, jobID: job.ID, attempt: attempt, queue: job.Queue})
+	if err != nil {
+		e.logReleaseError(ctx, job, err)
+		return
+	}
+	if wakeQueue != nil && e.exclusive.waker != nil {
+		e.exclusive.waker.Wake(wakeTarget(schema, *wakeQueue))
 	}
 }
 
-// releaseExclusiveBatch runs sql/exclusive_release.sql for a batch.
-func (e *Engine) releaseExclusiveBatch(ctx context.Context, schema string, batch []releaseRequest) ([]releaseResult, error) {
+func (e *Engine) logReleaseError(ctx context.Context, job *rivertype.JobRow, err error) {
+	slog.Default().WarnContext(ctx, "riverbpmn: giving back an exclusive key failed; it frees itself when River records the job's outcome",
+		slog.Int64("job_id", job.ID), slog.String("err", err.Error()))
+}
+
+// releaseExclusiveBatch runs sql/exclusive_release.sql for a batch and
+// returns, per request, the queue to wake (nil when the key was not held by
+// the job or no job of it waits).
+func (e *Engine) releaseExclusiveBatch(ctx context.Context, schema string, batch []releaseRequest) ([]*string, error) {
 	var (
-		jobIDs    = make([]int64, len(batch))
-		attempts  = make([]int16, len(batch))
-		roots     = make([]*string, len(batch))
-		instances = make([]*string, len(batch))
-		queues    = make([]string, len(batch))
+		keys     = make([]string, len(batch))
+		jobIDs   = make([]int64, len(batch))
+		attempts = make([]int16, len(batch))
+		queues   = make([]string, len(batch))
 	)
 	for i, req := range batch {
-		jobIDs[i], attempts[i], roots[i], instances[i], queues[i] = req.jobID, req.attempt, req.root, req.instance, req.queue
+		keys[i], jobIDs[i], attempts[i], queues[i] = req.key, req.jobID, req.attempt, req.queue
 	}
-	relStart := time.Now()
-	defer func() {
-		if debugReleaseHook != nil {
-			debugReleaseHook(time.Since(relStart), len(batch))
-		}
-	}()
-	rows, err := e.dbPool.Query(ctx, e.exclusive.sql(exclusiveReleaseSQL, schema), jobIDs, attempts, roots, instances, queues)
+	rows, err := e.dbPool.Query(ctx, e.exclusive.sql(exclusiveReleaseSQL, schema), keys, jobIDs, attempts, queues)
 	if err != nil {
 		return nil, err
 	}
-	released := make(map[int64]*string, len(batch))
+	wake := make(map[int64]*string, len(batch))
 	for rows.Next() {
 		var (
 			jobID     int64
@@ -218,17 +194,14 @@ func (e *Engine) releaseExclusiveBatch(ctx context.Context, schema string, batch
 			rows.Close()
 			return nil, err
 		}
-		released[jobID] = wakeQueue
+		wake[jobID] = wakeQueue
 	}
 	if err := rows.Err(); err != nil {
 		return nil, err
 	}
-	results := make([]releaseResult, len(batch))
+	results := make([]*string, len(batch))
 	for i, req := range batch {
-		wakeQueue, ok := released[req.jobID]
-		results[i] = releaseResult{released: ok, wakeQueue: wakeQueue}
+		results[i] = wake[req.jobID]
 	}
 	return results, nil
 }
-
-var debugReleaseHook func(d time.Duration, n int)

@@ -1,7 +1,5 @@
--- The exclusive key of a river_job row with scope exclusive.ProcessInstance:
--- its process instance, for a job whose resolved job context says it is
--- exclusive; NULL otherwise (plain River jobs, non-exclusive jobs, jobs of no
--- instance). Must agree with exclusive.Key.
-CASE WHEN river_job.metadata -> 'bpmn' -> 'exclusive' = 'true'::jsonb
-    THEN nullif(river_job.metadata -> 'bpmn' ->> 'process_instance_id', '')
-END
+-- The key expression of scope exclusive.ProcessInstance for the river_job row
+-- named river_job: its process instance. Exactly the expression of index
+-- river_bpmn_job_exclusive_instance (migration riverbpmn/004), so that
+-- conditions on it use the index. Must agree with exclusive.Key.
+nullif(river_job.metadata -> 'bpmn' ->> 'process_instance_id', '')

@@ -1,11 +1,9 @@
--- The exclusive key of a river_job row with scope
--- exclusive.RootProcessInstance: the root of its process instance's call
--- hierarchy (the instance itself when no root is recorded), for a job whose
--- resolved job context says it is exclusive; NULL otherwise. Must agree with
--- exclusive.Key.
-CASE WHEN river_job.metadata -> 'bpmn' -> 'exclusive' = 'true'::jsonb
-    THEN coalesce(
-        nullif(river_job.metadata -> 'bpmn' ->> 'root_process_instance_id', ''),
-        nullif(river_job.metadata -> 'bpmn' ->> 'process_instance_id', '')
-    )
-END
+-- The key expression of scope exclusive.RootProcessInstance for the river_job
+-- row named river_job: the root of its process instance's call hierarchy (the
+-- instance itself when no root is recorded). Exactly the expression of index
+-- river_bpmn_job_exclusive_root (migration riverbpmn/004), so that conditions
+-- on it use the index. Must agree with exclusive.Key.
+coalesce(
+    nullif(river_job.metadata -> 'bpmn' ->> 'root_process_instance_id', ''),
+    nullif(river_job.metadata -> 'bpmn' ->> 'process_instance_id', '')
+)

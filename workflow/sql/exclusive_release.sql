@@ -3,8 +3,9 @@
 -- queue where an exclusive job of that key waits (due now), so its producers
 -- can be woken: the job's own queue when a job waits there, else any.
 --
--- The delete's condition is on the lock row itself (job and attempt): a lock
--- that already went to another job or attempt is left alone.
+-- The row is kept and only marked free, an in-place (HOT) update. The
+-- condition is on the row itself (key, job and attempt): a lock that already
+-- went to another job or attempt is left alone.
 --
 -- The statement commits asynchronously (synchronous_commit off for its own
 -- transaction only): losing a release in a database crash is harmless,
@@ -12,11 +13,7 @@
 -- (workflow/exclusive_fetch.go, (r2)), and sparing a WAL flush keeps the work
 -- path off the disk.
 --
--- One element per job in each array: $1 job id, $2 attempt, $3 the job's
--- root process instance (its instance when it has no root; NULL when
--- unknown), $4 its process instance with the instance scope (NULL with the
--- root scope), $5 its queue. Waiting jobs are found through
--- river_bpmn_job_exclusive_waiting (migration riverbpmn/004).
+-- One element per job in each array: $1 key, $2 job id, $3 attempt, $4 queue.
 WITH async_commit AS MATERIALIZED (
     SELECT set_config('synchronous_commit', 'off', true)
 ),
@@ -24,38 +21,45 @@ request AS (
     SELECT
         *
     FROM
-        unnest($1::bigint[], $2::smallint[], $3::text[], $4::text[], $5::text[])
-            AS request (job_id, attempt, root, instance, queue)
+        unnest($1::text[], $2::bigint[], $3::smallint[], $4::text[])
+            AS request (key, job_id, attempt, queue)
 ),
 released AS (
-    DELETE FROM
+    UPDATE
         /* TEMPLATE: schema */river_bpmn_exclusive_lock AS lock
-    USING
+    SET
+        job_id = NULL,
+        attempt = NULL,
+        released_at = now()
+    FROM
         request
     WHERE
-        lock.job_id = request.job_id
+        lock.key = request.key
+        AND lock.job_id = request.job_id
         AND lock.attempt = request.attempt
     RETURNING
-        lock.job_id
+        lock.key
 )
 SELECT
     request.job_id,
-    (
-        SELECT
-            waiting.queue
-        FROM
-            /* TEMPLATE: schema */river_job AS waiting
-        WHERE
-            coalesce(nullif(waiting.metadata -> 'bpmn' ->> 'root_process_instance_id', ''), nullif(waiting.metadata -> 'bpmn' ->> 'process_instance_id', '')) = request.root
-            AND (request.instance IS NULL OR nullif(waiting.metadata -> 'bpmn' ->> 'process_instance_id', '') = request.instance)
-            AND waiting.state = 'available'
-            AND waiting.metadata -> 'bpmn' -> 'exclusive' = 'true'::jsonb
-            AND waiting.scheduled_at <= now()
-        ORDER BY
-            waiting.queue = request.queue DESC
-        LIMIT 1
+    -- Two probes that each stop at the first waiting job: in the job's own
+    -- queue, else in any queue.
+    coalesce(
+        (
+            SELECT waiting.queue
+            FROM /* TEMPLATE: schema */river_job AS waiting
+            WHERE /* WAITING_FOR: request.key */
+                AND waiting.queue = request.queue
+            LIMIT 1
+        ),
+        (
+            SELECT waiting.queue
+            FROM /* TEMPLATE: schema */river_job AS waiting
+            WHERE /* WAITING_FOR: request.key */
+            LIMIT 1
+        )
     ) AS waiting_queue
 FROM
     released
-    JOIN request ON request.job_id = released.job_id
+    JOIN request ON request.key = released.key
     CROSS JOIN async_commit;

@@ -1,7 +1,8 @@
--- ExclusiveWait: why job $1 waits, as far as exclusivity goes: its state, its
--- exclusive key (NULL if it has none), the lock on that key with the holding
--- job's current state and attempt, and how many available jobs of the same
--- key come before it in River's order (and so run before it).
+-- ExclusiveWait: why job $1 waits, as far as exclusivity goes: its state and
+-- queue, its exclusive key (NULL if it has none), the lock on that key if it
+-- names a job (with the holding job's current state and attempt), and how
+-- many waiting jobs of the same key in its queue come before it in River's
+-- order (and so run before it).
 SELECT
     river_job.state::text,
     river_job.queue,
@@ -19,18 +20,18 @@ SELECT
         FROM
             /* TEMPLATE: schema */river_job AS ahead
         WHERE
-            coalesce(nullif(ahead.metadata -> 'bpmn' ->> 'root_process_instance_id', ''), nullif(ahead.metadata -> 'bpmn' ->> 'process_instance_id', ''))
-                = coalesce(nullif(river_job.metadata -> 'bpmn' ->> 'root_process_instance_id', ''), nullif(river_job.metadata -> 'bpmn' ->> 'process_instance_id', ''))
+            /* KEY_EXPRESSION: ahead */ = /* EXCLUSIVE_KEY */
+            AND ahead.queue = river_job.queue
             AND ahead.state = 'available'
             AND ahead.metadata -> 'bpmn' -> 'exclusive' = 'true'::jsonb
-            AND ahead.id <> river_job.id
-            AND (ahead.priority, ahead.scheduled_at, ahead.id) < (river_job.priority, river_job.scheduled_at, river_job.id)
-            AND /* EXCLUSIVE_KEY: ahead */ = /* EXCLUSIVE_KEY */
+            AND (ahead.priority, ahead.scheduled_at, ahead.id)
+                < (river_job.priority, river_job.scheduled_at, river_job.id)
     ) AS key_jobs_ahead
 FROM
     /* TEMPLATE: schema */river_job
     LEFT JOIN /* TEMPLATE: schema */river_bpmn_exclusive_lock AS lock
         ON lock.key = /* EXCLUSIVE_KEY */
+        AND lock.job_id IS NOT NULL
     LEFT JOIN /* TEMPLATE: schema */river_job AS holder
         ON holder.id = lock.job_id
 WHERE
