@@ -94,6 +94,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river/riverdriver"
+	"github.com/riverqueue/river/rivershared/riverpilot"
 
 	"github.com/riverbpmn/riverbpmn/exclusive"
 )
@@ -215,7 +216,16 @@ func (p *pilot) jobGetAvailableExclusive(
 	if err != nil {
 		return nil, interpretError(err)
 	}
+	engine.exclusive.recordFetch(wakeTarget(params.Schema, params.Queue), p, len(jobs) < params.MaxToLock)
 	return &riverdriver.JobGetAvailableResult{Jobs: jobs, DecodeErrors: decodeErrors}, nil
+}
+
+// ProducerShutdown forgets the stopping producer's fetch state.
+func (p *pilot) ProducerShutdown(ctx context.Context, exec riverdriver.Executor, params *riverpilot.ProducerShutdownParams) error {
+	if p.exclusiveEnabled() {
+		p.driver.engine.exclusive.forgetProducer(wakeTarget(params.Schema, params.Queue), p)
+	}
+	return p.StandardPilot.ProducerShutdown(ctx, exec, params)
 }
 
 // ProducerKeepAlive is called by each of the client's producers every

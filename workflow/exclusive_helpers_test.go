@@ -176,6 +176,8 @@ type exclNodeOpts struct {
 	poolConns  int32
 	poll       time.Duration
 	cooldown   time.Duration
+	// addWorkers registers more workers besides exclWorker.
+	addWorkers func(*river.Workers)
 }
 
 // newExclNode builds (but does not start) a node working exclArgs jobs.
@@ -186,6 +188,9 @@ func newExclNode(t testing.TB, schema string, rec *exclRecorder, opts exclNodeOp
 	require.NoError(t, err)
 	workers := river.NewWorkers()
 	river.AddWorker(workers, &exclWorker{rec: rec})
+	if opts.addWorkers != nil {
+		opts.addWorkers(workers)
+	}
 	var driver riverdriver.Driver[pgx.Tx] = engine.Driver()
 	if exclWrapDriver != nil {
 		driver = exclWrapDriver(engine.Driver())

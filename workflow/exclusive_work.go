@@ -41,6 +41,64 @@ type engineExclusive struct {
 
 	// releasers holds one release batcher per schema.
 	releasers sync.Map // schema -> *exclusive.Batcher[releaseRequest, *string]
+
+	// queues holds, per wake target, the engine's producers on that queue and
+	// whether each one's last fetch came back short.
+	queues sync.Map // wake target -> *queueFetchState
+}
+
+// queueFetchState is what the engine's producers of one queue last saw.
+type queueFetchState struct {
+	mu     sync.Mutex
+	hungry map[*pilot]bool
+}
+
+func (x *engineExclusive) queueState(target string) *queueFetchState {
+	if st, ok := x.queues.Load(target); ok {
+		return st.(*queueFetchState) //nolint:forcetypeassert // only states are stored
+	}
+	st, _ := x.queues.LoadOrStore(target, &queueFetchState{hungry: make(map[*pilot]bool)})
+	return st.(*queueFetchState) //nolint:forcetypeassert // only states are stored
+}
+
+// recordFetch notes whether a producer's fetch came back short (fewer jobs
+// than it had room for). River fetches again on its own when a job of a
+// full fetch ends; after a short one it waits for a notification or its
+// next poll.
+func (x *engineExclusive) recordFetch(target string, p *pilot, short bool) {
+	st := x.queueState(target)
+	st.mu.Lock()
+	st.hungry[p] = short
+	st.mu.Unlock()
+}
+
+// forgetProducer drops a stopped producer.
+func (x *engineExclusive) forgetProducer(target string, p *pilot) {
+	st := x.queueState(target)
+	st.mu.Lock()
+	delete(st.hungry, p)
+	st.mu.Unlock()
+}
+
+// needsWake says whether giving back a key with jobs waiting in target's
+// queue calls for waking producers. Not when every producer of this engine on
+// the queue had a full last fetch: the job that gave the key back frees a
+// slot, and River then fetches again at once, finding the key's next job.
+// When the engine has no producer on the queue, or one is waiting after a
+// short fetch, the queue's producers (on any node) are woken.
+func (x *engineExclusive) needsWake(target string) bool {
+	st := x.queueState(target)
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if len(st.hungry) == 0 {
+		return true
+	}
+	for _, hungry := range st.hungry {
+		if hungry {
+			return true
+		}
+	}
+	return false
 }
 
 type renderKey struct{ tmpl, schema string }
@@ -158,7 +216,9 @@ func (e *Engine) releaseExclusive(ctx context.Context, schema string, job *river
 		return
 	}
 	if wakeQueue != nil && e.exclusive.waker != nil {
-		e.exclusive.waker.Wake(wakeTarget(schema, *wakeQueue))
+		if target := wakeTarget(schema, *wakeQueue); e.exclusive.needsWake(target) {
+			e.exclusive.waker.Wake(target)
+		}
 	}
 }
 

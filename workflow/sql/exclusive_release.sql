@@ -34,7 +34,10 @@ released AS (
     FROM
         request
     WHERE
-        lock.key = request.key
+        -- Repeated as an array so the rows are found by primary key,
+        -- whatever the planner believes about the two sides.
+        lock.key = ANY($1::text[])
+        AND lock.key = request.key
         AND lock.job_id = request.job_id
         AND lock.attempt = request.attempt
     RETURNING

@@ -42,13 +42,14 @@ WITH candidate AS (
         head.exclusive_key IS NULL
         OR (
             -- No running attempt holds the key (a lock row may exist, free
-            -- or stale), judged in this statement's snapshot...
-            NOT EXISTS (
-                SELECT 1
+            -- or stale), judged in this statement's snapshot. A scalar
+            -- subquery, so it is one primary-key probe per job rather than a
+            -- hash of the whole lock table, which keeps recently freed rows...
+            NOT coalesce((
+                SELECT /* LOCK_IS_LIVE: lock */
                 FROM /* TEMPLATE: schema */river_bpmn_exclusive_lock AS lock
                 WHERE lock.key = head.exclusive_key
-                    AND /* LOCK_IS_LIVE: lock */
-            )
+            ), false)
             -- ...and no job of the key comes before this one, so a fetch
             -- takes at most one job per key: the first.
             AND NOT EXISTS (
