@@ -196,9 +196,9 @@ func TestExclusiveFetchUsesIndexes(t *testing.T) {
 
 				release := renderExclusiveSQL(exclusiveReleaseSQL, schema, scope)
 				plan = explainPlan(ctx, t, conn, release,
-					[]string{"text[]", "bigint[]", "smallint[]", "text[]"},
-					[]any{[]string{"pi-5"}, []int64{1}, []int16{1}, []string{"default"}},
-					[]string{"'{pi-5}'", "'{1}'", "'{1}'", "'{default}'"}, generic)
+					[]string{"text[]", "bigint[]", "smallint[]", "text[]", "boolean[]"},
+					[]any{[]string{"pi-5"}, []int64{1}, []int16{1}, []string{"default"}, []bool{true}},
+					[]string{"'{pi-5}'", "'{1}'", "'{1}'", "'{default}'", "'{true}'"}, generic)
 				requireIndexedPlan(t, plan, keyIndex, "river_bpmn_exclusive_lock_pkey")
 
 				wait := renderExclusiveSQL(exclusiveWaitSQL, schema, scope)

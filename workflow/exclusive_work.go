@@ -11,6 +11,7 @@ import (
 	"math"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -43,8 +44,10 @@ type engineExclusive struct {
 	releasers sync.Map // schema -> *exclusive.Batcher[releaseRequest, *string]
 
 	// queues holds, per wake target, the engine's producers on that queue and
-	// whether each one's last fetch came back short.
-	queues sync.Map // wake target -> *queueFetchState
+	// whether each one's last fetch came back short; hungryProducers counts
+	// the short ones over all queues.
+	queues          sync.Map // wake target -> *queueFetchState
+	hungryProducers atomic.Int64
 }
 
 // queueFetchState is what the engine's producers of one queue last saw.
@@ -68,16 +71,41 @@ func (x *engineExclusive) queueState(target string) *queueFetchState {
 func (x *engineExclusive) recordFetch(target string, p *pilot, short bool) {
 	st := x.queueState(target)
 	st.mu.Lock()
+	was, known := st.hungry[p]
 	st.hungry[p] = short
 	st.mu.Unlock()
+	switch {
+	case short && (!known || !was):
+		x.hungryProducers.Add(1)
+	case !short && known && was:
+		x.hungryProducers.Add(-1)
+	}
 }
 
 // forgetProducer drops a stopped producer.
 func (x *engineExclusive) forgetProducer(target string, p *pilot) {
 	st := x.queueState(target)
 	st.mu.Lock()
+	was, known := st.hungry[p]
 	delete(st.hungry, p)
 	st.mu.Unlock()
+	if known && was {
+		x.hungryProducers.Add(-1)
+	}
+}
+
+// mayNeedWake says whether giving back a key of a job from target's queue
+// may call for waking producers, so that releasing it should look for
+// waiting jobs: when the engine has no producer on that queue, or any of its
+// producers (on any queue) came back short from its last fetch.
+func (x *engineExclusive) mayNeedWake(target string) bool {
+	if x.hungryProducers.Load() > 0 {
+		return true
+	}
+	st := x.queueState(target)
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return len(st.hungry) == 0
 }
 
 // needsWake says whether giving back a key with jobs waiting in target's
@@ -181,6 +209,8 @@ type releaseRequest struct {
 	jobID   int64
 	attempt int16
 	queue   string
+	// look asks for the queue where a job of the key waits.
+	look bool
 }
 
 // releaser returns the batcher that gives keys back in schema.
@@ -210,7 +240,8 @@ func (e *Engine) releaseExclusive(ctx context.Context, schema string, job *river
 		}
 		return
 	}
-	wakeQueue, err := e.exclusive.releaser(e, schema).Do(ctx, releaseRequest{key: key, jobID: job.ID, attempt: attempt, queue: job.Queue})
+	look := e.exclusive.waker != nil && e.exclusive.mayNeedWake(wakeTarget(schema, job.Queue))
+	wakeQueue, err := e.exclusive.releaser(e, schema).Do(ctx, releaseRequest{key: key, jobID: job.ID, attempt: attempt, queue: job.Queue, look: look})
 	if err != nil {
 		e.logReleaseError(ctx, job, err)
 		return
@@ -236,11 +267,12 @@ func (e *Engine) releaseExclusiveBatch(ctx context.Context, schema string, batch
 		jobIDs   = make([]int64, len(batch))
 		attempts = make([]int16, len(batch))
 		queues   = make([]string, len(batch))
+		looks    = make([]bool, len(batch))
 	)
 	for i, req := range batch {
-		keys[i], jobIDs[i], attempts[i], queues[i] = req.key, req.jobID, req.attempt, req.queue
+		keys[i], jobIDs[i], attempts[i], queues[i], looks[i] = req.key, req.jobID, req.attempt, req.queue, req.look
 	}
-	rows, err := e.dbPool.Query(ctx, e.exclusive.sql(exclusiveReleaseSQL, schema), keys, jobIDs, attempts, queues)
+	rows, err := e.dbPool.Query(ctx, e.exclusive.sql(exclusiveReleaseSQL, schema), keys, jobIDs, attempts, queues, looks)
 	if err != nil {
 		return nil, err
 	}

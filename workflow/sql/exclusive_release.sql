@@ -13,7 +13,9 @@
 -- (workflow/exclusive_fetch.go, (r2)), and sparing a WAL flush keeps the work
 -- path off the disk.
 --
--- One element per job in each array: $1 key, $2 job id, $3 attempt, $4 queue.
+-- One element per job in each array: $1 key, $2 job id, $3 attempt, $4 queue,
+-- $5 whether to look for waiting jobs at all (the engine skips the lookup
+-- when no producer would need waking).
 WITH async_commit AS MATERIALIZED (
     SELECT set_config('synchronous_commit', 'off', true)
 ),
@@ -21,8 +23,8 @@ request AS (
     SELECT
         *
     FROM
-        unnest($1::text[], $2::bigint[], $3::smallint[], $4::text[])
-            AS request (key, job_id, attempt, queue)
+        unnest($1::text[], $2::bigint[], $3::smallint[], $4::text[], $5::boolean[])
+            AS request (key, job_id, attempt, queue, look)
 ),
 released AS (
     UPDATE
@@ -47,7 +49,7 @@ SELECT
     request.job_id,
     -- Two probes that each stop at the first waiting job: in the job's own
     -- queue, else in any queue.
-    coalesce(
+    CASE WHEN request.look THEN coalesce(
         (
             SELECT waiting.queue
             FROM /* TEMPLATE: schema */river_job AS waiting
@@ -61,7 +63,7 @@ SELECT
             WHERE /* WAITING_FOR: request.key */
             LIMIT 1
         )
-    ) AS waiting_queue
+    ) END AS waiting_queue
 FROM
     released
     JOIN request ON request.key = released.key
