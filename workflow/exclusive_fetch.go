@@ -95,6 +95,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river/riverdriver"
 	"github.com/riverqueue/river/rivershared/riverpilot"
+	"github.com/riverqueue/river/rivertype"
 
 	"github.com/riverbpmn/riverbpmn/exclusive"
 )
@@ -212,12 +213,80 @@ func (p *pilot) jobGetAvailableExclusive(
 	if err != nil {
 		return nil, interpretError(err)
 	}
-	jobs, decodeErrors, err := scanJobRows(rows)
+	res, err := p.scanExclusiveFetch(params.Schema, rows)
 	if err != nil {
 		return nil, interpretError(err)
 	}
-	engine.exclusive.recordFetch(wakeTarget(params.Schema, params.Queue), p, len(jobs) < params.MaxToLock)
-	return &riverdriver.JobGetAvailableResult{Jobs: jobs, DecodeErrors: decodeErrors}, nil
+	engine.exclusive.recordFetch(wakeTarget(params.Schema, params.Queue), p, len(res.Jobs) < params.MaxToLock)
+	return res, nil
+}
+
+// scanExclusiveFetch reads the fetched jobs, each followed by the key it
+// took and that acquisition's token, and records the keys as held.
+func (p *pilot) scanExclusiveFetch(schema string, rows pgx.Rows) (*riverdriver.JobGetAvailableResult, error) {
+	defer rows.Close()
+	res := &riverdriver.JobGetAvailableResult{Jobs: []*rivertype.JobRow{}}
+	for rows.Next() {
+		var (
+			key   *string
+			token *int64
+		)
+		job, decodeErr, err := scanJobRow(suffixedRow{rows: rows, suffix: []any{&key, &token}})
+		if err != nil {
+			return nil, err
+		}
+		res.Jobs = append(res.Jobs, job)
+		if decodeErr != nil {
+			if res.DecodeErrors == nil {
+				res.DecodeErrors = make(map[int64]error)
+			}
+			res.DecodeErrors[job.ID] = decodeErr
+		}
+		if key != nil && token != nil {
+			p.driver.engine.exclusive.holdKey(schema, job, *key, *token)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// suffixedRow scans the current row of rows into the destinations given to
+// Scan followed by suffix, so that scanJobRow can read a row that has more
+// columns after the job's.
+type suffixedRow struct {
+	rows   pgx.Rows
+	suffix []any
+}
+
+func (r suffixedRow) Scan(dest ...any) error {
+	return r.rows.Scan(append(dest[:len(dest):len(dest)], r.suffix...)...)
+}
+
+// ProducerInit wraps the producer state River keeps for the client's
+// producer, so that a job that finishes without its work having run (an
+// unknown kind, an undecodable row: River skips the middleware then) still
+// gives back the key it took.
+func (p *pilot) ProducerInit(ctx context.Context, exec riverdriver.Executor, params *riverpilot.ProducerInitParams) (int64, riverpilot.ProducerState, error) {
+	id, state, err := p.StandardPilot.ProducerInit(ctx, exec, params)
+	if err != nil || !p.exclusiveEnabled() {
+		return id, state, err
+	}
+	return id, &exclusiveProducerState{ProducerState: state, engine: p.driver.engine}, nil
+}
+
+// exclusiveProducerState gives back the key of every finished job whose work
+// middleware did not (River calls JobFinish for every job it ran).
+type exclusiveProducerState struct {
+	riverpilot.ProducerState
+
+	engine *Engine
+}
+
+func (s *exclusiveProducerState) JobFinish(job *rivertype.JobRow) {
+	s.ProducerState.JobFinish(job)
+	s.engine.exclusive.giveBack(s.engine, job)
 }
 
 // ProducerShutdown forgets the stopping producer's fetch state.

@@ -1,34 +1,29 @@
 package workflow
 
 // Exclusive jobs: the work path. The key a fetch took (exclusive_fetch.go) is
-// given back here, as soon as the job's work function returns, and the
-// queues that have jobs of that key waiting are woken.
+// given back as soon as the job's work function returns, and the queues that
+// have jobs of that key waiting are woken when a producer needs it.
 
 import (
 	"context"
-	"errors"
 	"log/slog"
-	"math"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
 
 	"github.com/riverbpmn/riverbpmn/exclusive"
 )
 
-// releaseTimeout bounds giving a key back. The job's own context may be
-// cancelled or past its deadline by then, so the release runs without it.
+// releaseTimeout bounds one statement that gives keys back.
 const releaseTimeout = 10 * time.Second
 
 var (
-	exclusiveReleaseSQL      = mustReadSQL("exclusive_release.sql")
-	exclusiveReleaseByJobSQL = mustReadSQL("exclusive_release_by_job.sql")
-	exclusiveWakeSQL         = mustReadSQL("exclusive_wake.sql")
+	exclusiveReleaseSQL = mustReadSQL("exclusive_release.sql")
+	exclusiveWakeSQL    = mustReadSQL("exclusive_wake.sql")
 )
 
 // engineExclusive is the engine's exclusive-jobs state, shared by all its
@@ -40,8 +35,12 @@ type engineExclusive struct {
 	// rendered caches SQL rendered per template and schema.
 	rendered sync.Map // renderKey -> string
 
-	// releasers holds one release batcher per schema.
-	releasers sync.Map // schema -> *exclusive.Batcher[releaseRequest, *string]
+	// held maps the job attempts of this engine's clients that hold a key
+	// to the key and token, until the key is given back.
+	held sync.Map // heldKeyID -> heldKey
+
+	// releaseQueues holds the keys to give back, per schema.
+	releaseQueues sync.Map // schema -> *exclusive.Coalescer[heldKey]
 
 	// queues holds, per wake target, the engine's producers on that queue and
 	// whether each one's last fetch came back short; hungryProducers counts
@@ -164,136 +163,129 @@ func (e *Engine) sendWake(target string) {
 	}
 }
 
-// workExclusive runs a job's work and, when the job may hold an exclusive
-// key, gives the key back as soon as the work returns (or panics), before
-// River records the outcome: that is what makes a key free without waiting
-// for River's completer. Jobs without a key pass straight through.
-//
-// A release that fails is logged, not returned: the job's work succeeded or
-// failed on its own merits, and the lock turns stale once River records the
-// outcome (invariant (r2) in exclusive_fetch.go).
+// heldKey is a key a job took in a fetch: the key and the token of that
+// acquisition, and where the job came from.
+type heldKey struct {
+	key    string
+	token  int64
+	schema string
+	queue  string
+	jobID  int64
+}
+
+// heldKeyID names a job attempt in the engine's table of held keys.
+type heldKeyID struct {
+	jobID   int64
+	attempt int
+}
+
+// holdKey records that job holds key (called by the pilot after a fetch).
+func (x *engineExclusive) holdKey(schema string, job *rivertype.JobRow, key string, token int64) {
+	x.held.Store(heldKeyID{job.ID, job.Attempt}, heldKey{key: key, token: token, schema: schema, queue: job.Queue, jobID: job.ID})
+}
+
+// giveBack queues the release of the key job holds, if it holds one this
+// engine knows of, and reports whether it did. Safe to call more than once:
+// only the first call finds the key.
+func (x *engineExclusive) giveBack(e *Engine, job *rivertype.JobRow) bool {
+	held, ok := x.held.LoadAndDelete(heldKeyID{job.ID, job.Attempt})
+	if !ok {
+		return false
+	}
+	h := held.(heldKey) //nolint:forcetypeassert // only heldKeys are stored
+	x.releases(e, h.schema).Add(h)
+	return true
+}
+
+// workExclusive runs a job's work and, when the job holds an exclusive key,
+// gives the key back as soon as the work returns (or panics), not when River
+// records the outcome: that is what makes a key free without waiting for
+// River's completer. The release is queued, not waited for: the releases of
+// all the engine's workers are written together, one statement per
+// Config.ExclusiveReleaseDelay (one millisecond by default). Giving a key
+// back by the token of its acquisition is correct however late it happens
+// (see exclusive_fetch.go), so the work path never waits on the database.
+// Jobs without a key pass straight through.
 func (e *Engine) workExclusive(ctx context.Context, job *rivertype.JobRow, doInner func(context.Context) error) error {
-	if !e.config.ExclusiveScope.Enabled() || e.dbPool == nil {
+	if !e.config.ExclusiveScope.Enabled() {
 		return doInner(ctx)
 	}
-	key, mayHold := e.exclusiveKeyOf(job)
-	if !mayHold {
-		return doInner(ctx)
-	}
-	schema := e.config.Schema
-	if client, err := river.ClientFromContextSafely[pgx.Tx](ctx); err == nil {
-		schema = client.Schema()
-	}
-	defer e.releaseExclusive(context.WithoutCancel(ctx), schema, job, key)
+	defer e.exclusive.giveBack(e, job)
 	return doInner(ctx)
 }
 
-// exclusiveKeyOf returns the exclusive key of job under the engine's scope,
-// and whether the job may hold a key at all. A job whose job context cannot
-// be decoded may still hold one (the fetch reads the key in SQL): it is
-// reported with an empty key, and released by job.
-func (e *Engine) exclusiveKeyOf(job *rivertype.JobRow) (key string, mayHold bool) {
-	jc, err := JobContextOf(job)
-	switch {
-	case errors.Is(err, ErrNoJobContext):
-		return "", false
-	case err != nil:
-		return "", true
+// releases returns the queue of keys to give back in schema.
+func (x *engineExclusive) releases(e *Engine, schema string) *exclusive.Coalescer[heldKey] {
+	if c, ok := x.releaseQueues.Load(schema); ok {
+		return c.(*exclusive.Coalescer[heldKey]) //nolint:forcetypeassert // only coalescers are stored
 	}
-	return exclusive.Key(e.config.ExclusiveScope, jc.Exclusive != nil && *jc.Exclusive, jc.ProcessInstanceID, jc.RootProcessInstanceID)
-}
-
-// releaseRequest is one job's key to give back.
-type releaseRequest struct {
-	key     string
-	jobID   int64
-	attempt int16
-	queue   string
-	// look asks for the queue where a job of the key waits.
-	look bool
-}
-
-// releaser returns the batcher that gives keys back in schema.
-func (x *engineExclusive) releaser(e *Engine, schema string) *exclusive.Batcher[releaseRequest, *string] {
-	if b, ok := x.releasers.Load(schema); ok {
-		return b.(*exclusive.Batcher[releaseRequest, *string]) //nolint:forcetypeassert // only batchers are stored
-	}
-	b, _ := x.releasers.LoadOrStore(schema, exclusive.NewBatcher(0, func(ctx context.Context, batch []releaseRequest) ([]*string, error) {
-		return e.releaseExclusiveBatch(ctx, schema, batch)
+	c, _ := x.releaseQueues.LoadOrStore(schema, exclusive.NewCoalescer(e.config.ExclusiveReleaseDelay, func(batch []heldKey) {
+		e.releaseNow(schema, batch)
 	}))
-	return b.(*exclusive.Batcher[releaseRequest, *string]) //nolint:forcetypeassert // only batchers are stored
+	return c.(*exclusive.Coalescer[heldKey]) //nolint:forcetypeassert // only coalescers are stored
 }
 
-// releaseExclusive gives the job's key back (key "" means unknown: release
-// by job) and wakes a queue where a job of the key waits. Concurrent releases
-// of the engine's workers share one statement (exclusive.Batcher); this
-// returns once the job's own release is done, so it is always ahead of River
-// recording the job's outcome.
-func (e *Engine) releaseExclusive(ctx context.Context, schema string, job *rivertype.JobRow, key string) {
-	ctx, cancel := context.WithTimeout(ctx, releaseTimeout)
+// releaseNow writes a batch of releases and wakes the queues where jobs of
+// the keys wait, when a producer needs waking.
+func (e *Engine) releaseNow(schema string, batch []heldKey) {
+	ctx, cancel := context.WithTimeout(context.Background(), releaseTimeout)
 	defer cancel()
-	attempt := int16(min(job.Attempt, math.MaxInt16)) //nolint:gosec // bounded
-
-	if key == "" {
-		if _, err := e.dbPool.Exec(ctx, e.exclusive.sql(exclusiveReleaseByJobSQL, schema), job.ID, attempt); err != nil {
-			e.logReleaseError(ctx, job, err)
+	if e.dbPool == nil {
+		return
+	}
+	for start := 0; start < len(batch); start += maxReleaseBatch {
+		chunk := batch[start:min(start+maxReleaseBatch, len(batch))]
+		looks := make([]bool, len(chunk))
+		for i, h := range chunk {
+			looks[i] = e.exclusive.waker != nil && e.exclusive.mayNeedWake(wakeTarget(schema, h.queue))
 		}
-		return
-	}
-	look := e.exclusive.waker != nil && e.exclusive.mayNeedWake(wakeTarget(schema, job.Queue))
-	wakeQueue, err := e.exclusive.releaser(e, schema).Do(ctx, releaseRequest{key: key, jobID: job.ID, attempt: attempt, queue: job.Queue, look: look})
-	if err != nil {
-		e.logReleaseError(ctx, job, err)
-		return
-	}
-	if wakeQueue != nil && e.exclusive.waker != nil {
-		if target := wakeTarget(schema, *wakeQueue); e.exclusive.needsWake(target) {
-			e.exclusive.waker.Wake(target)
+		sql, args := e.releaseStatement(schema, chunk, looks, true)
+		rows, err := e.dbPool.Query(ctx, sql, args...)
+		if err != nil {
+			e.logReleaseError(ctx, len(chunk), err)
+			continue
+		}
+		wakeQueues, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (*string, error) {
+			var (
+				jobID     int64
+				wakeQueue *string
+			)
+			err := row.Scan(&jobID, &wakeQueue)
+			return wakeQueue, err
+		})
+		if err != nil {
+			e.logReleaseError(ctx, len(chunk), err)
+			continue
+		}
+		for _, queue := range wakeQueues {
+			if queue == nil || e.exclusive.waker == nil {
+				continue
+			}
+			if target := wakeTarget(schema, *queue); e.exclusive.needsWake(target) {
+				e.exclusive.waker.Wake(target)
+			}
 		}
 	}
 }
 
-func (e *Engine) logReleaseError(ctx context.Context, job *rivertype.JobRow, err error) {
-	slog.Default().WarnContext(ctx, "riverbpmn: giving back an exclusive key failed; it frees itself when River records the job's outcome",
-		slog.Int64("job_id", job.ID), slog.String("err", err.Error()))
-}
+// maxReleaseBatch bounds one release statement.
+const maxReleaseBatch = 1000
 
-// releaseExclusiveBatch runs sql/exclusive_release.sql for a batch and
-// returns, per request, the queue to wake (nil when the key was not held by
-// the job or no job of it waits).
-func (e *Engine) releaseExclusiveBatch(ctx context.Context, schema string, batch []releaseRequest) ([]*string, error) {
+// releaseStatement returns sql/exclusive_release.sql and its arguments.
+func (e *Engine) releaseStatement(schema string, batch []heldKey, looks []bool, async bool) (string, []any) {
 	var (
-		keys     = make([]string, len(batch))
-		jobIDs   = make([]int64, len(batch))
-		attempts = make([]int16, len(batch))
-		queues   = make([]string, len(batch))
-		looks    = make([]bool, len(batch))
+		keys   = make([]string, len(batch))
+		tokens = make([]int64, len(batch))
+		queues = make([]string, len(batch))
+		jobIDs = make([]int64, len(batch))
 	)
-	for i, req := range batch {
-		keys[i], jobIDs[i], attempts[i], queues[i], looks[i] = req.key, req.jobID, req.attempt, req.queue, req.look
+	for i, h := range batch {
+		keys[i], tokens[i], queues[i], jobIDs[i] = h.key, h.token, h.queue, h.jobID
 	}
-	rows, err := e.dbPool.Query(ctx, e.exclusive.sql(exclusiveReleaseSQL, schema), keys, jobIDs, attempts, queues, looks)
-	if err != nil {
-		return nil, err
-	}
-	wake := make(map[int64]*string, len(batch))
-	for rows.Next() {
-		var (
-			jobID     int64
-			wakeQueue *string
-		)
-		if err := rows.Scan(&jobID, &wakeQueue); err != nil {
-			rows.Close()
-			return nil, err
-		}
-		wake[jobID] = wakeQueue
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	results := make([]*string, len(batch))
-	for i, req := range batch {
-		results[i] = wake[req.jobID]
-	}
-	return results, nil
+	return e.exclusive.sql(exclusiveReleaseSQL, schema), []any{keys, tokens, queues, jobIDs, looks, async}
+}
+
+func (e *Engine) logReleaseError(ctx context.Context, n int, err error) {
+	slog.Default().WarnContext(ctx, "riverbpmn: giving back exclusive keys failed; they free themselves when River records the jobs' outcomes",
+		slog.Int("keys", n), slog.String("err", err.Error()))
 }

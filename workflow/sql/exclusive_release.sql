@@ -1,30 +1,29 @@
--- ExclusiveRelease: give back the exclusive keys held by a batch of jobs, as
--- soon as their work functions returned, and for each key given back name a
--- queue where an exclusive job of that key waits (due now), so its producers
--- can be woken: the job's own queue when a job waits there, else any.
+-- ExclusiveRelease: give back the exclusive keys of a batch of jobs whose
+-- work functions returned. Each key is given back by its token, which names
+-- the one acquisition the job made: a lock that was taken over since (a new
+-- token) is left alone, so a release is safe however late it runs. The row is
+-- kept and only marked free, an in-place (HOT) update.
 --
--- The row is kept and only marked free, an in-place (HOT) update. The
--- condition is on the row itself (key, job and attempt): a lock that already
--- went to another job or attempt is left alone.
+-- Run on its own (a short while after the work ended), it commits
+-- asynchronously (synchronous_commit off for its own transaction only, $6):
+-- losing a release in a database crash is harmless, because a lock whose job
+-- no longer runs the attempt is stale and free (workflow/exclusive_fetch.go,
+-- (r2)). Run in a fetch's round trip and transaction, it commits with the
+-- fetch. For each key given back, when asked ($5), it names a queue where an
+-- exclusive job of that key waits (due now), so its producers can be woken:
+-- the job's own queue when a job waits there, else any.
 --
--- The statement commits asynchronously (synchronous_commit off for its own
--- transaction only): losing a release in a database crash is harmless,
--- because a lock whose job no longer runs the attempt is stale and free
--- (workflow/exclusive_fetch.go, (r2)), and sparing a WAL flush keeps the work
--- path off the disk.
---
--- One element per job in each array: $1 key, $2 job id, $3 attempt, $4 queue,
--- $5 whether to look for waiting jobs at all (the engine skips the lookup
--- when no producer would need waking).
+-- One element per job in each array: $1 key, $2 token, $3 queue, $4 job id,
+-- $5 whether to look for waiting jobs; $6 whether to commit asynchronously.
 WITH async_commit AS MATERIALIZED (
-    SELECT set_config('synchronous_commit', 'off', true)
+    SELECT set_config('synchronous_commit', 'off', true) WHERE $6::boolean
 ),
 request AS (
     SELECT
         *
     FROM
-        unnest($1::text[], $2::bigint[], $3::smallint[], $4::text[], $5::boolean[])
-            AS request (key, job_id, attempt, queue, look)
+        unnest($1::text[], $2::bigint[], $3::text[], $4::bigint[], $5::boolean[])
+            AS request (key, token, queue, job_id, look)
 ),
 released AS (
     UPDATE
@@ -40,10 +39,10 @@ released AS (
         -- whatever the planner believes about the two sides.
         lock.key = ANY($1::text[])
         AND lock.key = request.key
-        AND lock.job_id = request.job_id
-        AND lock.attempt = request.attempt
+        AND lock.token = request.token
     RETURNING
-        lock.key
+        lock.key,
+        lock.token
 )
 SELECT
     request.job_id,
@@ -66,5 +65,5 @@ SELECT
     ) END AS waiting_queue
 FROM
     released
-    JOIN request ON request.key = released.key
-    CROSS JOIN async_commit;
+    JOIN request ON request.key = released.key AND request.token = released.token
+    LEFT JOIN async_commit ON true;

@@ -111,7 +111,7 @@ acquired AS (
         ),
         $6::text,
         $1::text,
-        now()
+        coalesce($3::timestamptz, now())
     FROM
         locked_jobs
     WHERE
@@ -132,7 +132,9 @@ acquired AS (
         lock.job_id IS NULL
         OR lock.token = excluded.replaces
     RETURNING
-        lock.job_id
+        lock.key,
+        lock.job_id,
+        lock.token
 )
 UPDATE
     /* TEMPLATE: schema */river_job
@@ -155,4 +157,8 @@ WHERE
         SELECT job_id FROM acquired
     ))
 RETURNING
-    /* COLUMNS: river_job */;
+    /* COLUMNS: river_job */,
+    -- The key the job took and the token of that acquisition (NULL for a job
+    -- without a key): the engine gives the key back by both.
+    (SELECT acquired.key FROM acquired WHERE acquired.job_id = river_job.id) AS exclusive_key,
+    (SELECT acquired.token FROM acquired WHERE acquired.job_id = river_job.id) AS exclusive_token;
