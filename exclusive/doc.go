@@ -1,8 +1,7 @@
 // Package exclusive holds the pieces of riverbpmn's exclusive jobs that do not
 // need the engine: which key a job is exclusive on (Scope, Key), how far a
 // fetch looks ahead for fetchable jobs (DefaultLookahead), how concurrent key
-// releases are gathered and handed to the next fetch or written
-// together after a short delay (Coalescer), how a released key wakes the
+// releases share one statement (Batcher), how a released key wakes the
 // producers of a queue without flooding the database with notifications
 // (Waker), and a checker for recorded job timelines (Timeline) that tests and
 // benchmarks use to prove that no two jobs of one key ever overlapped.

@@ -1,12 +1,15 @@
 package exclusive
 
 import (
-	"slices"
+	"context"
+	"errors"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -137,79 +140,72 @@ func TestWaker(t *testing.T) {
 	})
 }
 
-func TestCoalescer(t *testing.T) {
+func TestBatcher(t *testing.T) {
 	t.Parallel()
 
-	t.Run("FlushesAfterDelay", func(t *testing.T) {
-		t.Parallel()
-		flushed := make(chan []int, 10)
-		c := NewCoalescer(20*time.Millisecond, func(batch []int) { flushed <- batch })
-		start := time.Now()
-		c.Add(1)
-		c.Add(2)
-		c.Add(3)
-		select {
-		case batch := <-flushed:
-			require.Equal(t, []int{1, 2, 3}, batch, "items added within the delay go together")
-			require.GreaterOrEqual(t, time.Since(start), 20*time.Millisecond)
-		case <-time.After(5 * time.Second):
-			t.Fatal("no flush")
-		}
-		c.Add(4)
-		require.Equal(t, []int{4}, <-flushed, "the next item arms a new flush")
-	})
-
-	t.Run("TakeFirst", func(t *testing.T) {
-		t.Parallel()
-		var flushes atomic.Int64
-		c := NewCoalescer(30*time.Millisecond, func([]string) { flushes.Add(1) })
-		c.Add("a")
-		c.Add("b")
-		require.Equal(t, []string{"a", "b"}, c.Take())
-		require.Nil(t, c.Take())
-		time.Sleep(60 * time.Millisecond)
-		require.Zero(t, flushes.Load(), "nothing left to flush: each item goes out once")
-
-		c.Requeue([]string{"a"})
-		require.Eventually(t, func() bool { return flushes.Load() == 1 }, 5*time.Second, time.Millisecond)
-	})
-
-	t.Run("ConcurrentItemsEachHandedOutOnce", func(t *testing.T) {
+	t.Run("GroupsConcurrentRequests", func(t *testing.T) {
 		t.Parallel()
 		var (
-			mu  sync.Mutex
-			got []int
+			mu      sync.Mutex
+			batches []int
 		)
-		c := NewCoalescer(time.Millisecond, func(batch []int) {
+		b := NewBatcher(10, func(_ context.Context, items []int) ([]int, error) {
 			mu.Lock()
-			got = append(got, batch...)
+			batches = append(batches, len(items))
 			mu.Unlock()
+			time.Sleep(5 * time.Millisecond)
+			out := make([]int, len(items))
+			for i, v := range items {
+				out[i] = v * 2
+			}
+			return out, nil
 		})
 		var wg sync.WaitGroup
-		for i := range 1000 {
+		for i := range 100 {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				c.Add(i)
-				if i%10 == 0 {
-					taken := c.Take()
-					mu.Lock()
-					got = append(got, taken...)
-					mu.Unlock()
-				}
+				got, err := b.Do(context.Background(), i)
+				assert.NoError(t, err)
+				assert.Equal(t, 2*i, got)
 			}()
 		}
 		wg.Wait()
-		require.Eventually(t, func() bool {
-			mu.Lock()
-			defer mu.Unlock()
-			return len(got) == 1000
-		}, 5*time.Second, time.Millisecond)
 		mu.Lock()
 		defer mu.Unlock()
-		slices.Sort(got)
-		for i, v := range got {
-			require.Equal(t, i, v)
+		total := 0
+		for _, n := range batches {
+			require.LessOrEqual(t, n, 10, "never more than maxBatch")
+			total += n
 		}
+		require.Equal(t, 100, total)
+		require.Less(t, len(batches), 100, "concurrent requests share flushes")
+	})
+
+	t.Run("AloneFlushesAtOnce", func(t *testing.T) {
+		t.Parallel()
+		calls := 0
+		b := NewBatcher(0, func(_ context.Context, items []string) ([]string, error) {
+			calls++
+			return items, nil
+		})
+		for i := range 3 {
+			got, err := b.Do(context.Background(), fmt.Sprint(i))
+			require.NoError(t, err)
+			require.Equal(t, fmt.Sprint(i), got)
+		}
+		require.Equal(t, 3, calls)
+	})
+
+	t.Run("ErrorsReachEveryRequestOfTheBatch", func(t *testing.T) {
+		t.Parallel()
+		boom := errors.New("boom")
+		b := NewBatcher(0, func(context.Context, []int) ([]int, error) { return nil, boom })
+		_, err := b.Do(context.Background(), 1)
+		require.ErrorIs(t, err, boom)
+
+		short := NewBatcher(0, func(context.Context, []int) ([]int, error) { return nil, nil })
+		_, err = short.Do(context.Background(), 1)
+		require.ErrorIs(t, err, errBatchResults)
 	})
 }

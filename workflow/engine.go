@@ -51,12 +51,6 @@ type Config struct {
 	// behind that run then wait for the head to drain.
 	ExclusiveLookahead int
 
-	// ExclusiveReleaseDelay is how long, at most, a key given back when a
-	// job's work ended waits to be written together with the keys other
-	// workers give back (0 means exclusive.DefaultReleaseDelay, one
-	// millisecond).
-	ExclusiveReleaseDelay time.Duration
-
 	// ExclusiveWakeCooldown is the shortest time between two notifications
 	// that wake a queue's producers when a key is given back while jobs of
 	// that key wait (0 means exclusive.DefaultWakeCooldown).

@@ -286,7 +286,10 @@ type exclusiveProducerState struct {
 
 func (s *exclusiveProducerState) JobFinish(job *rivertype.JobRow) {
 	s.ProducerState.JobFinish(job)
-	s.engine.exclusive.giveBack(s.engine, job)
+	if held, ok := s.engine.exclusive.takeHeld(job); ok {
+		// River calls this on its producer's loop: release elsewhere.
+		go s.engine.releaseExclusive(context.Background(), held)
+	}
 }
 
 // ProducerShutdown forgets the stopping producer's fetch state.

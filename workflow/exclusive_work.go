@@ -12,7 +12,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river/rivertype"
 
 	"github.com/riverbpmn/riverbpmn/exclusive"
@@ -39,8 +38,8 @@ type engineExclusive struct {
 	// to the key and token, until the key is given back.
 	held sync.Map // heldKeyID -> heldKey
 
-	// releaseQueues holds the keys to give back, per schema.
-	releaseQueues sync.Map // schema -> *exclusive.Coalescer[heldKey]
+	// releasers holds one release batcher per schema.
+	releasers sync.Map // schema -> *exclusive.Batcher[heldKey, *string]
 
 	// queues holds, per wake target, the engine's producers on that queue and
 	// whether each one's last fetch came back short; hungryProducers counts
@@ -184,108 +183,110 @@ func (x *engineExclusive) holdKey(schema string, job *rivertype.JobRow, key stri
 	x.held.Store(heldKeyID{job.ID, job.Attempt}, heldKey{key: key, token: token, schema: schema, queue: job.Queue, jobID: job.ID})
 }
 
-// giveBack queues the release of the key job holds, if it holds one this
-// engine knows of, and reports whether it did. Safe to call more than once:
-// only the first call finds the key.
-func (x *engineExclusive) giveBack(e *Engine, job *rivertype.JobRow) bool {
+// takeHeld removes and returns the key job holds, if it holds one this engine
+// knows of. Only the first call for a job attempt finds it.
+func (x *engineExclusive) takeHeld(job *rivertype.JobRow) (heldKey, bool) {
 	held, ok := x.held.LoadAndDelete(heldKeyID{job.ID, job.Attempt})
 	if !ok {
-		return false
+		return heldKey{}, false
 	}
-	h := held.(heldKey) //nolint:forcetypeassert // only heldKeys are stored
-	x.releases(e, h.schema).Add(h)
-	return true
+	return held.(heldKey), true //nolint:forcetypeassert // only heldKeys are stored
 }
 
 // workExclusive runs a job's work and, when the job holds an exclusive key,
 // gives the key back as soon as the work returns (or panics), not when River
 // records the outcome: that is what makes a key free without waiting for
-// River's completer. The release is queued, not waited for: the releases of
-// all the engine's workers are written together, one statement per
-// Config.ExclusiveReleaseDelay (one millisecond by default). Giving a key
-// back by the token of its acquisition is correct however late it happens
-// (see exclusive_fetch.go), so the work path never waits on the database.
-// Jobs without a key pass straight through.
+// River's completer. The releases of concurrent workers share one statement
+// (exclusive.Batcher); this returns once the job's own release is written,
+// so the fetch River makes right after (a slot just freed) finds the key's
+// next job. Jobs without a key pass straight through.
 func (e *Engine) workExclusive(ctx context.Context, job *rivertype.JobRow, doInner func(context.Context) error) error {
 	if !e.config.ExclusiveScope.Enabled() {
 		return doInner(ctx)
 	}
-	defer e.exclusive.giveBack(e, job)
+	defer func() {
+		if held, ok := e.exclusive.takeHeld(job); ok {
+			e.releaseExclusive(context.WithoutCancel(ctx), held)
+		}
+	}()
 	return doInner(ctx)
 }
 
-// releases returns the queue of keys to give back in schema.
-func (x *engineExclusive) releases(e *Engine, schema string) *exclusive.Coalescer[heldKey] {
-	if c, ok := x.releaseQueues.Load(schema); ok {
-		return c.(*exclusive.Coalescer[heldKey]) //nolint:forcetypeassert // only coalescers are stored
+// releaser returns the batcher that gives keys back in schema.
+func (x *engineExclusive) releaser(e *Engine, schema string) *exclusive.Batcher[heldKey, *string] {
+	if b, ok := x.releasers.Load(schema); ok {
+		return b.(*exclusive.Batcher[heldKey, *string]) //nolint:forcetypeassert // only batchers are stored
 	}
-	c, _ := x.releaseQueues.LoadOrStore(schema, exclusive.NewCoalescer(e.config.ExclusiveReleaseDelay, func(batch []heldKey) {
-		e.releaseNow(schema, batch)
+	b, _ := x.releasers.LoadOrStore(schema, exclusive.NewBatcher(maxReleaseBatch, func(ctx context.Context, batch []heldKey) ([]*string, error) {
+		return e.releaseBatch(ctx, schema, batch)
 	}))
-	return c.(*exclusive.Coalescer[heldKey]) //nolint:forcetypeassert // only coalescers are stored
+	return b.(*exclusive.Batcher[heldKey, *string]) //nolint:forcetypeassert // only batchers are stored
 }
 
-// releaseNow writes a batch of releases and wakes the queues where jobs of
-// the keys wait, when a producer needs waking.
-func (e *Engine) releaseNow(schema string, batch []heldKey) {
-	ctx, cancel := context.WithTimeout(context.Background(), releaseTimeout)
-	defer cancel()
+// releaseExclusive gives a key back and, when a producer needs waking, wakes
+// a queue where a job of the key waits. A release that fails is logged, not
+// returned: the job's work succeeded or failed on its own merits, and the
+// lock turns stale once River records the outcome (invariant (r2) in
+// exclusive_fetch.go).
+func (e *Engine) releaseExclusive(ctx context.Context, held heldKey) {
 	if e.dbPool == nil {
 		return
 	}
-	for start := 0; start < len(batch); start += maxReleaseBatch {
-		chunk := batch[start:min(start+maxReleaseBatch, len(batch))]
-		looks := make([]bool, len(chunk))
-		for i, h := range chunk {
-			looks[i] = e.exclusive.waker != nil && e.exclusive.mayNeedWake(wakeTarget(schema, h.queue))
-		}
-		sql, args := e.releaseStatement(schema, chunk, looks, true)
-		rows, err := e.dbPool.Query(ctx, sql, args...)
-		if err != nil {
-			e.logReleaseError(ctx, len(chunk), err)
-			continue
-		}
-		wakeQueues, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (*string, error) {
-			var (
-				jobID     int64
-				wakeQueue *string
-			)
-			err := row.Scan(&jobID, &wakeQueue)
-			return wakeQueue, err
-		})
-		if err != nil {
-			e.logReleaseError(ctx, len(chunk), err)
-			continue
-		}
-		for _, queue := range wakeQueues {
-			if queue == nil || e.exclusive.waker == nil {
-				continue
-			}
-			if target := wakeTarget(schema, *queue); e.exclusive.needsWake(target) {
-				e.exclusive.waker.Wake(target)
-			}
+	ctx, cancel := context.WithTimeout(ctx, releaseTimeout)
+	defer cancel()
+	wakeQueue, err := e.exclusive.releaser(e, held.schema).Do(ctx, held)
+	if err != nil {
+		slog.Default().WarnContext(ctx, "riverbpmn: giving back an exclusive key failed; it frees itself when River records the job's outcome",
+			slog.Int64("job_id", held.jobID), slog.String("key", held.key), slog.String("err", err.Error()))
+		return
+	}
+	if wakeQueue != nil && e.exclusive.waker != nil {
+		if target := wakeTarget(held.schema, *wakeQueue); e.exclusive.needsWake(target) {
+			e.exclusive.waker.Wake(target)
 		}
 	}
 }
 
-// maxReleaseBatch bounds one release statement.
-const maxReleaseBatch = 1000
-
-// releaseStatement returns sql/exclusive_release.sql and its arguments.
-func (e *Engine) releaseStatement(schema string, batch []heldKey, looks []bool, async bool) (string, []any) {
+// releaseBatch runs sql/exclusive_release.sql for a batch and returns, per
+// key, the queue to wake (nil when the key was not given back, nobody needs
+// waking, or no job of the key waits).
+func (e *Engine) releaseBatch(ctx context.Context, schema string, batch []heldKey) ([]*string, error) {
 	var (
 		keys   = make([]string, len(batch))
 		tokens = make([]int64, len(batch))
 		queues = make([]string, len(batch))
 		jobIDs = make([]int64, len(batch))
+		looks  = make([]bool, len(batch))
 	)
 	for i, h := range batch {
 		keys[i], tokens[i], queues[i], jobIDs[i] = h.key, h.token, h.queue, h.jobID
+		looks[i] = e.exclusive.waker != nil && e.exclusive.mayNeedWake(wakeTarget(schema, h.queue))
 	}
-	return e.exclusive.sql(exclusiveReleaseSQL, schema), []any{keys, tokens, queues, jobIDs, looks, async}
+	rows, err := e.dbPool.Query(ctx, e.exclusive.sql(exclusiveReleaseSQL, schema), keys, tokens, queues, jobIDs, looks, true)
+	if err != nil {
+		return nil, err
+	}
+	wake := make(map[int64]*string, len(batch))
+	for rows.Next() {
+		var (
+			jobID     int64
+			wakeQueue *string
+		)
+		if err := rows.Scan(&jobID, &wakeQueue); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		wake[jobID] = wakeQueue
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	results := make([]*string, len(batch))
+	for i, h := range batch {
+		results[i] = wake[h.jobID]
+	}
+	return results, nil
 }
 
-func (e *Engine) logReleaseError(ctx context.Context, n int, err error) {
-	slog.Default().WarnContext(ctx, "riverbpmn: giving back exclusive keys failed; they free themselves when River records the jobs' outcomes",
-		slog.Int("keys", n), slog.String("err", err.Error()))
-}
+// maxReleaseBatch bounds one release statement.
+const maxReleaseBatch = 1000
