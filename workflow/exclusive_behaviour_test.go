@@ -6,12 +6,14 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver"
+	"github.com/riverqueue/river/rivershared/riverpilot"
 	"github.com/riverqueue/river/rivertype"
 	"github.com/stretchr/testify/require"
 
@@ -257,4 +259,86 @@ func mustJSON(t *testing.T, v any) []byte {
 	b, err := json.Marshal(v)
 	require.NoError(t, err)
 	return b
+}
+
+// TestExclusiveKeyOfJobWithoutWork shows the fallback for a job whose work
+// never ran (River skips middleware for an unknown kind or an undecodable
+// row): the key it took is given back when River's producer reports the job
+// finished.
+func TestExclusiveKeyOfJobWithoutWork(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	schema := exclSchema(t)
+	node := newExclNode(t, schema, newExclRecorder(exclusive.ProcessInstance), exclNodeOpts{
+		scope: exclusive.ProcessInstance, maxWorkers: 1, poolConns: 2, poll: time.Second, cooldown: 100 * time.Millisecond,
+	})
+	insertExcl(ctx, t, node.client, []exclArgs{{Instance: "pi"}})
+
+	p := node.engine.Driver().PluginPilot()
+	exec := node.engine.Driver().GetExecutor()
+	_, state, err := p.ProducerInit(ctx, exec, &riverpilot.ProducerInitParams{ClientID: "c", Queue: river.QueueDefault, Schema: schema})
+	require.NoError(t, err)
+	res, err := p.JobGetAvailable(ctx, exec, state, &riverdriver.JobGetAvailableParams{
+		ClientID: "c", MaxAttemptedBy: 100, MaxToLock: 1, Queue: river.QueueDefault, Schema: schema,
+	})
+	require.NoError(t, err)
+	require.Len(t, res.Jobs, 1)
+	require.Equal(t, 1, exclHeldLockCount(ctx, t, schema))
+
+	state.JobFinish(res.Jobs[0])
+	require.Eventually(t, func() bool { return exclHeldLockCount(ctx, t, schema) == 0 }, 5*time.Second, time.Millisecond)
+
+	// The middleware, had it run afterwards, finds nothing left to give back.
+	require.NoError(t, node.engine.workExclusive(ctx, res.Jobs[0], func(context.Context) error { return nil }))
+}
+
+// TestExclusiveKeyGoMatchesSQL checks that exclusive.Key, in Go, and the key
+// expression the fetch uses, in SQL, give every kind of job the same key,
+// under both scopes.
+func TestExclusiveKeyGoMatchesSQL(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	for _, scope := range []exclusive.Scope{exclusive.ProcessInstance, exclusive.RootProcessInstance} {
+		t.Run(strings.ReplaceAll(scope.String(), " ", "_"), func(t *testing.T) {
+			t.Parallel()
+			schema := exclSchema(t)
+			rec := newExclRecorder(scope)
+			node := newExclNode(t, schema, rec, exclNodeOpts{
+				scope: scope, maxWorkers: 1, poolConns: 2, poll: time.Second, cooldown: 100 * time.Millisecond,
+				addWorkers: func(workers *river.Workers) { river.AddWorker(workers, &plainWorker{rec: rec}) },
+			})
+			insertExcl(ctx, t, node.client, []exclArgs{
+				{Instance: "sub", Root: "root"},
+				{Instance: "top"},
+				{Instance: "sub", Root: "root", NonExclusive: true},
+				{}, // no process instance
+			})
+			_, err := node.client.Insert(ctx, plainArgs{}, nil)
+			require.NoError(t, err)
+
+			rows, err := testPool(t).Query(ctx, fmt.Sprintf("SELECT id FROM %s.river_job ORDER BY id", pgx.Identifier{schema}.Sanitize()))
+			require.NoError(t, err)
+			ids, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+			require.NoError(t, err)
+			require.Len(t, ids, 5)
+			var keys []string
+			for _, id := range ids {
+				job, err := node.client.JobGet(ctx, id)
+				require.NoError(t, err)
+				var goKey string
+				if jc, err := JobContextOf(job); err == nil {
+					goKey, _ = exclusive.Key(scope, jc.Exclusive != nil && *jc.Exclusive, jc.ProcessInstanceID, jc.RootProcessInstanceID)
+				}
+				wait, err := node.engine.ExclusiveWait(ctx, id)
+				require.NoError(t, err)
+				require.Equal(t, goKey, wait.Key, "job %d (%s)", id, job.Metadata)
+				keys = append(keys, wait.Key)
+			}
+			want := map[exclusive.Scope][]string{
+				exclusive.ProcessInstance:     {"sub", "top", "", "", ""},
+				exclusive.RootProcessInstance: {"root", "top", "", "", ""},
+			}[scope]
+			require.Equal(t, want, keys)
+		})
+	}
 }

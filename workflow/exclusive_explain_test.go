@@ -197,9 +197,9 @@ func TestExclusiveFetchUsesIndexes(t *testing.T) {
 
 				release := renderExclusiveSQL(exclusiveReleaseSQL, schema, scope)
 				plan = explainPlan(ctx, t, conn, release,
-					[]string{"text[]", "bigint[]", "text[]", "bigint[]", "boolean[]", "boolean"},
-					[]any{[]string{"pi-5"}, []int64{1}, []string{"default"}, []int64{1}, []bool{true}, true},
-					[]string{"'{pi-5}'", "'{1}'", "'{default}'", "'{1}'", "'{true}'", "true"}, generic)
+					[]string{"text[]", "bigint[]", "text[]", "bigint[]", "boolean[]"},
+					[]any{[]string{"pi-5"}, []int64{1}, []string{"default"}, []int64{1}, []bool{true}},
+					[]string{"'{pi-5}'", "'{1}'", "'{default}'", "'{1}'", "'{true}'"}, generic)
 				requireIndexedPlan(t, plan, keyIndex, "river_bpmn_exclusive_lock_pkey")
 
 				wait := renderExclusiveSQL(exclusiveWaitSQL, schema, scope)

@@ -11,11 +11,12 @@ package workflow
 //
 // For every key K, at any moment at most one job attempt holds K. An attempt
 // (job J, attempt a) holds K from the commit of the fetch statement that moved
-// J to running with attempt a and wrote the lock row (K, J, a, token t) into
+// J to running with attempt a and wrote (K, J, a, token t) into K's row of
 // river_bpmn_exclusive_lock, until the earlier of:
 //
-//	(r1) the work middleware deletes that row, right after J's work function
-//	     returned (or panicked), before River records the outcome; and
+//	(r1) the work middleware marks the row free (job NULL, compared by K and
+//	     t), right after J's work function returned (or panicked), before it
+//	     returns to River and so before River records the outcome; and
 //	(r2) J stops running attempt a in the database: River's completer wrote
 //	     the outcome, the worker committed river.JobCompleteTx, the rescuer
 //	     moved a stuck job, the job was snoozed or interrupted. The row is
@@ -43,19 +44,20 @@ package workflow
 //     same statement and only happens for a key actually taken, so two
 //     fetches (on any clients, queues or nodes) racing for one key cannot
 //     both start a job of it; the loser's job stays available.
-//  3. Staleness is permanent. The row (K, J, a, t) and J's move to running
-//     attempt a commit together, so a snapshot that sees the row sees J at
+//  3. Staleness is permanent. The row version (K, J, a, t) and J's move to
+//     running attempt a commit together, so a snapshot that sees it sees J at
 //     running attempt a or later; if J is not running attempt a there, that
 //     attempt is over for good (a later run of J is a later fetch, which
-//     writes its own row with a new token after replacing t). Snoozes and
-//     interrupted jobs give an attempt number back, which is why the
-//     takeover compares the token, not (job, attempt).
+//     writes its own acquisition with a new token over t). Snoozes and
+//     interrupted jobs give an attempt number back, which is why every
+//     comparison is by token, not by (job, attempt).
 //  4. Rows change only by that insert or conditional takeover, by a release
-//     and by a sweep, whose conditions are on the row itself (key, job and
-//     attempt; token): one that meets a row taken over after its snapshot
-//     re-checks the new version (PostgreSQL's EvalPlanQual) and leaves it.
-//     The middleware releases by (key, job, attempt) while the attempt is
-//     still running in the database, so the row it can match is its own.
+//     and by a sweep, whose conditions are on the row itself (key and
+//     token): one that meets a row taken over after its snapshot re-checks
+//     the new version (PostgreSQL's EvalPlanQual) and leaves it. A token
+//     names one acquisition, so a release is correct however late it runs;
+//     the fetch hands the token to the engine (held keys, by job attempt)
+//     and the middleware gives back exactly what its job took.
 //  5. One statement acquires its keys in key order and locks river_job rows
 //     with SKIP LOCKED, as River does, so fetches never wait on each other in
 //     a cycle. The key is read again from the locked row version, so a
@@ -63,18 +65,23 @@ package workflow
 //
 // Retries, snoozes, cancellations and client stop all end the work function
 // (r1); a job that never reaches the middleware (unknown kind, undecodable
-// row) or a release that fails is covered by (r2) within River's completer
-// delay; a crashed client's keys are freed when the rescuer moves its jobs.
+// row) gives its key back when River's producer reports it finished
+// (ProducerInit below), and a release that fails is covered by (r2) within
+// River's completer delay; a crashed client's keys are freed when the
+// rescuer moves its jobs.
 // Plain River jobs, non-exclusive jobs and jobs of no process instance have
 // no key and are fetched exactly as River fetches them.
 //
 // # Throughput
 //
 // A key is free as soon as the work ends (r1), not when River's batch
-// completer writes the outcome about 250 ms later. A fetch that returns fewer
-// jobs than asked does not fetch again before the next poll, so when a
-// released key has waiting jobs, the engine wakes the queue's producers with
-// River's own insert notification (Waker, exclusive_work.go).
+// completer writes the outcome about 250 ms later; the releases of concurrent
+// workers share one statement (exclusive.Batcher). River fetches again when
+// a job of a full fetch ends, and finds the key's next job. After a fetch
+// that came back short it waits for the next poll, so when a released key has
+// waiting jobs and one of the engine's producers came back short, the engine
+// wakes the queue's producers with River's own insert notification (Waker,
+// exclusive_work.go).
 //
 // The fetch streams available jobs in River's order over River's fetch index
 // and keeps a job with a key only if no running attempt holds the key and no

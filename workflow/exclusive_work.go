@@ -262,7 +262,7 @@ func (e *Engine) releaseBatch(ctx context.Context, schema string, batch []heldKe
 		keys[i], tokens[i], queues[i], jobIDs[i] = h.key, h.token, h.queue, h.jobID
 		looks[i] = e.exclusive.waker != nil && e.exclusive.mayNeedWake(wakeTarget(schema, h.queue))
 	}
-	rows, err := e.dbPool.Query(ctx, e.exclusive.sql(exclusiveReleaseSQL, schema), keys, tokens, queues, jobIDs, looks, true)
+	rows, err := e.dbPool.Query(ctx, e.exclusive.sql(exclusiveReleaseSQL, schema), keys, tokens, queues, jobIDs, looks)
 	if err != nil {
 		return nil, err
 	}

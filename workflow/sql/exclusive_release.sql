@@ -1,22 +1,21 @@
 -- ExclusiveRelease: give back the exclusive keys of a batch of jobs whose
--- work functions returned. Each key is given back by its token, which names
+-- work functions just returned. Each key is given back by its token, which names
 -- the one acquisition the job made: a lock that was taken over since (a new
 -- token) is left alone, so a release is safe however late it runs. The row is
 -- kept and only marked free, an in-place (HOT) update.
 --
--- Run on its own (a short while after the work ended), it commits
--- asynchronously (synchronous_commit off for its own transaction only, $6):
--- losing a release in a database crash is harmless, because a lock whose job
--- no longer runs the attempt is stale and free (workflow/exclusive_fetch.go,
--- (r2)). Run in a fetch's round trip and transaction, it commits with the
--- fetch. For each key given back, when asked ($5), it names a queue where an
--- exclusive job of that key waits (due now), so its producers can be woken:
--- the job's own queue when a job waits there, else any.
+-- It commits asynchronously (synchronous_commit off for its own transaction
+-- only): losing a release in a database crash is harmless, because a lock
+-- whose job no longer runs the attempt is stale and free
+-- (workflow/exclusive_fetch.go, (r2)), and sparing a WAL flush keeps the work
+-- path off the disk. For each key given back, when asked ($5), it names a
+-- queue where an exclusive job of that key waits (due now), so its producers
+-- can be woken: the job's own queue when a job waits there, else any.
 --
 -- One element per job in each array: $1 key, $2 token, $3 queue, $4 job id,
--- $5 whether to look for waiting jobs; $6 whether to commit asynchronously.
+-- $5 whether to look for waiting jobs.
 WITH async_commit AS MATERIALIZED (
-    SELECT set_config('synchronous_commit', 'off', true) WHERE $6::boolean
+    SELECT set_config('synchronous_commit', 'off', true)
 ),
 request AS (
     SELECT
@@ -66,4 +65,4 @@ SELECT
 FROM
     released
     JOIN request ON request.key = released.key AND request.token = released.token
-    LEFT JOIN async_commit ON true;
+    CROSS JOIN async_commit;
