@@ -40,9 +40,10 @@ type Config struct {
 	// The zero value, exclusive.None, leaves fetching to River's own query:
 	// jobs still record their exclusive flag, but nothing is sequenced. It is
 	// opt-in so that an engine configured with nothing behaves exactly like
-	// stock River. Every client working one database must use the same scope,
-	// and the client must have the engine's Middleware (which gives a key back
-	// when the job's work returns).
+	// stock River. Every client working one database must use the same scope.
+	// Give clients the engine's Middleware: it gives a key back the moment the
+	// job's work returns; without it, keys are given back when River's
+	// producer reports the job finished, a little later.
 	ExclusiveScope exclusive.Scope
 
 	// ExclusiveLookahead bounds how many available jobs one fetch looks at to
@@ -104,5 +105,6 @@ func (e *Engine) Driver() *Driver { return e.driver }
 
 // Middleware returns the middleware that gives inserted jobs their job
 // context. Add it to river.Config.Middleware of every client that inserts
-// BPMN jobs; River runs it for all six insert calls.
+// BPMN jobs; River runs it for all six insert calls. On the work path it
+// gives a job's exclusive key back as soon as the job's work returns.
 func (e *Engine) Middleware() rivertype.Middleware { return e.middleware }

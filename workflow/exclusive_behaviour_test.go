@@ -342,3 +342,28 @@ func TestExclusiveKeyGoMatchesSQL(t *testing.T) {
 		})
 	}
 }
+
+// TestExclusiveWithoutWorkMiddleware shows that exclusivity holds on a client
+// that works jobs without the engine's middleware: keys are then given back
+// when River's producer reports each job finished.
+func TestExclusiveWithoutWorkMiddleware(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	schema := exclSchema(t)
+	rec := newExclRecorder(exclusive.ProcessInstance)
+	inserter := newExclNode(t, schema, rec, exclNodeOpts{scope: exclusive.ProcessInstance, maxWorkers: 1, poolConns: 2, poll: time.Second, cooldown: time.Second})
+	worker := newExclNode(t, schema, rec, exclNodeOpts{
+		scope: exclusive.ProcessInstance, maxWorkers: 4, poolConns: 4, poll: 20 * time.Millisecond, cooldown: 5 * time.Millisecond,
+		noMiddleware: true,
+	})
+	var jobs []exclArgs
+	for range 10 {
+		jobs = append(jobs, exclArgs{Instance: "a", SleepMicros: 2000}, exclArgs{Instance: "b", SleepMicros: 2000})
+	}
+	insertExcl(ctx, t, inserter.client, jobs)
+	require.NoError(t, worker.client.Start(ctx))
+	require.Eventually(t, func() bool { return rec.finishedCount.Load() == 20 }, 20*time.Second, time.Millisecond)
+	require.NoError(t, worker.client.Stop(ctx))
+	require.Empty(t, exclusive.Overlaps(rec.timeline.Spans()))
+	require.Eventually(t, func() bool { return exclHeldLockCount(ctx, t, schema) == 0 }, 5*time.Second, time.Millisecond)
+}

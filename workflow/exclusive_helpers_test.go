@@ -178,6 +178,8 @@ type exclNodeOpts struct {
 	cooldown   time.Duration
 	// addWorkers registers more workers besides exclWorker.
 	addWorkers func(*river.Workers)
+	// noMiddleware leaves the engine's middleware out of the client.
+	noMiddleware bool
 }
 
 // newExclNode builds (but does not start) a node working exclArgs jobs.
@@ -195,11 +197,15 @@ func newExclNode(t testing.TB, schema string, rec *exclRecorder, opts exclNodeOp
 	if exclWrapDriver != nil {
 		driver = exclWrapDriver(engine.Driver())
 	}
+	middleware := []rivertype.Middleware{engine.Middleware()}
+	if opts.noMiddleware {
+		middleware = nil
+	}
 	client, err := river.NewClient(driver, &river.Config{
 		FetchCooldown:     opts.cooldown,
 		FetchPollInterval: opts.poll,
 		Logger:            slog.New(slog.DiscardHandler),
-		Middleware:        []rivertype.Middleware{engine.Middleware()},
+		Middleware:        middleware,
 		Queues:            map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: opts.maxWorkers}},
 		RetryPolicy:       soonRetry{},
 		Schema:            schema,
