@@ -9,9 +9,9 @@
 --
 -- The scan is River's: available jobs of the queue in River's order over
 -- River's fetch index (river_job_prioritized_fetching_index), streamed, and
--- stopped as soon as $4 jobs qualify. Each job with a key costs two index
--- probes: the key's lock (primary key) and an earlier waiting job of the key
--- (river_bpmn_job_exclusive_*). At most $7 available jobs are looked at, so a
+-- stopped as soon as $4 jobs qualify. Each job with a key costs at most two
+-- index probes: an earlier waiting job of the key (river_bpmn_job_exclusive_*)
+-- and the key's lock (primary key). At most $7 available jobs are looked at, so a
 -- queue whose head is a long run of jobs of held keys costs a bounded scan.
 --
 -- $1 queue, $2 kinds (NULL = every kind), $3 now (NULL = database now()),
@@ -41,18 +41,10 @@ WITH candidate AS (
     WHERE
         head.exclusive_key IS NULL
         OR (
-            -- No running attempt holds the key (a lock row may exist, free
-            -- or stale), judged in this statement's snapshot. A scalar
-            -- subquery, so it is one primary-key probe per job rather than a
-            -- hash of the whole lock table, which keeps recently freed rows...
-            NOT coalesce((
-                SELECT /* LOCK_IS_LIVE: lock */
-                FROM /* TEMPLATE: schema */river_bpmn_exclusive_lock AS lock
-                WHERE lock.key = head.exclusive_key
-            ), false)
-            -- ...and no job of the key comes before this one, so a fetch
-            -- takes at most one job per key: the first.
-            AND NOT EXISTS (
+            -- No job of the key comes before this one, so a fetch takes at
+            -- most one job per key: the first. Checked first: it alone turns
+            -- away the later jobs of a key, however many follow it...
+            NOT EXISTS (
                 SELECT 1
                 FROM /* TEMPLATE: schema */river_job AS earlier
                 WHERE /* KEY_EXPRESSION: earlier */ = head.exclusive_key
@@ -64,6 +56,15 @@ WITH candidate AS (
                     AND (earlier.priority, earlier.scheduled_at, earlier.id)
                         < (head.priority, head.scheduled_at, head.id)
             )
+            -- ...and no running attempt holds the key (a lock row may exist,
+            -- free or stale), judged in this statement's snapshot. A scalar
+            -- subquery, so it is one primary-key probe per job rather than a
+            -- hash of the whole lock table, which keeps recently freed rows.
+            AND NOT coalesce((
+                SELECT /* LOCK_IS_LIVE: lock */
+                FROM /* TEMPLATE: schema */river_bpmn_exclusive_lock AS lock
+                WHERE lock.key = head.exclusive_key
+            ), false)
         )
     LIMIT $4::integer
 ),
