@@ -208,6 +208,7 @@ func (p *pilot) jobGetAvailableExclusive(
 
 	engine := p.driver.engine
 	lookahead := cmp.Or(engine.config.ExclusiveLookahead, exclusive.DefaultLookahead)
+	releasesBefore := engine.exclusive.releaseSeq.Load()
 	rows, err := q.Query(ctx, engine.exclusive.sql(jobGetAvailableExclusiveSQL, params.Schema),
 		params.Queue,
 		params.Kind,
@@ -224,7 +225,15 @@ func (p *pilot) jobGetAvailableExclusive(
 	if err != nil {
 		return nil, interpretError(err)
 	}
-	engine.exclusive.recordFetch(wakeTarget(params.Schema, params.Queue), p, len(res.Jobs) < params.MaxToLock)
+	target := wakeTarget(params.Schema, params.Queue)
+	short := len(res.Jobs) < params.MaxToLock
+	engine.exclusive.recordFetch(target, p, short)
+	if short && engine.exclusive.waker != nil && engine.exclusive.releaseSeq.Load() != releasesBefore {
+		// A key was given back while this fetch ran, maybe too late for its
+		// snapshot, and maybe without a wake-up (this producer did not look
+		// hungry then): make sure the queue is fetched again.
+		engine.exclusive.waker.Wake(target)
+	}
 	return res, nil
 }
 

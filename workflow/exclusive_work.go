@@ -46,6 +46,10 @@ type engineExclusive struct {
 	// the short ones over all queues.
 	queues          sync.Map // wake target -> *queueFetchState
 	hungryProducers atomic.Int64
+
+	// releaseSeq counts the keys this engine gave back, so that a fetch can
+	// tell whether one was given back while it ran.
+	releaseSeq atomic.Uint64
 }
 
 // queueFetchState is what the engine's producers of one queue last saw.
@@ -235,6 +239,7 @@ func (e *Engine) releaseExclusive(ctx context.Context, held heldKey) {
 	ctx, cancel := context.WithTimeout(ctx, releaseTimeout)
 	defer cancel()
 	wakeQueue, err := e.exclusive.releaser(e, held.schema).Do(ctx, held)
+	e.exclusive.releaseSeq.Add(1)
 	if err != nil {
 		slog.Default().WarnContext(ctx, "riverbpmn: giving back an exclusive key failed; it frees itself when River records the job's outcome",
 			slog.Int64("job_id", held.jobID), slog.String("key", held.key), slog.String("err", err.Error()))
