@@ -110,6 +110,7 @@ func (b *Batcher[T, R]) flushOnce() {
 
 type batchError string
 
+// Error returns the message.
 func (e batchError) Error() string { return string(e) }
 
 const errBatchResults = batchError("exclusive: batch flush returned a different number of results than items")

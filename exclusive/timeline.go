@@ -22,6 +22,7 @@ type Overlap struct {
 	First, Second Span
 }
 
+// String describes the overlap for a test failure.
 func (o Overlap) String() string {
 	return fmt.Sprintf("key %q: job %d attempt %d [%s] overlaps job %d attempt %d [%s]",
 		o.First.Key, o.First.JobID, o.First.Attempt, o.First.End.Sub(o.First.Start),

@@ -276,6 +276,7 @@ type suffixedRow struct {
 	suffix []any
 }
 
+// Scan scans the row into dest, then into the suffix.
 func (r suffixedRow) Scan(dest ...any) error {
 	return r.rows.Scan(append(dest[:len(dest):len(dest)], r.suffix...)...)
 }
@@ -300,6 +301,7 @@ type exclusiveProducerState struct {
 	engine *Engine
 }
 
+// JobFinish is called by River for every job its producer ran.
 func (s *exclusiveProducerState) JobFinish(job *rivertype.JobRow) {
 	s.ProducerState.JobFinish(job)
 	if held, ok := s.engine.exclusive.takeHeld(job); ok {
