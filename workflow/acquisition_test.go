@@ -16,6 +16,7 @@ import (
 	"github.com/riverqueue/river/rivertype"
 	"github.com/stretchr/testify/require"
 
+	"github.com/riverbpmn/riverbpmn/exclusive"
 	"github.com/riverbpmn/riverbpmn/priority"
 )
 
@@ -195,6 +196,13 @@ func TestAcquisitionPriorityRange(t *testing.T) {
 		require.ErrorContains(t, err, `Acquisition.Deployments ["d"] are used only with DeploymentAware`)
 		_, err = engine.NewDriver(Acquisition{DeploymentAware: true, Deployments: []string{"bad\x01"}})
 		require.ErrorContains(t, err, `deployment id "bad\x01" contains control character U+0001`)
+
+		exclusiveEngine, err := NewEngine(nil, &Config{ExclusiveScope: exclusive.ProcessInstance})
+		require.NoError(t, err)
+		_, err = exclusiveEngine.NewDriver(Acquisition{ByPriority: true})
+		require.ErrorContains(t, err, "cannot be combined with Config.ExclusiveScope")
+		_, err = exclusiveEngine.NewDriver(Acquisition{})
+		require.NoError(t, err)
 	})
 }
 

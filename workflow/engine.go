@@ -1,11 +1,14 @@
 package workflow
 
 import (
+	"fmt"
 	"slices"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river/rivertype"
 
+	"github.com/riverbpmn/riverbpmn/exclusive"
 	"github.com/riverbpmn/riverbpmn/retrypolicy"
 )
 
@@ -38,6 +41,33 @@ type Config struct {
 	// in InsertOpts. Empty means none. NewEngine rejects an invalid cycle.
 	// See RetryPolicy for what a cycle does.
 	DefaultRetryCycle string
+	// ExclusiveScope switches strict exclusive execution on: with
+	// exclusive.ProcessInstance, two exclusive jobs of one process instance
+	// never run at the same time, across every client on the database; with
+	// exclusive.RootProcessInstance, two exclusive jobs of one process
+	// hierarchy never do. Jobs are exclusive by default (a job definition
+	// opts out with NonExclusive); jobs without a process instance, and
+	// non-exclusive jobs, are never held back.
+	//
+	// The zero value, exclusive.None, leaves fetching to River's own query:
+	// jobs still record their exclusive flag, but nothing is sequenced. It is
+	// opt-in so that an engine configured with nothing behaves exactly like
+	// stock River. Every client working one database must use the same scope.
+	// Give clients the engine's Middleware: it gives a key back the moment the
+	// job's work returns; without it, keys are given back when River's
+	// producer reports the job finished, a little later.
+	ExclusiveScope exclusive.Scope
+
+	// ExclusiveLookahead bounds how many available jobs one fetch looks at to
+	// find jobs whose key is free (0 means exclusive.DefaultLookahead). Only a
+	// queue whose head is a long run of jobs of held keys reaches it; jobs
+	// behind that run then wait for the head to drain.
+	ExclusiveLookahead int
+
+	// ExclusiveWakeCooldown is the shortest time between two notifications
+	// that wake a queue's producers when a key is given back while jobs of
+	// that key wait (0 means exclusive.DefaultWakeCooldown).
+	ExclusiveWakeCooldown time.Duration
 }
 
 // Engine is riverbpmn's entry point: it holds the configuration and builds
@@ -58,6 +88,7 @@ type Engine struct {
 
 	// defaultRetryCycle is Config.DefaultRetryCycle, parsed; zero if none.
 	defaultRetryCycle retrypolicy.Cycle
+	exclusive         *engineExclusive
 }
 
 // NewEngine builds an engine on dbPool. dbPool may be nil, as with
@@ -75,9 +106,16 @@ func NewEngine(dbPool *pgxpool.Pool, config *Config) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := config.ExclusiveScope.Validate(); err != nil {
+		return nil, fmt.Errorf("workflow: Config.ExclusiveScope: %w", err)
+	}
+	if config.ExclusiveLookahead < 0 {
+		return nil, fmt.Errorf("workflow: Config.ExclusiveLookahead must not be negative, got %d", config.ExclusiveLookahead)
+	}
 	e := &Engine{config: *config, defs: defs, defaultRetryCycle: defaultRetryCycle, dbPool: dbPool}
 	e.driver = newDriver(e, dbPool, Acquisition{})
 	e.middleware = &middleware{engine: e}
+	e.initExclusive()
 	return e, nil
 }
 
@@ -90,9 +128,17 @@ func (e *Engine) Driver() *Driver { return e.driver }
 // Give each client that needs its own acquisition, or its own set of
 // registered deployments, a driver of its own: the deployments registered on
 // a driver are those of the clients built from it.
+//
+// Exclusive execution (Config.ExclusiveScope) has its own fetch query, in
+// River's order; combining it with an acquisition option is rejected here
+// rather than silently ignored.
 func (e *Engine) NewDriver(acq Acquisition) (*Driver, error) {
 	if err := acq.Validate(); err != nil {
 		return nil, err
+	}
+	if e.config.ExclusiveScope != exclusive.None &&
+		(acq.ByPriority || acq.TimersFirst || acq.ByDueDate || acq.PriorityRange != nil || acq.DeploymentAware) {
+		return nil, fmt.Errorf("workflow: Acquisition %+v cannot be combined with Config.ExclusiveScope %v yet: exclusive fetching uses River's order", acq, e.config.ExclusiveScope)
 	}
 	acq.Deployments = slices.Clone(acq.Deployments)
 	if acq.PriorityRange != nil {
@@ -108,4 +154,8 @@ func (e *Engine) NewDriver(acq Acquisition) (*Driver, error) {
 // calls. On the work path it applies the retry bookkeeping of conflict
 // failures (see ErrConflict). Add it to river.Config.Middleware of every
 // client that inserts or works BPMN jobs.
+// Middleware returns the middleware that gives inserted jobs their job
+// context. Add it to river.Config.Middleware of every client that inserts
+// BPMN jobs; River runs it for all six insert calls. On the work path it
+// gives a job's exclusive key back as soon as the job's work returns.
 func (e *Engine) Middleware() rivertype.Middleware { return e.middleware }

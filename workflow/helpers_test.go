@@ -39,7 +39,7 @@ func testEngineWithConfig(t *testing.T, config *Config) (*Engine, string) {
 
 // testStockSchema returns an isolated schema with only River's main line,
 // migrated by stock River's driver.
-func testStockSchema(t *testing.T) (*riverpgxv5.Driver, string) {
+func testStockSchema(t testing.TB) (*riverpgxv5.Driver, string) {
 	t.Helper()
 	driver := riverpgxv5.New(testPool(t))
 	return driver, riverdbtest.TestSchema(context.Background(), t, driver, nil)

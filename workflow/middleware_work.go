@@ -8,8 +8,12 @@ import (
 
 var _ rivertype.WorkerMiddleware = (*middleware)(nil)
 
-// Work runs a job through the engine's work path (River calls it for every
-// job a client works when the engine's middleware is in river.Config).
+// Work runs on the work path of every job a client with the engine's
+// middleware works. The exclusive hook is outermost, so that a job's key is
+// given back last, after the retry bookkeeping, as soon as the work returns
+// (see workExclusive and workWithRetryBookkeeping).
 func (m *middleware) Work(ctx context.Context, job *rivertype.JobRow, doInner func(context.Context) error) error {
-	return m.engine.workWithRetryBookkeeping(ctx, job, doInner)
+	return m.engine.workExclusive(ctx, job, func(ctx context.Context) error {
+		return m.engine.workWithRetryBookkeeping(ctx, job, doInner)
+	})
 }

@@ -31,6 +31,9 @@ func migrationTruncateTables(version int) []string { //nolint:unparam // grows w
 	if version == 0 || version >= 4 {
 		tables = append(tables, "river_bpmn_incident")
 	}
+	if version == 0 || version >= 5 {
+		tables = append(tables, "river_bpmn_exclusive_lock")
+	}
 	return tables
 }
 

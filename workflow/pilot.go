@@ -52,6 +52,9 @@ func (p *pilot) JobGetAvailable(
 	if params.MaxToLock <= 0 {
 		return &riverdriver.JobGetAvailableResult{}, nil
 	}
+	if p.exclusiveEnabled() {
+		return p.jobGetAvailableExclusive(ctx, exec, params)
+	}
 
 	q, err := p.driver.querier(exec)
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io/fs"
 	"strings"
 	"testing"
 	"time"
@@ -11,7 +12,28 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river/rivershared/riversharedtest"
 	"github.com/stretchr/testify/require"
+
+	"github.com/riverbpmn/riverbpmn/workflow"
 )
+
+// latestBPMNVersion returns the highest version of riverbpmn's embedded
+// migration line.
+func latestBPMNVersion(t *testing.T) int {
+	t.Helper()
+	engine, err := workflow.NewEngine(nil, nil)
+	require.NoError(t, err)
+	entries, err := fs.ReadDir(engine.Driver().GetMigrationFS(workflow.MigrationLine), "migration/riverbpmn")
+	require.NoError(t, err)
+	latest := 0
+	for _, entry := range entries {
+		var version int
+		if _, err := fmt.Sscanf(entry.Name(), "%03d_", &version); err == nil {
+			latest = max(latest, version)
+		}
+	}
+	require.Positive(t, latest)
+	return latest
+}
 
 // newSchema creates an empty schema for one test and drops it afterwards.
 func newSchema(t *testing.T) string {
@@ -51,7 +73,7 @@ func TestMigrateCommands(t *testing.T) {
 	code, out, errOut = runCLI(t, "version", "--database-url", url, "--schema", schema)
 	require.Equal(t, 0, code, errOut)
 	require.Contains(t, out, "river v0.51.1\n")
-	require.Contains(t, out, "schema riverbpmn line: version 004\n")
+	require.Contains(t, out, fmt.Sprintf("schema riverbpmn line: version %03d\n", latestBPMNVersion(t)))
 
 	code, out, errOut = runCLI(t, "migrate-down", "--database-url", url, "--schema", schema)
 	require.Equal(t, 0, code, errOut)

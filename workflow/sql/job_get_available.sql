@@ -1,4 +1,4 @@
--- JobGetAvailable: lock up to {{arg "max_to_lock"}} available jobs of a queue
+-- JobGetAvailable: lock up to max_to_lock available jobs of a queue
 -- and move them to running. This file is a Go text/template, rendered once
 -- per client from its Acquisition: only the clauses the client enabled are
 -- in its query. With none enabled it is, clause for clause, River's own

@@ -1,0 +1,370 @@
+package workflow
+
+// Exclusive jobs: the fetch path.
+//
+// With Config.ExclusiveScope enabled, the pilot fetches with
+// sql/job_get_available_exclusive.sql instead of River's query, and the work
+// middleware (exclusive_work.go) gives keys back. Everything is keyed by the
+// job's exclusive key (exclusive.Key; sql/exclusive_key_*.sql).
+//
+// # Invariant
+//
+// For every key K, at any moment at most one job attempt holds K. An attempt
+// (job J, attempt a) holds K from the commit of the fetch statement that moved
+// J to running with attempt a and wrote (K, J, a, token t) into K's row of
+// river_bpmn_exclusive_lock, until the earlier of:
+//
+//	(r1) the work middleware marks the row free (job NULL, compared by K and
+//	     t), right after J's work function returned (or panicked), before it
+//	     returns to River and so before River records the outcome; and
+//	(r2) J stops running attempt a in the database: River's completer wrote
+//	     the outcome, the worker committed river.JobCompleteTx, the rescuer
+//	     moved a stuck job, the job was snoozed or interrupted. The row is
+//	     then stale: a fetch may take it over, the sweeper may delete it.
+//
+// J's work runs only while it holds K: River runs only jobs the fetch
+// returned, so the work starts after the fetch committed, and (r1) happens
+// after the work ended. So the work of two attempts of one key never overlap.
+// The exceptions are the two ways River itself lets work outlive the running
+// state: a worker that commits JobCompleteTx and then keeps working, and a
+// worker that ignores cancellation past RescueStuckJobsAfter (River then runs
+// the rescued job a second time as well). Both are outside River's contract
+// for workers; the key is given back with the running state there.
+//
+// # Why it is race-free
+//
+//  1. key is the lock table's primary key: at most one row per key exists.
+//  2. A fetch takes a key only through INSERT ... ON CONFLICT (key): a plain
+//     insert succeeds only when no row exists, committed or in flight (the
+//     unique index makes a concurrent inserter wait for the other's outcome,
+//     then re-check); an update of the existing row (DO UPDATE) succeeds only
+//     if the row's latest committed version, which PostgreSQL locks and
+//     re-reads for it, is free (no job) or still carries the token that this
+//     statement's snapshot judged stale. The job's move to running is in the
+//     same statement and only happens for a key actually taken, so two
+//     fetches (on any clients, queues or nodes) racing for one key cannot
+//     both start a job of it; the loser's job stays available.
+//  3. Staleness is permanent. The row version (K, J, a, t) and J's move to
+//     running attempt a commit together, so a snapshot that sees it sees J at
+//     running attempt a or later; if J is not running attempt a there, that
+//     attempt is over for good (a later run of J is a later fetch, which
+//     writes its own acquisition with a new token over t). Snoozes and
+//     interrupted jobs give an attempt number back, which is why every
+//     comparison is by token, not by (job, attempt).
+//  4. Rows change only by that insert or conditional takeover, by a release
+//     and by a sweep, whose conditions are on the row itself (key and
+//     token): one that meets a row taken over after its snapshot re-checks
+//     the new version (PostgreSQL's EvalPlanQual) and leaves it. A token
+//     names one acquisition, so a release is correct however late it runs;
+//     the fetch hands the token to the engine (held keys, by job attempt)
+//     and the middleware gives back exactly what its job took.
+//  5. One statement acquires its keys in key order and locks river_job rows
+//     with SKIP LOCKED, as River does, so fetches never wait on each other in
+//     a cycle. The key is read again from the locked row version, so a
+//     metadata change racing with the fetch cannot slip through.
+//
+// Retries, snoozes, cancellations and client stop all end the work function
+// (r1); a job that never reaches the middleware (unknown kind, undecodable
+// row) gives its key back when River's producer reports it finished
+// (ProducerInit below), and a release that fails is covered by (r2) within
+// River's completer delay; a crashed client's keys are freed when the
+// rescuer moves its jobs.
+// Plain River jobs, non-exclusive jobs and jobs of no process instance have
+// no key and are fetched exactly as River fetches them.
+//
+// # Throughput
+//
+// A key is free as soon as the work ends (r1), not when River's batch
+// completer writes the outcome about 250 ms later; the releases of concurrent
+// workers share one statement (exclusive.Batcher). River fetches again when
+// a job of a full fetch ends, and finds the key's next job. After a fetch
+// that came back short it waits for the next poll, so when a released key has
+// waiting jobs and one of the engine's producers came back short, the engine
+// wakes the queue's producers with River's own insert notification (Waker,
+// exclusive_work.go).
+//
+// The fetch streams available jobs in River's order over River's fetch index
+// and keeps a job with a key only if no running attempt holds the key and no
+// earlier job of the key waits (two index probes), stopping as soon as it has
+// enough jobs and after at most Config.ExclusiveLookahead rows. Lock rows are
+// kept when a key is given back, so taking and giving back a key are
+// in-place updates of one small row.
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"math"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/riverqueue/river/riverdriver"
+	"github.com/riverqueue/river/rivershared/riverpilot"
+	"github.com/riverqueue/river/rivertype"
+
+	"github.com/riverbpmn/riverbpmn/exclusive"
+)
+
+var (
+	jobGetAvailableExclusiveSQL = mustReadSQL("job_get_available_exclusive.sql")
+	exclusiveKeyExpressionSQL   = map[exclusive.Scope]string{
+		exclusive.ProcessInstance:     mustReadSQL("exclusive_key_process_instance.sql"),
+		exclusive.RootProcessInstance: mustReadSQL("exclusive_key_root_process_instance.sql"),
+	}
+	exclusiveKeySQL         = mustReadSQL("exclusive_key.sql")
+	exclusiveStaleLocksSQL  = mustReadSQL("exclusive_stale_locks.sql")
+	exclusiveDeleteLocksSQL = mustReadSQL("exclusive_delete_locks.sql")
+	lockIsLiveSQL           = mustReadSQL("lock_is_live.sql")
+	exclusiveWaitingSQL     = mustReadSQL("exclusive_waiting.sql")
+)
+
+// freeLockRetention is how long a sweep keeps a lock row whose key was given
+// back, so that the key's next job takes it with an in-place update.
+const freeLockRetention = time.Minute
+
+// The markers of exclusive .sql templates, besides renderSQL's.
+var (
+	// "/* EXCLUSIVE_KEY */" and "/* EXCLUSIVE_KEY: alias */": the exclusive
+	// key of the river_job row named river_job, or alias (NULL if none).
+	exclusiveKeyMarker = regexp.MustCompile(`/\* EXCLUSIVE_KEY(?:: ([a-z_]+))? \*/`)
+	// "/* KEY_EXPRESSION: alias */": the scope's key expression of the row
+	// alias, as its index has it (for index conditions).
+	keyExpressionMarker = regexp.MustCompile(`/\* KEY_EXPRESSION: ([a-z_]+) \*/`)
+	// "/* LOCK_IS_LIVE: alias */": whether the lock row alias holds its key.
+	lockIsLiveMarker = regexp.MustCompile(`/\* LOCK_IS_LIVE: ([a-z_]+) \*/`)
+	// "/* WAITING_FOR: expression */": whether the river_job row waiting is an
+	// available, due, exclusive job of the key given by expression.
+	waitingForMarker = regexp.MustCompile(`/\* WAITING_FOR: ([a-z_.]+) \*/`)
+)
+
+// renderExclusiveSQL renders an exclusive .sql template for schema and scope:
+// the markers above, then renderSQL's. With scope None every key is NULL.
+func renderExclusiveSQL(tmpl, schema string, scope exclusive.Scope) string {
+	keyExpression := "NULL::text"
+	if scope.Enabled() {
+		keyExpression = stripSQLComments(exclusiveKeyExpressionSQL[scope])
+	}
+	forAlias := func(sql, alias string) string { return strings.ReplaceAll(sql, "river_job.", alias+".") }
+	key := "(" + strings.ReplaceAll(stripSQLComments(exclusiveKeySQL), "KEY_EXPRESSION", keyExpression) + ")"
+
+	rendered := replaceMarker(tmpl, exclusiveKeyMarker, func(alias string) string {
+		if alias == "" {
+			return key
+		}
+		return forAlias(key, alias)
+	})
+	rendered = replaceMarker(rendered, waitingForMarker, func(keyValue string) string {
+		return "(" + strings.ReplaceAll(stripSQLComments(exclusiveWaitingSQL), "KEY_VALUE", keyValue) + ")"
+	})
+	rendered = replaceMarker(rendered, keyExpressionMarker, func(alias string) string {
+		return "(" + forAlias(keyExpression, alias) + ")"
+	})
+	rendered = replaceMarker(rendered, lockIsLiveMarker, func(alias string) string {
+		return strings.ReplaceAll(stripSQLComments(lockIsLiveSQL), "LOCK_ALIAS", alias)
+	})
+	return renderSQL(rendered, schema)
+}
+
+// replaceMarker replaces every match of marker in sql with replace(its first
+// group).
+func replaceMarker(sql string, marker *regexp.Regexp, replace func(arg string) string) string {
+	return marker.ReplaceAllStringFunc(sql, func(match string) string {
+		return replace(marker.FindStringSubmatch(match)[1])
+	})
+}
+
+// stripSQLComments drops whole-line "--" comments, so a fragment can be
+// inlined anywhere.
+func stripSQLComments(sql string) string {
+	var lines []string
+	for line := range strings.SplitSeq(sql, "\n") {
+		if !strings.HasPrefix(strings.TrimSpace(line), "--") {
+			lines = append(lines, line)
+		}
+	}
+	return strings.TrimSpace(strings.Join(lines, "\n"))
+}
+
+// exclusiveEnabled reports whether this pilot's engine enforces exclusivity.
+func (p *pilot) exclusiveEnabled() bool {
+	return p.driver.engine != nil && p.driver.engine.config.ExclusiveScope.Enabled()
+}
+
+// jobGetAvailableExclusive is JobGetAvailable with strict exclusivity, in one
+// statement (sql/job_get_available_exclusive.sql).
+func (p *pilot) jobGetAvailableExclusive(
+	ctx context.Context,
+	exec riverdriver.Executor,
+	params *riverdriver.JobGetAvailableParams,
+) (*riverdriver.JobGetAvailableResult, error) {
+	q, err := p.driver.querier(exec)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, fetchTimeout)
+	defer cancel()
+
+	engine := p.driver.engine
+	lookahead := cmp.Or(engine.config.ExclusiveLookahead, exclusive.DefaultLookahead)
+	releasesBefore := engine.exclusive.releaseSeq.Load()
+	rows, err := q.Query(ctx, engine.exclusive.sql(jobGetAvailableExclusiveSQL, params.Schema),
+		params.Queue,
+		params.Kind,
+		params.Now,
+		int32(min(params.MaxToLock, math.MaxInt32)),      //nolint:gosec // bounded above
+		int32(min(params.MaxAttemptedBy, math.MaxInt32)), //nolint:gosec // bounded above
+		params.ClientID,
+		int32(min(max(lookahead, params.MaxToLock), math.MaxInt32)), //nolint:gosec // bounded above
+	)
+	if err != nil {
+		return nil, interpretError(err)
+	}
+	res, err := p.scanExclusiveFetch(params.Schema, rows)
+	if err != nil {
+		return nil, interpretError(err)
+	}
+	target := wakeTarget(params.Schema, params.Queue)
+	short := len(res.Jobs) < params.MaxToLock
+	engine.exclusive.recordFetch(target, p, short)
+	if short && engine.exclusive.waker != nil && engine.exclusive.releaseSeq.Load() != releasesBefore {
+		// A key was given back while this fetch ran, maybe too late for its
+		// snapshot, and maybe without a wake-up (this producer did not look
+		// hungry then): make sure the queue is fetched again.
+		engine.exclusive.waker.Wake(target)
+	}
+	return res, nil
+}
+
+// scanExclusiveFetch reads the fetched jobs, each followed by the key it
+// took and that acquisition's token, and records the keys as held.
+func (p *pilot) scanExclusiveFetch(schema string, rows pgx.Rows) (*riverdriver.JobGetAvailableResult, error) {
+	defer rows.Close()
+	res := &riverdriver.JobGetAvailableResult{Jobs: []*rivertype.JobRow{}}
+	for rows.Next() {
+		var (
+			key   *string
+			token *int64
+		)
+		job, decodeErr, err := scanJobRow(suffixedRow{rows: rows, suffix: []any{&key, &token}})
+		if err != nil {
+			return nil, err
+		}
+		res.Jobs = append(res.Jobs, job)
+		if decodeErr != nil {
+			if res.DecodeErrors == nil {
+				res.DecodeErrors = make(map[int64]error)
+			}
+			res.DecodeErrors[job.ID] = decodeErr
+		}
+		if key != nil && token != nil {
+			p.driver.engine.exclusive.holdKey(schema, job, *key, *token)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// suffixedRow scans the current row of rows into the destinations given to
+// Scan followed by suffix, so that scanJobRow can read a row that has more
+// columns after the job's.
+type suffixedRow struct {
+	rows   pgx.Rows
+	suffix []any
+}
+
+// Scan scans the row into dest, then into the suffix.
+func (r suffixedRow) Scan(dest ...any) error {
+	return r.rows.Scan(append(dest[:len(dest):len(dest)], r.suffix...)...)
+}
+
+// ProducerInit wraps the producer state River keeps for the client's
+// producer, so that a job that finishes without its work having run (an
+// unknown kind, an undecodable row: River skips the middleware then) still
+// gives back the key it took.
+func (p *pilot) ProducerInit(ctx context.Context, exec riverdriver.Executor, params *riverpilot.ProducerInitParams) (int64, riverpilot.ProducerState, error) {
+	id, state, err := p.StandardPilot.ProducerInit(ctx, exec, params)
+	if err != nil || !p.exclusiveEnabled() {
+		return id, state, err
+	}
+	return id, &exclusiveProducerState{ProducerState: state, engine: p.driver.engine}, nil
+}
+
+// exclusiveProducerState gives back the key of every finished job whose work
+// middleware did not (River calls JobFinish for every job it ran).
+type exclusiveProducerState struct {
+	riverpilot.ProducerState
+
+	engine *Engine
+}
+
+// JobFinish is called by River for every job its producer ran.
+func (s *exclusiveProducerState) JobFinish(job *rivertype.JobRow) {
+	s.ProducerState.JobFinish(job)
+	if held, ok := s.engine.exclusive.takeHeld(job); ok {
+		// River calls this on its producer's loop: release elsewhere.
+		go s.engine.releaseExclusive(context.Background(), held)
+	}
+}
+
+// ProducerShutdown forgets the stopping producer's fetch state.
+func (p *pilot) ProducerShutdown(ctx context.Context, exec riverdriver.Executor, params *riverpilot.ProducerShutdownParams) error {
+	if p.exclusiveEnabled() {
+		p.driver.engine.exclusive.forgetProducer(wakeTarget(params.Schema, params.Queue), p)
+	}
+	return p.StandardPilot.ProducerShutdown(ctx, exec, params)
+}
+
+// ProducerKeepAlive is called by each of the client's producers every
+// ProducerReportInterval (30 s by default). With exclusivity enabled it also
+// sweeps the lock table: it deletes stale locks, so keys whose jobs ended
+// without giving them back (a crashed client, after River's rescuer) do not
+// linger (a fetch would take them over anyway), and rows of keys given back
+// more than a minute ago.
+func (p *pilot) ProducerKeepAlive(ctx context.Context, exec riverdriver.Executor, params *riverdriver.ProducerKeepAliveParams) error {
+	if err := p.StandardPilot.ProducerKeepAlive(ctx, exec, params); err != nil {
+		return err
+	}
+	if !p.exclusiveEnabled() {
+		return nil
+	}
+	q, err := p.driver.querier(exec)
+	if err != nil {
+		return err
+	}
+	if _, err := sweepExclusiveLocks(ctx, q, params.Schema, freeLockRetention); err != nil {
+		return fmt.Errorf("workflow: sweeping exclusive locks: %w", err)
+	}
+	return nil
+}
+
+// sweepExclusiveLocks deletes every stale lock and every free lock row given
+// back more than retention ago, and returns how many rows it deleted. Two
+// statements on purpose: the first judges staleness in one snapshot; the
+// second deletes by token, a condition on the row itself, so a lock taken in
+// between (a new token) is left alone (invariant point 4).
+func sweepExclusiveLocks(ctx context.Context, q querier, schema string, retention time.Duration) (int, error) {
+	rows, err := q.Query(ctx, renderExclusiveSQL(exclusiveStaleLocksSQL, schema, exclusive.None), retention)
+	if err != nil {
+		return 0, err
+	}
+	tokens, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+	if err != nil {
+		return 0, err
+	}
+	if len(tokens) == 0 {
+		return 0, nil
+	}
+	rows, err = q.Query(ctx, renderSQL(exclusiveDeleteLocksSQL, schema), tokens)
+	if err != nil {
+		return 0, err
+	}
+	deleted, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+	if err != nil {
+		return 0, err
+	}
+	return len(deleted), nil
+}

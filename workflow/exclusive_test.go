@@ -1,0 +1,197 @@
+package workflow
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/riverbpmn/riverbpmn/exclusive"
+)
+
+// exclStressResult is what a stress run observed.
+type exclStressResult struct {
+	rec      *exclRecorder
+	overlaps []exclusive.Overlap
+	jobs     int
+	elapsed  time.Duration
+}
+
+// runExclusiveStress is the acceptance workload of issue 6: 4 nodes (each its
+// own pool, engine and River client) x MaxWorkers 20 on one queue of one
+// schema; 200 instances x 20 jobs of 0-5 ms random work in random order,
+// some inserting a follow-up of their instance, some failing once, snoozing
+// once or cancelling themselves, a few non-exclusive ones, and 100 jobs of
+// no process instance; one node stopped (StopAndCancel) a third of the way
+// through. scope is what the engines enforce; the timeline is always checked
+// against the process-instance rule.
+func runExclusiveStress(t *testing.T, scope exclusive.Scope) *exclStressResult {
+	t.Helper()
+	ctx := context.Background()
+	schema := exclSchema(t)
+	rec := newExclRecorder(exclusive.ProcessInstance)
+
+	const (
+		numNodes     = 4
+		maxWorkers   = 20
+		numInstances = 200
+		jobsPer      = 20
+		keyless      = 100
+	)
+	nodes := make([]*exclNode, numNodes)
+	for i := range nodes {
+		nodes[i] = newExclNode(t, schema, rec, exclNodeOpts{
+			scope: scope, maxWorkers: maxWorkers, poolConns: 6,
+			poll: 50 * time.Millisecond, cooldown: 5 * time.Millisecond,
+		})
+	}
+
+	rng := rand.New(rand.NewPCG(6, 6)) //nolint:gosec // reproducible test data
+	var jobs []exclArgs
+	for i := range numInstances {
+		for j := range jobsPer {
+			args := exclArgs{Instance: fmt.Sprintf("pi-%03d", i), SleepMicros: rng.IntN(5001)}
+			switch r := rng.Float64(); {
+			case r < 0.05:
+				args.FailOnce = true
+			case r < 0.07:
+				args.SnoozeOnce = true
+			case r < 0.08:
+				args.Cancel = true
+			case r < 0.11:
+				args.NonExclusive = true
+			}
+			args.FollowUp = j%7 == 3
+			jobs = append(jobs, args)
+		}
+	}
+	for range keyless {
+		jobs = append(jobs, exclArgs{SleepMicros: rng.IntN(5001)})
+	}
+	rng.Shuffle(len(jobs), func(i, j int) { jobs[i], jobs[j] = jobs[j], jobs[i] })
+	insertExcl(ctx, t, nodes[0].client, jobs)
+
+	start := time.Now()
+	for _, node := range nodes {
+		require.NoError(t, node.client.Start(ctx))
+	}
+	stopped := make(chan error, 1)
+	require.Eventually(t, func() bool { return rec.finishedCount.Load() >= int64(len(jobs)/3) }, time.Minute, time.Millisecond)
+	go func() { stopped <- nodes[numNodes-1].client.StopAndCancel(ctx) }()
+
+	// Done when every job, follow-ups included, is finalized.
+	assert.Eventually(t, func() bool {
+		states := exclJobStates(ctx, t, schema)
+		return states["completed"]+states["cancelled"] == len(jobs)+int(rec.followUps.Load()) &&
+			states["completed"]+states["cancelled"] == sumValues(states)
+	}, time.Minute, 20*time.Millisecond, "every job finishes")
+	if t.Failed() {
+		t.Fatalf("states: %v, follow-ups %d, finished %d", exclJobStates(ctx, t, schema), rec.followUps.Load(), rec.finishedCount.Load())
+	}
+	elapsed := time.Since(start)
+	require.NoError(t, <-stopped)
+	for _, node := range nodes[:numNodes-1] {
+		require.NoError(t, node.client.Stop(ctx))
+	}
+
+	// No job finished twice, and every job finished (by its work, not by
+	// someone else's state change).
+	total := len(jobs) + int(rec.followUps.Load())
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	require.Len(t, rec.finished, total, "every job's work finished it")
+	for id, n := range rec.finished {
+		require.Equal(t, 1, n, "job %d finished %d times", id, n)
+	}
+	require.Zero(t, exclJobStates(ctx, t, schema)["discarded"])
+	require.Zero(t, exclHeldLockCount(ctx, t, schema), "every key was given back")
+	t.Logf("scope %s: %d jobs (%d follow-ups, %d failures, %d snoozes, %d runs interrupted by the stop) in %s",
+		scope, total, rec.followUps.Load(), rec.failures.Load(), rec.snoozes.Load(), rec.interruptedRuns.Load(), elapsed.Round(time.Millisecond))
+
+	return &exclStressResult{rec: rec, overlaps: exclusive.Overlaps(rec.timeline.Spans()), jobs: total, elapsed: elapsed}
+}
+
+func sumValues(m map[string]int) int {
+	n := 0
+	for _, v := range m {
+		n += v
+	}
+	return n
+}
+
+// TestExclusiveStress runs the acceptance workload with exclusivity enforced
+// (zero overlaps per key, every job finished once) and without (the same
+// check finds overlaps, so it can fail).
+func TestExclusiveStress(t *testing.T) {
+	t.Run("Enforced", func(t *testing.T) {
+		res := runExclusiveStress(t, exclusive.ProcessInstance)
+		for _, overlap := range res.overlaps[:min(len(res.overlaps), 10)] {
+			t.Error(overlap)
+		}
+		require.Empty(t, res.overlaps, "no two exclusive jobs of one instance ran at the same time")
+	})
+	t.Run("NotEnforced", func(t *testing.T) {
+		res := runExclusiveStress(t, exclusive.None)
+		t.Logf("without exclusivity: %d overlapping pairs", len(res.overlaps))
+		require.NotEmpty(t, res.overlaps, "without exclusivity, jobs of one instance do overlap: the check can fail")
+	})
+}
+
+// TestExclusiveHierarchy runs two sub-instances of one root, 20 jobs each,
+// on one client: with the root scope no two of the 40 jobs overlap; with the
+// instance scope the two sub-instances run side by side.
+func TestExclusiveHierarchy(t *testing.T) {
+	t.Parallel()
+	run := func(t *testing.T, scope exclusive.Scope) []exclusive.Overlap {
+		t.Helper()
+		ctx := context.Background()
+		schema := exclSchema(t)
+		rec := newExclRecorder(exclusive.RootProcessInstance) // the hierarchy rule
+		node := newExclNode(t, schema, rec, exclNodeOpts{
+			scope: scope, maxWorkers: 10, poolConns: 4, poll: 50 * time.Millisecond, cooldown: 5 * time.Millisecond,
+		})
+		var jobs []exclArgs
+		for range 20 {
+			for _, sub := range []string{"sub-1", "sub-2"} {
+				jobs = append(jobs, exclArgs{Instance: sub, Root: "root", SleepMicros: 5000})
+			}
+		}
+		insertExcl(ctx, t, node.client, jobs)
+		require.NoError(t, node.client.Start(ctx))
+		require.Eventually(t, func() bool { return rec.finishedCount.Load() == int64(len(jobs)) }, 30*time.Second, time.Millisecond)
+		require.NoError(t, node.client.Stop(ctx))
+		return exclusive.Overlaps(rec.timeline.Spans())
+	}
+
+	t.Run("RootScope", func(t *testing.T) {
+		t.Parallel()
+		overlaps := run(t, exclusive.RootProcessInstance)
+		for _, overlap := range overlaps[:min(len(overlaps), 10)] {
+			t.Error(overlap)
+		}
+		require.Empty(t, overlaps, "jobs of two sub-instances of one root never overlap")
+	})
+	t.Run("InstanceScope", func(t *testing.T) {
+		t.Parallel()
+		overlaps := run(t, exclusive.ProcessInstance)
+		require.NotEmpty(t, overlaps, "with the instance scope, the sub-instances run side by side")
+		for _, o := range overlaps {
+			require.NotEqual(t, o.First.JobID, o.Second.JobID)
+		}
+	})
+}
+
+// exclGaps returns the pauses between consecutive spans of one key.
+func exclGaps(spans []exclusive.Span) []time.Duration {
+	slices.SortFunc(spans, func(a, b exclusive.Span) int { return a.Start.Compare(b.Start) })
+	var gaps []time.Duration
+	for i := 1; i < len(spans); i++ {
+		gaps = append(gaps, spans[i].Start.Sub(spans[i-1].End))
+	}
+	return gaps
+}

@@ -1,0 +1,297 @@
+package workflow
+
+// Exclusive jobs: the work path. The key a fetch took (exclusive_fetch.go) is
+// given back as soon as the job's work function returns, and the queues that
+// have jobs of that key waiting are woken when a producer needs it.
+
+import (
+	"context"
+	"log/slog"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/riverqueue/river/rivertype"
+
+	"github.com/riverbpmn/riverbpmn/exclusive"
+)
+
+// releaseTimeout bounds one statement that gives keys back.
+const releaseTimeout = 10 * time.Second
+
+var (
+	exclusiveReleaseSQL = mustReadSQL("exclusive_release.sql")
+	exclusiveWakeSQL    = mustReadSQL("exclusive_wake.sql")
+)
+
+// engineExclusive is the engine's exclusive-jobs state, shared by all its
+// clients.
+type engineExclusive struct {
+	scope exclusive.Scope
+	waker *exclusive.Waker // nil without a pool
+
+	// rendered caches SQL rendered per template and schema.
+	rendered sync.Map // renderKey -> string
+
+	// held maps the job attempts of this engine's clients that hold a key
+	// to the key and token, until the key is given back.
+	held sync.Map // heldKeyID -> heldKey
+
+	// releasers holds one release batcher per schema.
+	releasers sync.Map // schema -> *exclusive.Batcher[heldKey, *string]
+
+	// queues holds, per wake target, the engine's producers on that queue and
+	// whether each one's last fetch came back short; hungryProducers counts
+	// the short ones over all queues.
+	queues          sync.Map // wake target -> *queueFetchState
+	hungryProducers atomic.Int64
+
+	// releaseSeq counts the keys this engine gave back, so that a fetch can
+	// tell whether one was given back while it ran.
+	releaseSeq atomic.Uint64
+}
+
+// queueFetchState is what the engine's producers of one queue last saw.
+type queueFetchState struct {
+	mu     sync.Mutex
+	hungry map[*pilot]bool
+}
+
+func (x *engineExclusive) queueState(target string) *queueFetchState {
+	if st, ok := x.queues.Load(target); ok {
+		return st.(*queueFetchState) //nolint:forcetypeassert // only states are stored
+	}
+	st, _ := x.queues.LoadOrStore(target, &queueFetchState{hungry: make(map[*pilot]bool)})
+	return st.(*queueFetchState) //nolint:forcetypeassert // only states are stored
+}
+
+// recordFetch notes whether a producer's fetch came back short (fewer jobs
+// than it had room for). River fetches again on its own when a job of a
+// full fetch ends; after a short one it waits for a notification or its
+// next poll.
+func (x *engineExclusive) recordFetch(target string, p *pilot, short bool) {
+	st := x.queueState(target)
+	st.mu.Lock()
+	was, known := st.hungry[p]
+	st.hungry[p] = short
+	st.mu.Unlock()
+	switch {
+	case short && (!known || !was):
+		x.hungryProducers.Add(1)
+	case !short && known && was:
+		x.hungryProducers.Add(-1)
+	}
+}
+
+// forgetProducer drops a stopped producer.
+func (x *engineExclusive) forgetProducer(target string, p *pilot) {
+	st := x.queueState(target)
+	st.mu.Lock()
+	was, known := st.hungry[p]
+	delete(st.hungry, p)
+	st.mu.Unlock()
+	if known && was {
+		x.hungryProducers.Add(-1)
+	}
+}
+
+// mayNeedWake says whether giving back a key of a job from target's queue
+// may call for waking producers, so that releasing it should look for
+// waiting jobs: when the engine has no producer on that queue, or any of its
+// producers (on any queue) came back short from its last fetch.
+func (x *engineExclusive) mayNeedWake(target string) bool {
+	if x.hungryProducers.Load() > 0 {
+		return true
+	}
+	st := x.queueState(target)
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return len(st.hungry) == 0
+}
+
+// needsWake says whether giving back a key with jobs waiting in target's
+// queue calls for waking producers. Not when every producer of this engine on
+// the queue had a full last fetch: the job that gave the key back frees a
+// slot, and River then fetches again at once, finding the key's next job.
+// When the engine has no producer on the queue, or one is waiting after a
+// short fetch, the queue's producers (on any node) are woken.
+func (x *engineExclusive) needsWake(target string) bool {
+	st := x.queueState(target)
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if len(st.hungry) == 0 {
+		return true
+	}
+	for _, hungry := range st.hungry {
+		if hungry {
+			return true
+		}
+	}
+	return false
+}
+
+type renderKey struct{ tmpl, schema string }
+
+// sql returns tmpl rendered for schema and the engine's scope.
+func (x *engineExclusive) sql(tmpl, schema string) string {
+	key := renderKey{tmpl, schema}
+	if cached, ok := x.rendered.Load(key); ok {
+		return cached.(string) //nolint:forcetypeassert // only strings are stored
+	}
+	rendered := renderExclusiveSQL(tmpl, schema, x.scope)
+	x.rendered.Store(key, rendered)
+	return rendered
+}
+
+// initExclusive sets up the engine's exclusive-jobs state.
+func (e *Engine) initExclusive() {
+	e.exclusive = &engineExclusive{scope: e.config.ExclusiveScope}
+	if e.config.ExclusiveScope.Enabled() && e.dbPool != nil {
+		e.exclusive.waker = exclusive.NewWaker(e.config.ExclusiveWakeCooldown, e.sendWake)
+	}
+}
+
+// wakeTarget names a queue of a schema for the waker.
+func wakeTarget(schema, queue string) string { return schema + "\x00" + queue }
+
+// sendWake sends River's insert notification for a waker target.
+func (e *Engine) sendWake(target string) {
+	schema, queue, _ := strings.Cut(target, "\x00")
+	ctx, cancel := context.WithTimeout(context.Background(), releaseTimeout)
+	defer cancel()
+	if _, err := e.dbPool.Exec(ctx, exclusiveWakeSQL, schema, queue); err != nil {
+		slog.Default().WarnContext(ctx, "riverbpmn: waking producers after an exclusive key was released",
+			slog.String("queue", queue), slog.String("err", err.Error()))
+	}
+}
+
+// heldKey is a key a job took in a fetch: the key and the token of that
+// acquisition, and where the job came from.
+type heldKey struct {
+	key    string
+	token  int64
+	schema string
+	queue  string
+	jobID  int64
+}
+
+// heldKeyID names a job attempt in the engine's table of held keys.
+type heldKeyID struct {
+	jobID   int64
+	attempt int
+}
+
+// holdKey records that job holds key (called by the pilot after a fetch).
+func (x *engineExclusive) holdKey(schema string, job *rivertype.JobRow, key string, token int64) {
+	x.held.Store(heldKeyID{job.ID, job.Attempt}, heldKey{key: key, token: token, schema: schema, queue: job.Queue, jobID: job.ID})
+}
+
+// takeHeld removes and returns the key job holds, if it holds one this engine
+// knows of. Only the first call for a job attempt finds it.
+func (x *engineExclusive) takeHeld(job *rivertype.JobRow) (heldKey, bool) {
+	held, ok := x.held.LoadAndDelete(heldKeyID{job.ID, job.Attempt})
+	if !ok {
+		return heldKey{}, false
+	}
+	return held.(heldKey), true //nolint:forcetypeassert // only heldKeys are stored
+}
+
+// workExclusive runs a job's work and, when the job holds an exclusive key,
+// gives the key back as soon as the work returns (or panics), not when River
+// records the outcome: that is what makes a key free without waiting for
+// River's completer. The releases of concurrent workers share one statement
+// (exclusive.Batcher); this returns once the job's own release is written,
+// so the fetch River makes right after (a slot just freed) finds the key's
+// next job. Jobs without a key pass straight through.
+func (e *Engine) workExclusive(ctx context.Context, job *rivertype.JobRow, doInner func(context.Context) error) error {
+	if !e.config.ExclusiveScope.Enabled() {
+		return doInner(ctx)
+	}
+	defer func() {
+		if held, ok := e.exclusive.takeHeld(job); ok {
+			e.releaseExclusive(context.WithoutCancel(ctx), held)
+		}
+	}()
+	return doInner(ctx)
+}
+
+// releaser returns the batcher that gives keys back in schema.
+func (x *engineExclusive) releaser(e *Engine, schema string) *exclusive.Batcher[heldKey, *string] {
+	if b, ok := x.releasers.Load(schema); ok {
+		return b.(*exclusive.Batcher[heldKey, *string]) //nolint:forcetypeassert // only batchers are stored
+	}
+	b, _ := x.releasers.LoadOrStore(schema, exclusive.NewBatcher(maxReleaseBatch, func(ctx context.Context, batch []heldKey) ([]*string, error) {
+		return e.releaseBatch(ctx, schema, batch)
+	}))
+	return b.(*exclusive.Batcher[heldKey, *string]) //nolint:forcetypeassert // only batchers are stored
+}
+
+// releaseExclusive gives a key back and, when a producer needs waking, wakes
+// a queue where a job of the key waits. A release that fails is logged, not
+// returned: the job's work succeeded or failed on its own merits, and the
+// lock turns stale once River records the outcome (invariant (r2) in
+// exclusive_fetch.go).
+func (e *Engine) releaseExclusive(ctx context.Context, held heldKey) {
+	if e.dbPool == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, releaseTimeout)
+	defer cancel()
+	wakeQueue, err := e.exclusive.releaser(e, held.schema).Do(ctx, held)
+	e.exclusive.releaseSeq.Add(1)
+	if err != nil {
+		slog.Default().WarnContext(ctx, "riverbpmn: giving back an exclusive key failed; it frees itself when River records the job's outcome",
+			slog.Int64("job_id", held.jobID), slog.String("key", held.key), slog.String("err", err.Error()))
+		return
+	}
+	if wakeQueue != nil && e.exclusive.waker != nil {
+		if target := wakeTarget(held.schema, *wakeQueue); e.exclusive.needsWake(target) {
+			e.exclusive.waker.Wake(target)
+		}
+	}
+}
+
+// releaseBatch runs sql/exclusive_release.sql for a batch and returns, per
+// key, the queue to wake (nil when the key was not given back, nobody needs
+// waking, or no job of the key waits).
+func (e *Engine) releaseBatch(ctx context.Context, schema string, batch []heldKey) ([]*string, error) {
+	var (
+		keys   = make([]string, len(batch))
+		tokens = make([]int64, len(batch))
+		queues = make([]string, len(batch))
+		jobIDs = make([]int64, len(batch))
+		looks  = make([]bool, len(batch))
+	)
+	for i, h := range batch {
+		keys[i], tokens[i], queues[i], jobIDs[i] = h.key, h.token, h.queue, h.jobID
+		looks[i] = e.exclusive.waker != nil && e.exclusive.mayNeedWake(wakeTarget(schema, h.queue))
+	}
+	rows, err := e.dbPool.Query(ctx, e.exclusive.sql(exclusiveReleaseSQL, schema), keys, tokens, queues, jobIDs, looks)
+	if err != nil {
+		return nil, err
+	}
+	wake := make(map[int64]*string, len(batch))
+	for rows.Next() {
+		var (
+			jobID     int64
+			wakeQueue *string
+		)
+		if err := rows.Scan(&jobID, &wakeQueue); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		wake[jobID] = wakeQueue
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	results := make([]*string, len(batch))
+	for i, h := range batch {
+		results[i] = wake[h.jobID]
+	}
+	return results, nil
+}
+
+// maxReleaseBatch bounds one release statement.
+const maxReleaseBatch = 1000

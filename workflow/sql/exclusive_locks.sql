@@ -1,0 +1,22 @@
+-- ExclusiveLocks: every exclusive lock that names a job (at most $1), oldest
+-- first, with the holding job's current state and attempt (NULL when the job
+-- is gone). Free rows kept for reuse are left out.
+SELECT
+    lock.key,
+    lock.job_id,
+    lock.attempt,
+    lock.client_id,
+    lock.queue,
+    lock.locked_at,
+    holder.state::text,
+    holder.attempt
+FROM
+    /* TEMPLATE: schema */river_bpmn_exclusive_lock AS lock
+    LEFT JOIN /* TEMPLATE: schema */river_job AS holder
+        ON holder.id = lock.job_id
+WHERE
+    lock.job_id IS NOT NULL
+ORDER BY
+    lock.locked_at,
+    lock.key
+LIMIT $1::integer;

@@ -1,0 +1,12 @@
+-- ExclusiveStaleLocks: the tokens of the exclusive locks a sweep may delete:
+-- stale ones (the job no longer runs the attempt that took the key; staleness
+-- judged in one snapshot is permanent, workflow/exclusive_fetch.go point 3),
+-- and free ones given back more than $1 ago (kept until then so that the
+-- next job of the key takes it with an in-place update).
+SELECT
+    lock.token
+FROM
+    /* TEMPLATE: schema */river_bpmn_exclusive_lock AS lock
+WHERE
+    (lock.job_id IS NOT NULL AND NOT /* LOCK_IS_LIVE: lock */)
+    OR (lock.job_id IS NULL AND lock.released_at < now() - $1::interval);
