@@ -64,9 +64,12 @@ func runBench(ctx context.Context, args []string, stdout io.Writer) error {
 	opts.Modes = modes
 	opts.Sizes = sizes
 	opts.Progress = benchProgress
-	for name, value := range map[string]int{"jobs": opts.Jobs, "workers": opts.Workers, "rounds": opts.Rounds, "samples": opts.Samples} {
-		if value <= 0 {
-			return fmt.Errorf("--%s must be positive, got %d", name, value)
+	for _, f := range []struct {
+		name  string
+		value int
+	}{{"jobs", opts.Jobs}, {"workers", opts.Workers}, {"rounds", opts.Rounds}, {"samples", opts.Samples}} {
+		if f.value <= 0 {
+			return fmt.Errorf("--%s must be positive, got %d", f.name, f.value)
 		}
 	}
 	if strings.TrimSpace(db.schema) == "" {
