@@ -45,6 +45,9 @@ type Options struct {
 	Work time.Duration
 	// Modes are the names of the modes to run; empty means all (Modes).
 	Modes []string
+	// Instances is the number of process instances the "exclusive" mode
+	// spreads its jobs over.
+	Instances int
 	// FetchCooldown and FetchPollInterval are the clients' (both sides);
 	// zero means River's defaults.
 	FetchCooldown     time.Duration
@@ -74,6 +77,7 @@ var DefaultOptions = Options{
 	Jobs:              20_000,
 	Workers:           100,
 	Rounds:            5,
+	Instances:         1_000,
 	FetchCooldown:     river.FetchCooldownDefault,
 	FetchPollInterval: river.FetchPollIntervalDefault,
 	InsertBatch:       5_000,
@@ -95,6 +99,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Rounds == 0 {
 		o.Rounds = d.Rounds
+	}
+	if o.Instances == 0 {
+		o.Instances = d.Instances
 	}
 	if o.FetchCooldown == 0 {
 		o.FetchCooldown = d.FetchCooldown

@@ -11,6 +11,7 @@ import (
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/riverqueue/river/rivertype"
 
+	"github.com/riverbpmn/riverbpmn/exclusive"
 	"github.com/riverbpmn/riverbpmn/workflow"
 )
 
@@ -19,23 +20,7 @@ import (
 // on the same database, so their ratio is measured under the same load.
 //
 // A mode is a setup function plus, when its workload differs from the
-// command's, its own job count and worker count. Adding one (say strict
-// exclusivity over K process instances) takes an entry in Modes:
-//
-//	{
-//		Name: "exclusive", Summary: "...", Target: 0.80,
-//		Setup: func(ctx context.Context, env *Env) (*Side, error) {
-//			side, err := env.RiverBPMN(workflow.Acquisition{ /* exclusivity on */ })
-//			if err != nil {
-//				return nil, err
-//			}
-//			side.Workload.Instances = env.Options.Instances // K, from a new --instances flag
-//			return side, nil
-//		},
-//	},
-//
-// and, for one instance with many exclusive jobs at MaxWorkers 1, Jobs: 2000
-// and Workers: 1 on the entry.
+// command's, its own job count and worker count.
 type Mode struct {
 	// Name is the mode's name on the command line (--mode) and in reports.
 	Name string
@@ -94,6 +79,24 @@ func (env *Env) RiverBPMN(acq workflow.Acquisition) (*Side, error) {
 	}, nil
 }
 
+// exclusiveSide returns a riverbpmn side on an engine that enforces
+// exclusivity per process instance, on the benchmark's schema.
+func (env *Env) exclusiveSide() (*Side, error) {
+	engine, err := workflow.NewEngine(env.Pool, &workflow.Config{
+		Schema:         env.Options.Schema,
+		ExclusiveScope: exclusive.ProcessInstance,
+	})
+	if err != nil {
+		return nil, err
+	}
+	workload := env.Workload
+	return &Side{
+		Driver:     engine.Driver(),
+		Middleware: []rivertype.Middleware{engine.Middleware()},
+		Workload:   &workload,
+	}, nil
+}
+
 // Side is how one side of a comparison runs: the River driver and
 // middleware of its client and the jobs it inserts.
 type Side struct {
@@ -140,6 +143,35 @@ func Modes() []Mode {
 			Diagnostic: true,
 			Setup: func(_ context.Context, env *Env) (*Side, error) {
 				return env.RiverBPMN(workflow.Acquisition{ByPriority: true})
+			},
+		},
+		{
+			Name:    "exclusive",
+			Summary: "strict exclusivity per process instance: 10,000 jobs over --instances instances (1,000: 10 each)",
+			Jobs:    10_000,
+			Target:  0.80,
+			Setup: func(_ context.Context, env *Env) (*Side, error) {
+				side, err := env.exclusiveSide()
+				if err != nil {
+					return nil, err
+				}
+				side.Workload.Instances = env.Options.Instances
+				return side, nil
+			},
+		},
+		{
+			Name:    "exclusive-one-instance",
+			Summary: "strict exclusivity, one process instance with 2,000 exclusive jobs, MaxWorkers 1",
+			Jobs:    2_000,
+			Workers: 1,
+			Target:  0.50,
+			Setup: func(_ context.Context, env *Env) (*Side, error) {
+				side, err := env.exclusiveSide()
+				if err != nil {
+					return nil, err
+				}
+				side.Workload.Instances = 1
+				return side, nil
 			},
 		},
 		{
