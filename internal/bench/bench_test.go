@@ -80,7 +80,7 @@ func TestSelectModes(t *testing.T) {
 	require.Equal(t, "priority-range-deployment", some[0].Name)
 
 	_, err = selectModes([]string{"sideways"})
-	require.ErrorContains(t, err, `unknown mode "sideways" (known: none, priority-range-deployment, stock-metadata, priority)`)
+	require.ErrorContains(t, err, `unknown mode "sideways" (known: none, exclusive, exclusive-one-instance, priority-range-deployment, stock-metadata, priority)`)
 }
 
 // TestMetadataSQLMatchesMiddleware checks that the fetch latency backlog,
