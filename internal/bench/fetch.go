@@ -303,11 +303,7 @@ func dropIndexes(ctx context.Context, pool *pgxpool.Pool, schema string) error {
 		if err != nil {
 			return err
 		}
-		type index struct{ name, def string }
-		indexes, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (index, error) {
-			var ix index
-			return ix, row.Scan(&ix.name, &ix.def)
-		})
+		indexes, err := collectIndexes(rows)
 		if err != nil {
 			return err
 		}
@@ -321,6 +317,17 @@ func dropIndexes(ctx context.Context, pool *pgxpool.Pool, schema string) error {
 			}
 		}
 		return nil
+	})
+}
+
+// index is an index's name and definition (pg_get_indexdef).
+type index struct{ name, def string }
+
+// collectIndexes reads (name, definition) rows.
+func collectIndexes(rows pgx.Rows) ([]index, error) {
+	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (index, error) {
+		var ix index
+		return ix, row.Scan(&ix.name, &ix.def)
 	})
 }
 
@@ -340,11 +347,7 @@ func restoreIndexes(ctx context.Context, pool *pgxpool.Pool, schema string) erro
 	if err != nil {
 		return err
 	}
-	type index struct{ name, def string }
-	indexes, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (index, error) {
-		var ix index
-		return ix, row.Scan(&ix.name, &ix.def)
-	})
+	indexes, err := collectIndexes(rows)
 	if err != nil {
 		return err
 	}
