@@ -2,9 +2,11 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
 
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river/rivermigrate"
 
 	"github.com/riverbpmn/riverbpmn/internal/buildinfo"
@@ -12,15 +14,39 @@ import (
 )
 
 func runMigrateUp(ctx context.Context, args []string, stdout io.Writer) error {
+	return runMigrate(ctx, "migrate-up", args, stdout,
+		func(fs *flag.FlagSet, opts *workflow.MigrateOpts) {
+			fs.BoolVar(&opts.SkipMainLine, "skip-main", false, "do not apply River's main line (it must already be applied)")
+			fs.IntVar(&opts.MaxSteps, "max-steps", 0, "apply at most this many riverbpmn migrations (0 = all)")
+			fs.IntVar(&opts.TargetVersion, "target-version", 0, "migrate riverbpmn's line up to this version (0 = latest)")
+		},
+		workflow.MigrateUp)
+}
+
+func runMigrateDown(ctx context.Context, args []string, stdout io.Writer) error {
+	return runMigrate(ctx, "migrate-down", args, stdout,
+		func(fs *flag.FlagSet, opts *workflow.MigrateOpts) {
+			fs.IntVar(&opts.MaxSteps, "max-steps", 0, "roll back at most this many riverbpmn migrations (0 = one)")
+			fs.IntVar(&opts.TargetVersion, "target-version", 0, "roll riverbpmn's line back to this version (-1 = remove it)")
+		},
+		workflow.MigrateDown)
+}
+
+// runMigrate parses a migrate command's flags (the connection flags plus
+// those registerFlags adds), connects, runs migrate and prints what it did,
+// River's main line first.
+func runMigrate(
+	ctx context.Context, name string, args []string, stdout io.Writer,
+	registerFlags func(fs *flag.FlagSet, opts *workflow.MigrateOpts),
+	migrate func(context.Context, *pgxpool.Pool, *workflow.MigrateOpts) (*workflow.MigrateResult, error),
+) error {
 	var (
 		db   dbFlags
 		opts workflow.MigrateOpts
-		fs   = newFlagSet("migrate-up")
+		fs   = newFlagSet(name)
 	)
 	db.register(fs)
-	fs.BoolVar(&opts.SkipMainLine, "skip-main", false, "do not apply River's main line (it must already be applied)")
-	fs.IntVar(&opts.MaxSteps, "max-steps", 0, "apply at most this many riverbpmn migrations (0 = all)")
-	fs.IntVar(&opts.TargetVersion, "target-version", 0, "migrate riverbpmn's line up to this version (0 = latest)")
+	registerFlags(fs, &opts)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -31,39 +57,12 @@ func runMigrateUp(ctx context.Context, args []string, stdout io.Writer) error {
 	defer pool.Close()
 
 	opts.Schema = db.schema
-	res, err := workflow.MigrateUp(ctx, pool, &opts)
+	res, err := migrate(ctx, pool, &opts)
 	if err != nil {
 		return err
 	}
 	if res.Main != nil {
 		printMigrated(stdout, "main", res.Main)
-	}
-	printMigrated(stdout, workflow.MigrationLine, res.BPMN)
-	return nil
-}
-
-func runMigrateDown(ctx context.Context, args []string, stdout io.Writer) error {
-	var (
-		db   dbFlags
-		opts workflow.MigrateOpts
-		fs   = newFlagSet("migrate-down")
-	)
-	db.register(fs)
-	fs.IntVar(&opts.MaxSteps, "max-steps", 0, "roll back at most this many riverbpmn migrations (0 = one)")
-	fs.IntVar(&opts.TargetVersion, "target-version", 0, "roll riverbpmn's line back to this version (-1 = remove it)")
-	if err := parseFlags(fs, args); err != nil {
-		return err
-	}
-	pool, err := db.connect(ctx)
-	if err != nil {
-		return err
-	}
-	defer pool.Close()
-
-	opts.Schema = db.schema
-	res, err := workflow.MigrateDown(ctx, pool, &opts)
-	if err != nil {
-		return err
 	}
 	printMigrated(stdout, workflow.MigrationLine, res.BPMN)
 	return nil
