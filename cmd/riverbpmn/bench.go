@@ -11,8 +11,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgxpool"
-
 	"github.com/riverbpmn/riverbpmn/internal/bench"
 )
 
@@ -81,7 +79,8 @@ func runBench(ctx context.Context, args []string, stdout io.Writer) error {
 		return err
 	}
 
-	pool, err := connectBench(ctx, db.databaseURL)
+	db.maxConns = benchPoolMaxConns
+	pool, err := db.connect(ctx)
 	if err != nil {
 		return err
 	}
@@ -106,30 +105,6 @@ func runBench(ctx context.Context, args []string, stdout io.Writer) error {
 		return report.WriteJSON(stdout)
 	}
 	return report.WriteTable(stdout)
-}
-
-// connectBench connects like dbFlags.connect, with a pool of
-// benchPoolMaxConns connections unless the URL sets pool_max_conns.
-func connectBench(ctx context.Context, databaseURL string) (*pgxpool.Pool, error) {
-	if strings.TrimSpace(databaseURL) == "" {
-		return nil, errors.New("--database-url is required (or set DATABASE_URL)")
-	}
-	config, err := pgxpool.ParseConfig(databaseURL)
-	if err != nil {
-		return nil, fmt.Errorf("--database-url: %w", err)
-	}
-	if !strings.Contains(databaseURL, "pool_max_conns") {
-		config.MaxConns = benchPoolMaxConns
-	}
-	pool, err := pgxpool.NewWithConfig(ctx, config)
-	if err != nil {
-		return nil, fmt.Errorf("connecting to --database-url: %w", err)
-	}
-	if err := pool.Ping(ctx); err != nil {
-		pool.Close()
-		return nil, fmt.Errorf("connecting to --database-url: %w", err)
-	}
-	return pool, nil
 }
 
 // listFlag is a repeatable flag whose values may also be comma separated.

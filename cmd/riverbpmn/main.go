@@ -87,6 +87,10 @@ func usage(w io.Writer) {
 type dbFlags struct {
 	databaseURL string
 	schema      string
+
+	// maxConns, if positive, is the pool size used unless the URL sets
+	// pool_max_conns.
+	maxConns int32
 }
 
 func (f *dbFlags) register(fs *flag.FlagSet) {
@@ -101,6 +105,9 @@ func (f *dbFlags) connect(ctx context.Context) (*pgxpool.Pool, error) {
 	config, err := pgxpool.ParseConfig(f.databaseURL)
 	if err != nil {
 		return nil, fmt.Errorf("--database-url: %w", err)
+	}
+	if f.maxConns > 0 && !strings.Contains(f.databaseURL, "pool_max_conns") {
+		config.MaxConns = f.maxConns
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, config)
 	if err != nil {
