@@ -109,7 +109,7 @@ func (e *Engine) ExclusiveLocks(ctx context.Context) ([]*ExclusiveLock, error) {
 	if e.dbPool == nil {
 		return nil, errNoPool
 	}
-	rows, err := e.dbPool.Query(ctx, renderSQL(exclusiveLocksSQL, e.config.Schema), MaxExclusiveLocks)
+	rows, err := e.dbPool.Query(ctx, e.sql(exclusiveLocksSQL), MaxExclusiveLocks)
 	if err != nil {
 		return nil, fmt.Errorf("workflow: listing exclusive locks: %w", err)
 	}

@@ -22,7 +22,7 @@ func (e *Engine) ProcessInstanceJobs(ctx context.Context, processInstanceID stri
 	if e.dbPool == nil {
 		return nil, errNoPool
 	}
-	rows, err := e.dbPool.Query(ctx, renderSQL(processInstanceJobsSQL, e.config.Schema), processInstanceID, MaxProcessInstanceJobs)
+	rows, err := e.dbPool.Query(ctx, e.sql(processInstanceJobsSQL), processInstanceID, MaxProcessInstanceJobs)
 	if err != nil {
 		return nil, fmt.Errorf("workflow: listing jobs of process instance %q: %w", processInstanceID, err)
 	}

@@ -90,7 +90,7 @@ func (e *Engine) SetJobRetries(ctx context.Context, jobID int64, n int) error {
 		state                string
 		attempt, maxAttempts int
 	)
-	err = tx.QueryRow(ctx, renderSQL(jobLockForRetriesSQL, e.config.Schema), jobID).Scan(&state, &attempt, &maxAttempts)
+	err = tx.QueryRow(ctx, e.sql(jobLockForRetriesSQL), jobID).Scan(&state, &attempt, &maxAttempts)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return fmt.Errorf("workflow: job %d: %w", jobID, ErrNotFound)
 	}
@@ -105,7 +105,7 @@ func (e *Engine) SetJobRetries(ctx context.Context, jobID int64, n int) error {
 	if newState == rivertype.JobState(state) && newMaxAttempts == maxAttempts {
 		return nil
 	}
-	if _, err := tx.Exec(ctx, renderSQL(jobSetRetriesSQL, e.config.Schema), jobID, newMaxAttempts, string(newState)); err != nil {
+	if _, err := tx.Exec(ctx, e.sql(jobSetRetriesSQL), jobID, newMaxAttempts, string(newState)); err != nil {
 		return fmt.Errorf("workflow: setting retries of job %d: %w", jobID, err)
 	}
 	if err := tx.Commit(ctx); err != nil {
@@ -155,7 +155,7 @@ func (e *Engine) queryIncidents(ctx context.Context, what, sql string, args ...a
 	if e.dbPool == nil {
 		return nil, errNoPool
 	}
-	rows, err := e.dbPool.Query(ctx, renderSQL(sql, e.config.Schema), args...)
+	rows, err := e.dbPool.Query(ctx, e.sql(sql), args...)
 	if err != nil {
 		return nil, fmt.Errorf("workflow: %s: %w", what, err)
 	}
