@@ -50,26 +50,23 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
 		usage(stderr)
 		if len(args) == 0 {
-			return 2
+			return exitUsage
 		}
-		return 0
+		return exitOK
 	}
 	for _, cmd := range commands() {
 		if cmd.name != args[0] {
 			continue
 		}
-		if err := cmd.run(ctx, args[1:], stdout); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				return 0
-			}
+		err := cmd.run(ctx, args[1:], stdout)
+		if err != nil && !errors.Is(err, flag.ErrHelp) {
 			fmt.Fprintf(stderr, "riverbpmn %s: %v\n", cmd.name, err)
-			return 1
 		}
-		return 0
+		return exitCode(err)
 	}
 	fmt.Fprintf(stderr, "riverbpmn: unknown command %q\n\n", args[0])
 	usage(stderr)
-	return 2
+	return exitUsage
 }
 
 func usage(w io.Writer) {
