@@ -56,8 +56,8 @@ type Definition struct {
 	duration retrypolicy.Duration
 	interval *retrypolicy.RepeatingInterval
 	// until is the end of an Rn/<start>/<period>/<end> cycle.
-	until    *time.Time
-	cron     *Cron
+	until *time.Time
+	cron  *Cron
 }
 
 // Parse parses a timer definition of the given type:
