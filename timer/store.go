@@ -341,6 +341,15 @@ func scanInfo(row pgx.Row) (*Info, error) {
 	if endReason != nil {
 		i.EndReason = *endReason
 	}
+	utc := func(t *time.Time) *time.Time {
+		if t == nil {
+			return nil
+		}
+		u := t.UTC()
+		return &u
+	}
+	i.NextDueAt, i.EndedAt = utc(i.NextDueAt), utc(i.EndedAt)
+	i.Anchor, i.CreatedAt = i.Anchor.UTC(), i.CreatedAt.UTC()
 	i.RepeatOffset = time.Duration(offsetUS) * time.Microsecond
 	return &i, nil
 }
