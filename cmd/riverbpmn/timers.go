@@ -175,4 +175,3 @@ func runTimerCancel(ctx context.Context, args []string, stdout io.Writer) error 
 		return nil
 	})
 }
-
