@@ -30,11 +30,14 @@ var t0 = time.Date(2026, 3, 2, 8, 0, 0, 0, time.UTC)
 func min(n int) time.Time { return t0.Add(time.Duration(n) * time.Minute) }
 
 func reminderContext(retryCycle string) *river.InsertOpts {
+	priority, exclusive := int64(7), false
 	return workflow.JobContext{
 		ProcessInstanceID:    "order-1",
 		ProcessDefinitionKey: "order",
 		ActivityID:           "remind",
 		RetryCycle:           retryCycle,
+		Priority:             &priority,
+		Exclusive:            &exclusive,
 	}.InsertOpts()
 }
 
@@ -81,6 +84,8 @@ func TestTimerCycleVectorsInDatabase(t *testing.T) {
 		jc, err := workflow.JobContextOf(job1)
 		require.NoError(t, err)
 		require.Equal(t, workflow.JobTypeTimer, jc.JobType)
+		require.Equal(t, int64(7), *jc.Priority)
+		require.False(t, *jc.Exclusive)
 
 		clock.Set(min(5))
 		f := fire(t, s, timers, job1.ID)
