@@ -62,7 +62,7 @@ type testSetup struct {
 	engine *workflow.Engine
 }
 
-func newTestSetup(t *testing.T, config *workflow.Config) *testSetup {
+func newTestSetup(t testing.TB, config *workflow.Config) *testSetup {
 	t.Helper()
 	ctx := context.Background()
 	pool := riversharedtest.DBPool(ctx, t)
@@ -79,7 +79,7 @@ func newTestSetup(t *testing.T, config *workflow.Config) *testSetup {
 }
 
 // insertClient is a client that only inserts.
-func (s *testSetup) insertClient(t *testing.T) *river.Client[pgx.Tx] {
+func (s *testSetup) insertClient(t testing.TB) *river.Client[pgx.Tx] {
 	t.Helper()
 	client, err := river.NewClient(s.engine.Driver(), &river.Config{
 		Schema:     s.schema,
@@ -89,7 +89,7 @@ func (s *testSetup) insertClient(t *testing.T) *river.Client[pgx.Tx] {
 	return client
 }
 
-func (s *testSetup) job(t *testing.T, id int64) *rivertype.JobRow {
+func (s *testSetup) job(t testing.TB, id int64) *rivertype.JobRow {
 	t.Helper()
 	client := s.insertClient(t)
 	job, err := client.JobGet(context.Background(), id)
@@ -98,7 +98,7 @@ func (s *testSetup) job(t *testing.T, id int64) *rivertype.JobRow {
 }
 
 // inTx runs f in a committed transaction.
-func (s *testSetup) inTx(t *testing.T, f func(tx pgx.Tx)) {
+func (s *testSetup) inTx(t testing.TB, f func(tx pgx.Tx)) {
 	t.Helper()
 	ctx := context.Background()
 	tx, err := s.pool.Begin(ctx)

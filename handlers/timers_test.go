@@ -42,7 +42,7 @@ func reminderContext(retryCycle string) *river.InsertOpts {
 }
 
 // insertTimer inserts a reminder timer at the clock's time.
-func insertTimer(t *testing.T, s *testSetup, timers *handlers.Timers, tm handlers.Timer, opts *river.InsertOpts) *handlers.TimerInsertResult {
+func insertTimer(t testing.TB, s *testSetup, timers *handlers.Timers, tm handlers.Timer, opts *river.InsertOpts) *handlers.TimerInsertResult {
 	t.Helper()
 	client := s.insertClient(t)
 	var res *handlers.TimerInsertResult
