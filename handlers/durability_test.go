@@ -51,8 +51,9 @@ func startWorker(t *testing.T, bin, schema, clientID string) *workerProcess {
 
 // TestTimerDurabilityAcrossProcesses works 100 cycle timers R/PT1S with two
 // worker processes, SIGKILLs one of them (the River leader, so that the
-// survivor's rescuer takes over the killed runs without waiting out its
-// 30-second interval) while it runs jobs, restarts it, and checks the
+// survivor's rescuer takes over the killed runs when it is elected, without
+// waiting out its 30-second interval; jobs count as stuck after 10 s, so
+// that no run of a live process is rescued on a loaded machine) while it runs jobs, restarts it, and checks the
 // recorded timeline: every timer has exactly one pending next occurrence,
 // no occurrence was created twice, and no occurrence ran twice except runs
 // cut by the kill.
@@ -171,15 +172,33 @@ func TestTimerDurabilityAcrossProcesses(t *testing.T) {
 		HAVING count(*) <> t.occurrence
 			OR count(DISTINCT (j.metadata -> 'bpmn_timer' ->> 'occurrence')::bigint) <> t.occurrence
 			OR max((j.metadata -> 'bpmn_timer' ->> 'occurrence')::bigint) <> t.occurrence) gaps`))
+	dump := func(what, sql string, args ...any) {
+		rows, err := s.pool.Query(ctx, q(sql), args...)
+		require.NoError(t, err)
+		defer rows.Close()
+		for rows.Next() {
+			vals, err := rows.Values()
+			require.NoError(t, err)
+			t.Logf("%s: %v", what, vals)
+		}
+	}
 	// Every finished occurrence completed exactly once.
-	require.Zero(t, count(`SELECT count(*) FROM $schema.river_job j WHERE j.kind = 'tick' AND j.state = 'completed'
-		AND (SELECT count(*) FROM $schema.timer_runs c WHERE c.job_id = j.id AND c.event = 'completed') <> 1`))
+	if n := count(`SELECT count(*) FROM $schema.river_job j WHERE j.kind = 'tick' AND j.state = 'completed'
+		AND (SELECT count(*) FROM $schema.timer_runs c WHERE c.job_id = j.id AND c.event = 'completed') <> 1`); n != 0 {
+		dump("runs", `SELECT r.* FROM $schema.timer_runs r JOIN $schema.river_job j ON j.id = r.job_id WHERE j.state = 'completed'
+			AND (SELECT count(*) FROM $schema.timer_runs c WHERE c.job_id = j.id AND c.event = 'completed') <> 1 ORDER BY r.at`)
+		t.Fatalf("%d completed occurrences were not completed exactly once", n)
+	}
 	// No occurrence ran twice, except runs cut by the kill: every start but
 	// the last one of an occurrence was made by the killed process.
-	require.Zero(t, count(`SELECT count(*) FROM $schema.timer_runs r WHERE r.event = 'started'
+	const ranAgain = `FROM $schema.timer_runs r WHERE r.event = 'started'
 		AND r.client_id <> $1
 		AND EXISTS (SELECT 1 FROM $schema.timer_runs later WHERE later.timer_id = r.timer_id
-			AND later.occurrence = r.occurrence AND later.event = 'started' AND later.at > r.at)`, victim.clientID))
+			AND later.occurrence = r.occurrence AND later.event = 'started' AND later.at > r.at)`
+	if n := count(`SELECT count(*) `+ranAgain, victim.clientID); n != 0 {
+		dump("run followed by another run", `SELECT r.* `+ranAgain+` ORDER BY r.at`, victim.clientID)
+		t.Fatalf("%d runs of live processes were followed by another run of the same occurrence", n)
+	}
 	reruns := count(`SELECT count(*) FROM (SELECT timer_id, occurrence FROM $schema.timer_runs WHERE event = 'started'
 		GROUP BY timer_id, occurrence HAVING count(*) > 1) x`)
 	total := count(`SELECT count(*) FROM $schema.timer_runs WHERE event = 'completed'`)

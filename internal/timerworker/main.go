@@ -63,8 +63,14 @@ func (w *tickWorker) Work(ctx context.Context, job *river.Job[TickArgs]) error {
 		job.ID, firing.TimerID, firing.Occurrence, job.Attempt, w.clientID, os.Getpid()); err != nil {
 		return err
 	}
-	if _, err := river.JobCompleteTx[*workflow.Driver](ctx, tx, job); err != nil {
+	done, err := river.JobCompleteTx[*workflow.Driver](ctx, tx, job)
+	if err != nil {
 		return err
+	}
+	if done.State != rivertype.JobStateCompleted {
+		// River took the job back (rescued it as stuck) while this run
+		// worked: this run must not count as its completion.
+		return fmt.Errorf("job %d is %s, no longer running; not completed by this run", job.ID, done.State)
 	}
 	return tx.Commit(ctx)
 }
@@ -104,8 +110,8 @@ func run() error {
 		Queues:               map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: 50}},
 		FetchPollInterval:    100 * time.Millisecond,
 		FetchCooldown:        20 * time.Millisecond,
-		JobTimeout:           2 * time.Second,
-		RescueStuckJobsAfter: 3 * time.Second,
+		JobTimeout:           5 * time.Second,
+		RescueStuckJobsAfter: 10 * time.Second,
 		Middleware:           []rivertype.Middleware{engine.Middleware(), timers.Middleware()},
 		RetryPolicy:          engine.RetryPolicy(),
 		Workers:              workers,
