@@ -109,10 +109,12 @@ var ErrNotTimerJob = errors.New("handlers: the args' JobContext must have JobTyp
 // occurrence, a River job of args' kind scheduled at the first due date.
 // The job gets JobType workflow.JobTypeTimer in its job context (taken from
 // args, if they implement workflow.JobArgsWithJobContext, else from
-// opts.Metadata, else none: a timer of no process) and records its timer
-// under metadata key timer.MetadataKey. Every other insert option applies
-// as usual; ScheduledAt is replaced by the due date. Nothing is written if
-// the definition is invalid or never fires: the error names the value.
+// opts.Metadata) and records its timer under metadata key
+// timer.MetadataKey. Every other insert option applies as usual;
+// ScheduledAt is replaced by the due date. A timer needs a job context with
+// at least a process definition key (a timer start event has no process
+// instance). Nothing is written if the definition is invalid or never
+// fires: the error names the value.
 //
 // Occurrences are worked by the args' worker; the Middleware must be
 // installed on the clients that work them so that cycles continue.
@@ -144,6 +146,9 @@ func (t *Timers) InsertTx(ctx context.Context, client *river.Client[pgx.Tx], tx 
 			}
 		}
 		jc.JobType = workflow.JobTypeTimer
+		if err := jc.Validate(); err != nil {
+			return nil, fmt.Errorf("handlers: the job context of a timer (InsertOpts.Metadata[%q]) needs at least a process_definition_key: %w", workflow.MetadataKey, err)
+		}
 		encoded, err := json.Marshal(jc)
 		if err != nil {
 			return nil, err

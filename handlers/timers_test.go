@@ -272,6 +272,12 @@ func TestTimerInsertRejectsBadInput(t *testing.T) {
 		require.Contains(t, err.Error(), tc.want)
 		require.NoError(t, tx.Rollback(ctx))
 	}
+	tx, err := s.pool.Begin(ctx)
+	require.NoError(t, err)
+	_, err = timers.InsertTx(ctx, client, tx, reminderArgs{}, handlers.Timer{Duration: "PT1M"}, nil)
+	require.ErrorContains(t, err, "process_definition_key")
+	require.NoError(t, tx.Rollback(ctx))
+
 	var n int
 	require.NoError(t, s.pool.QueryRow(ctx, fmt.Sprintf("SELECT count(*) FROM %s.river_bpmn_timer", pgx.Identifier{s.schema}.Sanitize())).Scan(&n))
 	require.Zero(t, n)
