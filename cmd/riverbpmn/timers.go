@@ -175,3 +175,32 @@ func runTimerCancel(ctx context.Context, args []string, stdout io.Writer) error 
 		return nil
 	})
 }
+
+// runTimer shows one timer.
+func runTimer(ctx context.Context, args []string, stdout io.Writer) error {
+	var (
+		db  dbFlags
+		out outputFlag
+		id  int64
+		fs  = newFlagSet("timer")
+	)
+	db.register(fs)
+	out.register(fs)
+	fs.Int64Var(&id, "timer", 0, "timer id (required)")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if id <= 0 {
+		return errors.New("--timer is required (a positive timer id)")
+	}
+	engine, pool, err := timerEngine(ctx, &db)
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	info, err := engine.Timer(ctx, id)
+	if err != nil {
+		return err
+	}
+	return out.print(stdout, info, func(w io.Writer) error { return printTimers(w, []*workflow.TimerInfo{info}) })
+}

@@ -57,6 +57,12 @@ func TestTimerCommands(t *testing.T) {
 	require.Contains(t, out, "R3/PT1H")
 	require.Contains(t, out, "NEXT DUE")
 
+	code, out, errOut = runCLI(t, "timer", "--database-url", url, "--schema", schema, "--timer", id, "--json")
+	require.Equal(t, 0, code, errOut)
+	var one workflow.TimerInfo
+	require.NoError(t, json.Unmarshal([]byte(out), &one), out)
+	require.Equal(t, listed[0], one)
+
 	due := res.DueAt.Add(15 * time.Minute).Format(time.RFC3339Nano)
 	code, out, errOut = runCLI(t, "timer-set-due-date", "--database-url", url, "--schema", schema, "--timer", id, "--due", due, "--cascade", "--json")
 	require.Equal(t, 0, code, errOut)
@@ -81,6 +87,8 @@ func TestTimerCommands(t *testing.T) {
 	require.Contains(t, errOut, "no occurrence waiting to fire")
 
 	code, _, errOut = runCLI(t, "timer-cancel", "--database-url", url, "--schema", schema, "--timer", "999999999")
+	require.Equal(t, exitNotFound, code, errOut)
+	code, _, errOut = runCLI(t, "timer", "--database-url", url, "--schema", schema, "--timer", "999999999")
 	require.Equal(t, exitNotFound, code, errOut)
 	require.Contains(t, errOut, "timer 999999999")
 
