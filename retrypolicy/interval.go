@@ -229,6 +229,12 @@ func (ri RepeatingInterval) step() Duration {
 // candidates are skipped, not caught up. Candidates more than about four
 // billion years away count as beyond any time and end the interval.
 func (ri RepeatingInterval) Next(anchor, now time.Time) (next time.Time, ok bool) {
+	next, _, ok = ri.next(anchor, now)
+	return next, ok
+}
+
+// next is Next that also returns the index k of the candidate.
+func (ri RepeatingInterval) next(anchor, now time.Time) (next time.Time, k int64, ok bool) {
 	p := ri.step()
 	if !ri.repeat {
 		var c time.Time
@@ -238,9 +244,9 @@ func (ri RepeatingInterval) Next(anchor, now time.Time) (next time.Time, ok bool
 			c, _ = p.shift(ri.start.time(), 1, 1)
 		}
 		if !c.After(now) {
-			return time.Time{}, false
+			return time.Time{}, 0, false
 		}
-		return c, true
+		return c, 1, true
 	}
 	hi := ri.count
 	if ri.unbounded {
@@ -251,7 +257,7 @@ func (ri RepeatingInterval) Next(anchor, now time.Time) (next time.Time, ok bool
 		// [0, hi] with g(k) > now. Out of range counts as before now.
 		end := ri.end.time()
 		if !end.After(now) {
-			return time.Time{}, false
+			return time.Time{}, 0, false
 		}
 		lo := int64(0)
 		for lo < hi {
@@ -263,19 +269,19 @@ func (ri RepeatingInterval) Next(anchor, now time.Time) (next time.Time, ok bool
 			}
 		}
 		t, _ := p.shift(end, lo, -1)
-		return t, true
+		return t, lo, true
 	}
 	base, lo := anchor, int64(1)
 	if ri.hasStart {
 		base, lo = ri.start.time(), 0
 	}
 	if lo > hi {
-		return time.Time{}, false
+		return time.Time{}, 0, false
 	}
 	// f(k) = base + k·P does not decrease with k; find the smallest k in
 	// [lo, hi] with f(k) > now. Out of range counts as after now.
 	if t, ok := p.shift(base, hi, 1); ok && !t.After(now) {
-		return time.Time{}, false
+		return time.Time{}, 0, false
 	}
 	for lo < hi {
 		mid := lo + (hi-lo)/2
@@ -287,7 +293,7 @@ func (ri RepeatingInterval) Next(anchor, now time.Time) (next time.Time, ok bool
 	}
 	t, ok := p.shift(base, lo, 1)
 	if !ok {
-		return time.Time{}, false
+		return time.Time{}, 0, false
 	}
-	return t, true
+	return t, lo, true
 }

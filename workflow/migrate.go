@@ -34,8 +34,15 @@ func migrationTruncateTables(version int) []string { //nolint:unparam // grows w
 	if version == 0 || version >= 5 {
 		tables = append(tables, "river_bpmn_exclusive_lock")
 	}
+	if version == 0 || version >= migrationVersionTimers {
+		tables = append(tables, "river_bpmn_timer")
+	}
 	return tables
 }
+
+// migrationVersionTimers is the version of migration 006_timers, which adds
+// river_bpmn_timer.
+const migrationVersionTimers = 6
 
 // ErrMainLineMissing is returned when riverbpmn's line is to be applied to a
 // schema where River's main line is not (fully) applied.

@@ -4,6 +4,10 @@
 //	riverbpmn migrate-down --database-url URL [--schema S] [--max-steps N] [--target-version V]
 //	riverbpmn version      [--database-url URL] [--schema S]
 //	riverbpmn bench        --database-url URL [--schema S] [--mode M]... [--json] [--fetch-latency] (see --help)
+//	riverbpmn timers       --database-url URL [--schema S] --process-instance ID [--json]
+//	riverbpmn timer        --database-url URL [--schema S] --timer N [--json]
+//	riverbpmn timer-set-due-date --database-url URL [--schema S] --timer N --due RFC3339 [--cascade] [--json]
+//	riverbpmn timer-cancel --database-url URL [--schema S] --timer N [--json]
 //
 // Flags follow River's CLI: --database-url defaults to $DATABASE_URL.
 // migrate-up applies River's main migration line, then riverbpmn's;
@@ -42,6 +46,10 @@ func commands() []command {
 		{"migrate-down", "roll riverbpmn's migration line back (one step by default)", runMigrateDown},
 		{"version", "print riverbpmn's and River's versions (and the schema's, with --database-url)", runVersion},
 		{"bench", "measure riverbpmn against stock River (throughput, fetch latency)", runBench},
+		{"timers", "list the timers of a process instance (next due date, repetitions left)", runTimers},
+		{"timer", "show one timer", runTimer},
+		{"timer-set-due-date", "move a timer's waiting occurrence (--cascade shifts its cycle)", runTimerSetDueDate},
+		{"timer-cancel", "cancel a timer and its cycle", runTimerCancel},
 	}
 }
 

@@ -1,0 +1,102 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivershared/riversharedtest"
+	"github.com/riverqueue/river/rivertype"
+	"github.com/stretchr/testify/require"
+
+	"github.com/riverbpmn/riverbpmn/handlers"
+	"github.com/riverbpmn/riverbpmn/workflow"
+)
+
+type cliTimerArgs struct{}
+
+func (cliTimerArgs) Kind() string { return "cli_timer" }
+
+func TestTimerCommands(t *testing.T) {
+	ctx := context.Background()
+	url := riversharedtest.TestDatabaseURL()
+	schema := newSchema(t)
+	code, _, errOut := runCLI(t, "migrate-up", "--database-url", url, "--schema", schema)
+	require.Equal(t, 0, code, errOut)
+
+	pool := riversharedtest.DBPool(ctx, t)
+	engine, err := workflow.NewEngine(pool, &workflow.Config{Schema: schema})
+	require.NoError(t, err)
+	client, err := river.NewClient(engine.Driver(), &river.Config{Schema: schema, Middleware: []rivertype.Middleware{engine.Middleware()}})
+	require.NoError(t, err)
+	timers := handlers.NewTimers(pool, &handlers.TimersConfig{Schema: schema})
+	tx, err := pool.Begin(ctx)
+	require.NoError(t, err)
+	jc := workflow.JobContext{ProcessInstanceID: "cli-1", ProcessDefinitionKey: "cli", ActivityID: "wait"}
+	res, err := timers.InsertTx(ctx, client, tx, cliTimerArgs{}, handlers.Timer{Cycle: "R3/PT1H"}, jc.InsertOpts())
+	require.NoError(t, err)
+	require.NoError(t, tx.Commit(ctx))
+	id := fmt.Sprint(res.TimerID)
+
+	code, out, errOut := runCLI(t, "timers", "--database-url", url, "--schema", schema, "--process-instance", "cli-1", "--json")
+	require.Equal(t, 0, code, errOut)
+	var listed []workflow.TimerInfo
+	require.NoError(t, json.Unmarshal([]byte(out), &listed), out)
+	require.Len(t, listed, 1)
+	require.Equal(t, res.TimerID, listed[0].ID)
+	require.Equal(t, "R3/PT1H", listed[0].Definition)
+	require.Equal(t, "wait", listed[0].ActivityID)
+	require.Equal(t, int64(2), *listed[0].RepetitionsLeft)
+	require.WithinDuration(t, res.DueAt, *listed[0].NextDueAt, time.Microsecond)
+
+	code, out, errOut = runCLI(t, "timers", "--database-url", url, "--schema", schema, "--process-instance", "cli-1")
+	require.Equal(t, 0, code, errOut)
+	require.Contains(t, out, "R3/PT1H")
+	require.Contains(t, out, "NEXT DUE")
+
+	code, out, errOut = runCLI(t, "timer", "--database-url", url, "--schema", schema, "--timer", id, "--json")
+	require.Equal(t, 0, code, errOut)
+	var one workflow.TimerInfo
+	require.NoError(t, json.Unmarshal([]byte(out), &one), out)
+	require.Equal(t, listed[0], one)
+
+	due := res.DueAt.Add(15 * time.Minute).Format(time.RFC3339Nano)
+	code, out, errOut = runCLI(t, "timer-set-due-date", "--database-url", url, "--schema", schema, "--timer", id, "--due", due, "--cascade", "--json")
+	require.Equal(t, 0, code, errOut)
+	var moved struct {
+		OffsetAdded time.Duration      `json:"offset_added_ns"`
+		Timer       workflow.TimerInfo `json:"timer"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &moved), out)
+	require.Equal(t, 15*time.Minute, moved.OffsetAdded)
+	require.Equal(t, 15*time.Minute, moved.Timer.RepeatOffset)
+
+	code, out, errOut = runCLI(t, "timer-cancel", "--database-url", url, "--schema", schema, "--timer", id, "--json")
+	require.Equal(t, 0, code, errOut)
+	var cancelled struct {
+		CancelledJobs []int64 `json:"cancelled_jobs"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &cancelled), out)
+	require.Equal(t, []int64{res.Job.Job.ID}, cancelled.CancelledJobs)
+
+	code, _, errOut = runCLI(t, "timer-set-due-date", "--database-url", url, "--schema", schema, "--timer", id, "--due", due)
+	require.Equal(t, exitError, code)
+	require.Contains(t, errOut, "no occurrence waiting to fire")
+
+	code, _, errOut = runCLI(t, "timer-cancel", "--database-url", url, "--schema", schema, "--timer", "999999999")
+	require.Equal(t, exitNotFound, code, errOut)
+	code, _, errOut = runCLI(t, "timer", "--database-url", url, "--schema", schema, "--timer", "999999999")
+	require.Equal(t, exitNotFound, code, errOut)
+	require.Contains(t, errOut, "timer 999999999")
+
+	code, _, errOut = runCLI(t, "timer-set-due-date", "--database-url", url, "--schema", schema, "--timer", id, "--due", "tomorrow")
+	require.Equal(t, exitError, code)
+	require.Contains(t, errOut, `--due "tomorrow"`)
+
+	code, _, errOut = runCLI(t, "timers", "--database-url", url, "--schema", schema)
+	require.Equal(t, exitError, code)
+	require.Contains(t, errOut, "--process-instance is required")
+}
