@@ -109,13 +109,9 @@ func IsConflict(err error) bool {
 }
 
 // RetryPolicy is a river.ClientRetryPolicy that applies retry time cycles.
-// Set it as river.Config.RetryPolicy of every client that works BPMN jobs:
-//
-//	river.NewClient(engine.Driver(), &river.Config{
-//		Middleware:  []rivertype.Middleware{engine.Middleware()},
-//		RetryPolicy: engine.RetryPolicy(),
-//		...
-//	})
+// It is river.Config.RetryPolicy of every client that works BPMN jobs;
+// NewClient and Engine.ClientConfig set it (keeping a policy already set as
+// Fallback).
 //
 // For a job whose cycle was recorded at insert (a job with a job context, or
 // a plain job inserted while Config.DefaultRetryCycle was set), the next
