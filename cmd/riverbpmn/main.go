@@ -2,7 +2,7 @@
 //
 //	riverbpmn migrate-up   --database-url URL [--schema S] [--skip-main] [--max-steps N] [--target-version V]
 //	riverbpmn migrate-down --database-url URL [--schema S] [--max-steps N] [--target-version V]
-//	riverbpmn version      [--database-url URL] [--schema S]
+//	riverbpmn version      [--database-url URL] [--schema S] [--json]
 //	riverbpmn bench        --database-url URL [--schema S] [--mode M]... [--json] [--fetch-latency] (see --help)
 //
 // Flags follow River's CLI: --database-url defaults to $DATABASE_URL.
@@ -40,7 +40,7 @@ func commands() []command {
 	return []command{
 		{"migrate-up", "apply River's main migration line, then riverbpmn's", runMigrateUp},
 		{"migrate-down", "roll riverbpmn's migration line back (one step by default)", runMigrateDown},
-		{"version", "print riverbpmn's and River's versions (and the schema's, with --database-url)", runVersion},
+		{"version", "print riverbpmn's and River's versions; with --database-url, the applied and missing migrations", runVersion},
 		{"bench", "measure riverbpmn against stock River (throughput, fetch latency)", runBench},
 	}
 }
