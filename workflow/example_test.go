@@ -21,12 +21,13 @@ type ShipOrderArgs struct {
 
 func (ShipOrderArgs) Kind() string { return "ship_order" }
 
-// JobContext places the job in process instance "order-<id>".
+// JobContext places the job in process instance "order-<id>", as a job of
+// job definition "ship-async" (which gives it its process definition,
+// activity, priority and retry cycle).
 func (a ShipOrderArgs) JobContext() workflow.JobContext {
 	return workflow.JobContext{
-		ProcessInstanceID:    "order-" + a.OrderID,
-		ProcessDefinitionKey: "order_fulfilment",
-		ActivityID:           "ship",
+		ProcessInstanceID: "order-" + a.OrderID,
+		JobDefinitionID:   "ship-async",
 	}
 }
 
@@ -45,8 +46,7 @@ func (w *ShipOrderWorker) Work(ctx context.Context, job *river.Job[ShipOrderArgs
 
 // Example shows the whole setup: an engine with a declared job definition, a
 // River client wired to it in one call, and a typed job that carries its job
-// context. The context names no job definition: the one declared for the
-// job's kind, process and activity is found.
+// context.
 func Example() {
 	ctx := context.Background()
 
@@ -65,6 +65,7 @@ func Example() {
 		ProcessDefinitions: []workflow.ProcessDefinition{{Key: "order_fulfilment"}},
 		JobDefinitions: []workflow.JobDefinition{{
 			ID: "ship-async", ProcessDefinitionKey: "order_fulfilment", ActivityID: "ship", Kind: "ship_order",
+			RetryCycle: "R5/PT1M",
 		}},
 	})
 	if err != nil {
