@@ -164,10 +164,7 @@ func runIncidents(ctx context.Context, args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if incidents == nil {
-		incidents = []*workflow.Incident{}
-	}
-	return f.out.print(stdout, incidents, func(w io.Writer) error {
+	return f.out.print(stdout, toIncidentsJSON(incidents), func(w io.Writer) error {
 		if len(incidents) == 0 {
 			fmt.Fprintln(w, "no incidents")
 			return nil
@@ -180,6 +177,27 @@ func runIncidents(ctx context.Context, args []string, stdout io.Writer) error {
 		}
 		return tw.Flush()
 	})
+}
+
+// incidentJSON is an incident as the verbs print it with --json.
+type incidentJSON struct {
+	ID                int64      `json:"id"`
+	Type              string     `json:"type"`
+	JobID             int64      `json:"job_id"`
+	JobDefinitionID   string     `json:"job_definition_id,omitempty"`
+	ActivityID        string     `json:"activity_id,omitempty"`
+	ProcessInstanceID string     `json:"process_instance_id,omitempty"`
+	Message           string     `json:"message"`
+	CreatedAt         time.Time  `json:"created_at"`
+	ResolvedAt        *time.Time `json:"resolved_at"`
+}
+
+func toIncidentsJSON(incidents []*workflow.Incident) []incidentJSON {
+	out := make([]incidentJSON, len(incidents))
+	for i, inc := range incidents {
+		out[i] = incidentJSON{inc.ID, inc.Type, inc.JobID, inc.JobDefinitionID, inc.ActivityID, inc.ProcessInstanceID, inc.Message, inc.CreatedAt, inc.ResolvedAt}
+	}
+	return out
 }
 
 // oneLine shortens s to one line of at most n characters.
@@ -214,16 +232,25 @@ type jobJSON struct {
 	Errors      []rivertype.AttemptError `json:"errors,omitempty"`
 }
 
+// waitJSON is a job's exclusive wait as `job --json` prints it.
+type waitJSON struct {
+	Key          string    `json:"key,omitempty"`
+	Holder       *lockJSON `json:"holder,omitempty"`
+	KeyJobsAhead int       `json:"key_jobs_ahead"`
+	Waiting      bool      `json:"waiting"`
+	Summary      string    `json:"summary"`
+}
+
 type jobDetailsJSON struct {
-	Job              jobJSON                 `json:"job"`
-	JobContext       *workflow.JobContext    `json:"job_context,omitempty"`
-	JobContextError  string                  `json:"job_context_error,omitempty"`
-	RetriesLeft      int                     `json:"retries_left"`
-	RetriesUnbounded bool                    `json:"retries_unbounded,omitempty"`
-	RetryCycle       string                  `json:"retry_cycle,omitempty"`
-	NextRunAt        *time.Time              `json:"next_run_at,omitempty"`
-	ExclusiveWait    *workflow.ExclusiveWait `json:"exclusive_wait,omitempty"`
-	Incidents        []*workflow.Incident    `json:"incidents"`
+	Job              jobJSON              `json:"job"`
+	JobContext       *workflow.JobContext `json:"job_context,omitempty"`
+	JobContextError  string               `json:"job_context_error,omitempty"`
+	RetriesLeft      int                  `json:"retries_left"`
+	RetriesUnbounded bool                 `json:"retries_unbounded,omitempty"`
+	RetryCycle       string               `json:"retry_cycle,omitempty"`
+	NextRunAt        *time.Time           `json:"next_run_at,omitempty"`
+	ExclusiveWait    *waitJSON            `json:"exclusive_wait,omitempty"`
+	Incidents        []incidentJSON       `json:"incidents"`
 }
 
 func rawJSON(b []byte) json.RawMessage {
@@ -287,11 +314,15 @@ func runJob(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 	out := jobDetailsJSON{
 		Job: toJobJSON(d.Job), JobContext: d.Context, JobContextError: d.ContextError, RetriesLeft: d.RetriesLeft,
-		RetriesUnbounded: d.RetriesUnbounded, RetryCycle: d.RetryCycle, NextRunAt: d.NextRunAt, ExclusiveWait: d.ExclusiveWait,
-		Incidents: d.Incidents,
+		RetriesUnbounded: d.RetriesUnbounded, RetryCycle: d.RetryCycle, NextRunAt: d.NextRunAt,
+		Incidents: toIncidentsJSON(d.Incidents),
 	}
-	if out.Incidents == nil {
-		out.Incidents = []*workflow.Incident{}
+	if w := d.ExclusiveWait; w != nil {
+		out.ExclusiveWait = &waitJSON{Key: w.Key, KeyJobsAhead: w.KeyJobsAhead, Waiting: w.Waiting, Summary: w.String()}
+		if w.Holder != nil {
+			lock := toLockJSON(w.Holder)
+			out.ExclusiveWait.Holder = &lock
+		}
 	}
 	return f.out.print(stdout, out, func(w io.Writer) error {
 		job := d.Job
@@ -576,6 +607,10 @@ type lockJSON struct {
 	Stale         bool               `json:"stale"`
 }
 
+func toLockJSON(l *workflow.ExclusiveLock) lockJSON {
+	return lockJSON{l.Key, l.JobID, l.Attempt, l.ClientID, l.Queue, l.LockedAt, l.HolderState, l.HolderAttempt, l.Stale}
+}
+
 func runLocks(ctx context.Context, args []string, stdout io.Writer) error {
 	var (
 		f  opsFlags
@@ -596,7 +631,7 @@ func runLocks(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 	out := make([]lockJSON, len(locks))
 	for i, l := range locks {
-		out[i] = lockJSON{l.Key, l.JobID, l.Attempt, l.ClientID, l.Queue, l.LockedAt, l.HolderState, l.HolderAttempt, l.Stale}
+		out[i] = toLockJSON(l)
 	}
 	return f.out.print(stdout, out, func(w io.Writer) error {
 		if len(locks) == 0 {

@@ -141,6 +141,12 @@ func TestOpsVerbs(t *testing.T) {
 		require.Nil(t, details.NextRunAt)
 		require.NotNil(t, details.ExclusiveWait.Holder)
 		require.Equal(t, jobA, details.ExclusiveWait.Holder.JobID)
+		require.False(t, details.ExclusiveWait.Waiting, "A holds its own key")
+		var waiting jobDetailsJSON
+		cliJSON(t, schema, &waiting, "job", id(jobB))
+		require.True(t, waiting.ExclusiveWait.Waiting)
+		require.Equal(t, "pi-1", waiting.ExclusiveWait.Key)
+		require.Equal(t, "dead-client", waiting.ExclusiveWait.Holder.ClientID)
 
 		code, _, errOut = cli(t, schema, "job", "999999999")
 		require.Equal(t, exitNotFound, code)
@@ -197,8 +203,10 @@ func TestOpsVerbs(t *testing.T) {
 		code, out, errOut = cli(t, schema, "incidents")
 		require.Equal(t, exitOK, code, errOut)
 		require.Regexp(t, `\d+\s+`+id(jobC)+`\s+failedJob\s+task-async\s+task\s+pi-2\s+\S+\s+-`, out)
-		var incidents []*workflow.Incident
+		var incidents []incidentJSON
 		cliJSON(t, schema, &incidents, "incidents", "--job", id(jobC))
+		require.Equal(t, jobC, incidents[0].JobID)
+		require.Equal(t, "pi-2", incidents[0].ProcessInstanceID)
 		require.Len(t, incidents, 1)
 		require.Nil(t, incidents[0].ResolvedAt)
 
