@@ -39,7 +39,8 @@ type JobDefinition struct {
 	ActivityID string
 
 	// Kind is the River job kind that runs the job (required); a job of this
-	// definition must be of this kind.
+	// definition must be of this kind. A job whose context names no job
+	// definition finds its definition by kind: see JobContext.JobDefinitionID.
 	Kind string
 
 	// Priority, if set, is the activity's priority: it wins over the process
