@@ -14,8 +14,8 @@ import (
 )
 
 // ErrClientNotWired is wrapped by the error of a client on an engine's driver
-// that lacks a piece of the engine: its middleware (the client refuses to
-// start, and refuses every insert), or its schema (every insert is refused).
+// that lacks a piece of the engine: its middleware, or its schema (the client
+// refuses to start, and refuses every insert).
 // The message says what to add. NewClient and Engine.ClientConfig wire a
 // client completely.
 var ErrClientNotWired = errors.New("client is not wired to the riverbpmn engine")
@@ -101,10 +101,25 @@ func (e *Engine) checkInsertWiring(ctx context.Context, schema string) error {
 	if ctx.Value(wiringProbeKey{}) != nil || ctx.Value(wiringKey{}) != e {
 		return notWired("river.Config.Middleware lacks engine.Middleware(), so jobs would be inserted without their job context")
 	}
+	return e.checkSchema(schema)
+}
+
+// checkSchema refuses a client whose schema is not the engine's.
+func (e *Engine) checkSchema(schema string) error {
 	if schema != e.config.Schema {
 		return notWired(fmt.Sprintf("river.Config.Schema is %q but workflow.Config.Schema is %q", schema, e.config.Schema))
 	}
 	return nil
+}
+
+// checkSchemaWiring runs when each of a starting client's producers starts
+// (ProducerInit): a client working another schema than the engine's refuses
+// to start.
+func (p *pilot) checkSchemaWiring(schema string) error {
+	if p.driver.engine == nil {
+		return nil
+	}
+	return p.driver.engine.checkSchema(schema)
 }
 
 // JobInsertMany inserts jobs as River's standard pilot does, after checking

@@ -3,6 +3,7 @@ package workflow
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"testing"
 
 	"github.com/riverqueue/river"
@@ -134,8 +135,8 @@ func TestClientConfig(t *testing.T) {
 }
 
 // TestUnwiredClientRefused: a client on the engine's driver without the
-// engine's middleware refuses to start and to insert; one with another
-// schema than the engine's refuses to insert. Nothing is written.
+// engine's middleware, or with another schema than the engine's, refuses to
+// start and to insert. Nothing is written.
 func TestUnwiredClientRefused(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -169,6 +170,18 @@ func TestUnwiredClientRefused(t *testing.T) {
 		_, err = client.Insert(ctx, shipArgs{}, nil)
 		require.ErrorIs(t, err, ErrClientNotWired)
 		require.ErrorContains(t, err, `river.Config.Schema is "public" but workflow.Config.Schema is "`+schema+`"`)
+	})
+	t.Run("OtherSchemaStart", func(t *testing.T) {
+		_, other := testEngine(t) // another schema, with both lines applied
+		client, err := river.NewClient(engine.Driver(), &river.Config{
+			Logger:     slog.New(slog.DiscardHandler),
+			Middleware: []rivertype.Middleware{engine.Middleware()},
+			Queues:     map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: 1}}, Schema: other, TestOnly: true, Workers: workers,
+		})
+		require.NoError(t, err)
+		err = client.Start(ctx)
+		require.ErrorIs(t, err, ErrClientNotWired)
+		require.ErrorContains(t, err, `river.Config.Schema is "`+other+`" but workflow.Config.Schema is "`+schema+`"`)
 	})
 	t.Run("OtherEnginesMiddleware", func(t *testing.T) {
 		other, err := NewEngine(engine.dbPool, &Config{Schema: schema})
