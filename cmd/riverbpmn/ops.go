@@ -11,6 +11,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -472,17 +473,29 @@ func runRetries(ctx context.Context, args []string, stdout io.Writer) error {
 
 func runPriority(ctx context.Context, args []string, stdout io.Writer) error {
 	const usage = "usage: priority override JOB_DEFINITION_ID PRIORITY [--cascade] | priority clear JOB_DEFINITION_ID | priority set JOB_ID PRIORITY"
-	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
-		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "-help") {
+	// The subcommand is the first argument that is neither a flag nor the
+	// value of a connection flag.
+	sub, rest := "", args
+	for i := 0; i < len(args); i++ {
+		tok := args[i]
+		switch {
+		case tok == "-h" || tok == "-help" || tok == "--help":
 			fmt.Fprintln(newFlagSet("priority").Output(), usage)
 			return flag.ErrHelp
+		case tok == "--database-url" || tok == "-database-url" || tok == "--schema" || tok == "-schema":
+			i++
+		case strings.HasPrefix(tok, "-"):
+		default:
+			sub, rest = tok, append(slices.Clone(args[:i]), args[i+1:]...)
+			i = len(args)
 		}
+	}
+	if sub == "" {
 		return errors.New("missing subcommand; " + usage)
 	}
 	var (
 		f       opsFlags
 		cascade bool
-		sub     = args[0]
 		fs      = newFlagSet("priority " + sub)
 	)
 	f.register(fs)
@@ -498,7 +511,7 @@ func runPriority(ctx context.Context, args []string, stdout io.Writer) error {
 	default:
 		return fmt.Errorf("unknown subcommand %q; %s", sub, usage)
 	}
-	positionals, err := parseVerb(fs, args[1:], names...)
+	positionals, err := parseVerb(fs, rest, names...)
 	if err != nil {
 		return err
 	}

@@ -246,7 +246,7 @@ func TestOpsVerbs(t *testing.T) {
 		require.Equal(t, int64(42), *defs[0].OverridingPriority)
 
 		var done doneJSON
-		cliJSON(t, schema, &done, "priority", "clear", "task-async")
+		cliJSON(t, schema, &done, "priority", "--json", "clear", "task-async") // flags before the subcommand too
 		require.Equal(t, `job definition "task-async" has no overriding priority`, done.Done)
 		require.Equal(t, int64(5), bpmnPriority(insert("pi-4")))
 
