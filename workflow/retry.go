@@ -124,6 +124,12 @@ func IsConflict(err error) bool {
 // when attempt reaches max_attempts, which the insert middleware set from the
 // cycle.
 //
+// The job is due at that time; it runs when a client next fetches: a retry
+// due within River's scheduler interval (5 s) is stored as available and is
+// seen at the next poll (FetchPollInterval, 1 s by default), so R3/PT1S shows
+// gaps of 1.0-2.1 s; a later one is stored as retryable and made available
+// by River's scheduler, up to 5 s after it is due.
+//
 // Every other job is left to Fallback: plain River jobs keep River's own
 // behaviour. So is a job whose recorded cycle cannot be read (metadata edited
 // by hand: a retry_cycle that does not parse or is not a string, or a "bpmn"
