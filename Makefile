@@ -20,7 +20,7 @@ help: ## list targets
 test: ## run the whole test suite against a real PostgreSQL
 	@url="$$(scripts/testdb.sh)" && TEST_DATABASE_URL="$$url" $(GO) test $(TEST_FLAGS) ./...
 
-example: ## run examples/quickstart against the test database
+example: ## a narrated tour (examples/quickstart) against the test database
 	@url="$$(scripts/testdb.sh)" && DATABASE_URL="$$url" $(GO) run ./examples/quickstart
 
 check: fmt-check vet test ## what CI runs: gofmt, go vet, all tests

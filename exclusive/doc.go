@@ -6,7 +6,7 @@
 // (Waker), and a checker for recorded job timelines (Timeline) that tests and
 // benchmarks use to prove that no two jobs of one key ever overlapped.
 //
-// The rule (SEMANTICS.md, "Exclusive jobs"): jobs are exclusive by default, a
+// The rule, as in Camunda 7's job executor: jobs are exclusive by default, a
 // job definition may opt out. While an exclusive job with key K runs, no other
 // exclusive job with key K starts, across every client and node working one
 // database. The key is the job's process instance, or with

@@ -95,6 +95,9 @@ func parseDuration(s string) (Duration, string) {
 		if s[0] == '-' || s[0] == '+' || s[0] == ' ' || s[0] == '\t' {
 			return d, describeByte(s[0])
 		}
+		if isDigit(s[0]) && looksLikeDuration(s) {
+			return d, "must start with 'P': " + durationHint(s)
+		}
 		return d, "must start with 'P'"
 	}
 	inTime := false

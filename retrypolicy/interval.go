@@ -101,6 +101,8 @@ func parseRepeatingInterval(s string) (RepeatingInterval, string) {
 				return ri, "part " + partNo + ": " + (&ParseError{Kind: "duration", Input: p, Reason: reason}).describe()
 			}
 			kinds[i], durs[i] = partDuration, d
+		case isDigit(c) && looksLikeDuration(p):
+			return ri, "part " + partNo + " " + strconv.Quote(p) + " is not a duration: " + durationHint(p)
 		case isDigit(c):
 			dt, reason := parseDateTime(p)
 			if reason != "" {
@@ -296,4 +298,37 @@ func (ri RepeatingInterval) next(anchor, now time.Time) (next time.Time, k int64
 		return time.Time{}, 0, false
 	}
 	return t, lo, true
+}
+
+// looksLikeDuration reports whether s, which starts with a digit, is a
+// duration written without its leading 'P' (such as "1S" or "5M"), rather than
+// a date-time.
+func looksLikeDuration(s string) bool {
+	letters := 0
+	for _, c := range strings.ToUpper(s) {
+		switch {
+		case isDigit(byte(c)) || c == '.' || c == ',':
+		case strings.ContainsRune("YMWDTHS", c):
+			letters++
+		default:
+			return false
+		}
+	}
+	return letters > 0
+}
+
+// durationHint says how to write s, a duration without its 'P', properly.
+func durationHint(s string) string {
+	const rule = "a duration starts with 'P', and hours, minutes and seconds follow a 'T'"
+	upper := strings.ToUpper(s)
+	switch {
+	case strings.ContainsAny(upper, "T"):
+		return rule + `, as in "P` + upper + `"`
+	case strings.Trim(upper, "0123456789.,HMS") == "":
+		return rule + `, as in "PT` + upper + `"`
+	case strings.Trim(upper, "0123456789.,YWD") == "":
+		return rule + `, as in "P` + upper + `"`
+	default:
+		return rule + ` (such as "PT1S", "PT5M", "P1D")`
+	}
 }

@@ -402,3 +402,27 @@ func TestAccessors(t *testing.T) {
 		t.Errorf("cycle accessors: %v %v %v", c.Repeating(), c.Intervals(), c.Interval(3))
 	}
 }
+
+// TestDurationWithoutP: a duration written without its 'P' (a common slip,
+// "R3/1S") is reported as a malformed duration with the right spelling, not as
+// a malformed date-time.
+func TestDurationWithoutP(t *testing.T) {
+	for in, want := range map[string]string{
+		"R3/1S":    `part 2 "1S" is not a duration: a duration starts with 'P', and hours, minutes and seconds follow a 'T', as in "PT1S"`,
+		"R5/5M":    `as in "PT5M"`,
+		"R2/1D":    `as in "P1D"`,
+		"R2/1DT2H": `as in "P1DT2H"`,
+		"10M":      `must start with 'P': a duration starts with 'P', and hours, minutes and seconds follow a 'T', as in "PT10M"`,
+	} {
+		_, err := ParseCycle(in)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("ParseCycle(%q) = %v, want an error containing %q", in, err, want)
+		}
+		if err != nil && strings.Contains(err.Error(), "date-time") {
+			t.Errorf("ParseCycle(%q) = %v: talks about a date-time", in, err)
+		}
+	}
+	if _, err := ParseCycle("R2/2026-01-01T00:00:00Z/PT1H"); err == nil || strings.Contains(err.Error(), "is not a duration") {
+		t.Errorf("a date-time is still read as one: %v", err)
+	}
+}

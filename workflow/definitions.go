@@ -3,6 +3,7 @@ package workflow
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/riverbpmn/riverbpmn/priority"
 	"github.com/riverbpmn/riverbpmn/retrypolicy"
@@ -38,7 +39,8 @@ type JobDefinition struct {
 	ActivityID string
 
 	// Kind is the River job kind that runs the job (required); a job of this
-	// definition must be of this kind.
+	// definition must be of this kind. A job whose context names no job
+	// definition finds its definition by kind: see JobContext.JobDefinitionID.
 	Kind string
 
 	// Priority, if set, is the activity's priority: it wins over the process
@@ -61,6 +63,9 @@ type definitions struct {
 	jobs      map[string]*JobDefinition
 	// retryCycles holds the parsed cycle of each job definition that has one.
 	retryCycles map[string]retrypolicy.Cycle
+	// byKind lists the job definitions of each River kind, in declaration
+	// order, for jobs whose context names no job definition.
+	byKind map[string][]*JobDefinition
 }
 
 // DefinitionError reports an invalid declaration, naming the definition, the
@@ -94,6 +99,7 @@ func newDefinitions(processes []ProcessDefinition, jobs []JobDefinition) (*defin
 		processes:   make(map[string]*ProcessDefinition, len(processes)),
 		jobs:        make(map[string]*JobDefinition, len(jobs)),
 		retryCycles: make(map[string]retrypolicy.Cycle),
+		byKind:      make(map[string][]*JobDefinition),
 	}
 
 	for i := range processes {
@@ -145,8 +151,40 @@ func newDefinitions(processes []ProcessDefinition, jobs []JobDefinition) (*defin
 			defs.retryCycles[job.ID] = cycle
 		}
 		defs.jobs[job.ID] = job
+		defs.byKind[job.Kind] = append(defs.byKind[job.Kind], job)
 	}
 	return defs, nil
+}
+
+// jobDefinitionForKind finds the job definition of a job whose context names
+// none: the one declared job definition of the job's kind that matches the
+// context's process definition key and activity id (where given). It returns
+// nil when none matches, and an error naming the kind and the candidates when
+// several do.
+func (d *definitions) jobDefinitionForKind(kind string, jc JobContext) (*JobDefinition, error) {
+	var matches []*JobDefinition
+	for _, def := range d.byKind[kind] {
+		if jc.ProcessDefinitionKey != "" && jc.ProcessDefinitionKey != def.ProcessDefinitionKey {
+			continue
+		}
+		if jc.ActivityID != "" && jc.ActivityID != def.ActivityID {
+			continue
+		}
+		matches = append(matches, def)
+	}
+	switch len(matches) {
+	case 0:
+		return nil, nil
+	case 1:
+		return matches[0], nil
+	}
+	ids := make([]string, len(matches))
+	for i, def := range matches {
+		ids[i] = fmt.Sprintf("%q", def.ID)
+	}
+	return nil, &JobContextError{Field: "job_definition_id", Value: "",
+		Problem: fmt.Sprintf("is needed: %d declared job definitions run kind %q for this process and activity (%s); name one in JobContext.JobDefinitionID, or give the ActivityID that tells them apart",
+			len(matches), kind, strings.Join(ids, ", "))}
 }
 
 type field struct {

@@ -14,9 +14,11 @@ import (
 
 // Config configures an Engine.
 type Config struct {
-	// Schema is the schema of River's and riverbpmn's tables, as in
-	// river.Config.Schema. Empty means the connection's search_path. It is used
-	// by the management API; clients take theirs from river.Config.Schema.
+	// Schema is the schema of River's and riverbpmn's tables. Empty means the
+	// connection's search_path. It is used by the management API and by every
+	// client on the engine's drivers: NewClient and ClientConfig copy it into
+	// river.Config.Schema, and a client whose river.Config.Schema differs
+	// refuses to insert (ErrClientNotWired).
 	Schema string
 
 	// ProcessDefinitions and JobDefinitions declare the processes and job
@@ -73,12 +75,8 @@ type Config struct {
 // Engine is riverbpmn's entry point: it holds the configuration and builds
 // what a River client needs to run with BPMN job-executor semantics.
 //
-//	engine, err := workflow.NewEngine(dbPool, &workflow.Config{})
-//	client, err := river.NewClient(engine.Driver(), &river.Config{
-//		Middleware:  []rivertype.Middleware{engine.Middleware()},
-//		RetryPolicy: engine.RetryPolicy(),
-//		...
-//	})
+//	engine, err := workflow.NewEngine(dbPool, &workflow.Config{Schema: ..., ...})
+//	client, err := workflow.NewClient(engine, &river.Config{Queues: ..., Workers: ...})
 type Engine struct {
 	config     Config
 	defs       *definitions
@@ -149,13 +147,12 @@ func (e *Engine) NewDriver(acq Acquisition) (*Driver, error) {
 }
 
 // Middleware returns the engine's River middleware. On the insert path it
-// gives inserted jobs their job context and their number of executions
+// gives inserted jobs their job context (finding a job's job definition by
+// kind when the context names none) and their number of executions
 // (MaxAttempts) from their retry cycle; River runs it for all six insert
 // calls. On the work path it applies the retry bookkeeping of conflict
-// failures (see ErrConflict). Add it to river.Config.Middleware of every
-// client that inserts or works BPMN jobs.
-// Middleware returns the middleware that gives inserted jobs their job
-// context. Add it to river.Config.Middleware of every client that inserts
-// BPMN jobs; River runs it for all six insert calls. On the work path it
-// gives a job's exclusive key back as soon as the job's work returns.
+// failures (see ErrConflict) and gives a job's exclusive key back as soon as
+// the job's work returns. A client on the engine's driver without it refuses
+// to start and to insert (ErrClientNotWired); NewClient and ClientConfig add
+// it for you.
 func (e *Engine) Middleware() rivertype.Middleware { return e.middleware }

@@ -8,10 +8,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
-	"github.com/riverqueue/river/riverdbtest"
 	"github.com/riverqueue/river/rivershared/riversharedtest"
-	"github.com/riverqueue/river/rivershared/util/testutil"
-	"github.com/riverqueue/river/rivertype"
 
 	"github.com/riverbpmn/riverbpmn/workflow"
 )
@@ -24,12 +21,13 @@ type ShipOrderArgs struct {
 
 func (ShipOrderArgs) Kind() string { return "ship_order" }
 
-// JobContext places the job in process instance "order-<id>".
+// JobContext places the job in process instance "order-<id>", as a job of
+// job definition "ship-async" (which gives it its process definition,
+// activity, priority and retry cycle).
 func (a ShipOrderArgs) JobContext() workflow.JobContext {
 	return workflow.JobContext{
-		ProcessInstanceID:    "order-" + a.OrderID,
-		ProcessDefinitionKey: "order_fulfilment",
-		ActivityID:           "ship",
+		ProcessInstanceID: "order-" + a.OrderID,
+		JobDefinitionID:   "ship-async",
 	}
 }
 
@@ -42,12 +40,13 @@ func (w *ShipOrderWorker) Work(ctx context.Context, job *river.Job[ShipOrderArgs
 	if err != nil {
 		return err
 	}
-	fmt.Printf("shipping for %s (activity %s)\n", jc.ProcessInstanceID, jc.ActivityID)
+	fmt.Printf("shipping for %s (activity %s, job definition %s)\n", jc.ProcessInstanceID, jc.ActivityID, jc.JobDefinitionID)
 	return nil
 }
 
-// Example shows the whole setup: an engine, a River client on its driver and
-// middleware, and a typed job that carries its job context.
+// Example shows the whole setup: an engine with a declared job definition, a
+// River client wired to it in one call, and a typed job that carries its job
+// context.
 func Example() {
 	ctx := context.Background()
 
@@ -57,24 +56,30 @@ func Example() {
 	}
 	defer dbPool.Close()
 
-	engine, err := workflow.NewEngine(dbPool, &workflow.Config{})
+	// A schema with River's and riverbpmn's migrations applied; in an
+	// application: workflow.MigrateUp(ctx, dbPool, &workflow.MigrateOpts{}).
+	schema := testSchema(ctx, dbPool)
+
+	engine, err := workflow.NewEngine(dbPool, &workflow.Config{
+		Schema:             schema,
+		ProcessDefinitions: []workflow.ProcessDefinition{{Key: "order_fulfilment"}},
+		JobDefinitions: []workflow.JobDefinition{{
+			ID: "ship-async", ProcessDefinitionKey: "order_fulfilment", ActivityID: "ship", Kind: "ship_order",
+			RetryCycle: "R5/PT1M",
+		}},
+	})
 	if err != nil {
 		panic(err)
 	}
-	// A schema with River's and riverbpmn's migrations applied; in an
-	// application: workflow.MigrateUp(ctx, dbPool, &workflow.MigrateOpts{}).
-	schema := riverdbtest.TestSchema(ctx, testutil.PanicTB(), engine.Driver(), nil)
 
 	workers := river.NewWorkers()
 	river.AddWorker(workers, &ShipOrderWorker{})
 
-	client, err := river.NewClient(engine.Driver(), &river.Config{
-		Logger:      slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
-		Middleware:  []rivertype.Middleware{engine.Middleware()},
-		Queues:      map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: 10}},
-		RetryPolicy: engine.RetryPolicy(),
-		Schema:      schema,
-		Workers:     workers,
+	// One call: the engine's driver, middleware, retry policy and schema.
+	client, err := workflow.NewClient(engine, &river.Config{
+		Logger:  slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+		Queues:  map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: 10}},
+		Workers: workers,
 	})
 	if err != nil {
 		panic(err)
@@ -96,7 +101,7 @@ func Example() {
 	}
 
 	// Output:
-	// shipping for order-42 (activity ship)
+	// shipping for order-42 (activity ship, job definition ship-async)
 }
 
 // ExampleJobContext_InsertOpts gives a job its context at insert, for args

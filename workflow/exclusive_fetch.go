@@ -286,6 +286,9 @@ func (r suffixedRow) Scan(dest ...any) error {
 // unknown kind, an undecodable row: River skips the middleware then) still
 // gives back the key it took.
 func (p *pilot) ProducerInit(ctx context.Context, exec riverdriver.Executor, params *riverpilot.ProducerInitParams) (int64, riverpilot.ProducerState, error) {
+	if err := p.checkSchemaWiring(params.Schema); err != nil {
+		return 0, nil, err // the client refuses to start (client.go)
+	}
 	id, state, err := p.StandardPilot.ProducerInit(ctx, exec, params)
 	if err != nil || !p.exclusiveEnabled() {
 		return id, state, err

@@ -178,7 +178,8 @@ type exclNodeOpts struct {
 	cooldown   time.Duration
 	// addWorkers registers more workers besides exclWorker.
 	addWorkers func(*river.Workers)
-	// noMiddleware leaves the engine's middleware out of the client.
+	// noMiddleware leaves the work side of the engine's middleware out of
+	// the client.
 	noMiddleware bool
 }
 
@@ -199,7 +200,9 @@ func newExclNode(t testing.TB, schema string, rec *exclRecorder, opts exclNodeOp
 	}
 	middleware := []rivertype.Middleware{engine.Middleware()}
 	if opts.noMiddleware {
-		middleware = nil
+		// Only the insert side, which a client on the engine's driver must
+		// have (ErrClientNotWired); the work side is left out.
+		middleware = []rivertype.Middleware{insertOnlyMiddleware{engine.Middleware().(rivertype.JobInsertMiddleware)}}
 	}
 	client, err := river.NewClient(driver, &river.Config{
 		FetchCooldown:     opts.cooldown,
@@ -260,3 +263,8 @@ func insertExcl(ctx context.Context, t testing.TB, client *river.Client[pgx.Tx],
 		require.NoError(t, err)
 	}
 }
+
+// insertOnlyMiddleware is the insert side of the engine's middleware alone.
+type insertOnlyMiddleware struct{ rivertype.JobInsertMiddleware }
+
+func (insertOnlyMiddleware) IsMiddleware() bool { return true }

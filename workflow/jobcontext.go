@@ -48,7 +48,14 @@ type JobContext struct {
 	// ActivityID is the BPMN activity that created the job.
 	ActivityID string `json:"activity_id,omitempty"`
 
-	// JobDefinitionID is the job definition the job was created from.
+	// JobDefinitionID is the job definition the job was created from. Left
+	// empty at insert in a context with a ProcessDefinitionKey, it is found by
+	// the job's River kind: when exactly one declared job definition has the
+	// job's kind and process definition key (and activity id, where the
+	// context gives one), the job gets that one;
+	// when several match, the insert fails with an error naming the kind and
+	// the candidates; when none does, the job has no job definition (no
+	// activity priority, retry cycle or overriding priority applies).
 	JobDefinitionID string `json:"job_definition_id,omitempty"`
 
 	// DeploymentID is the deployment that holds the process definition. It

@@ -30,6 +30,9 @@ func (m *middleware) InsertMany(
 	manyParams []*rivertype.JobInsertParams,
 	doInner func(context.Context) ([]*rivertype.JobInsertResult, error),
 ) ([]*rivertype.JobInsertResult, error) {
+	if ctx.Value(wiringProbeKey{}) == m.engine {
+		return nil, errWiringProbeOK // a client starting checks it has us (client.go)
+	}
 	for i, params := range manyParams {
 		if err := m.engine.prepareInsert(params); err != nil {
 			if len(manyParams) == 1 {
@@ -38,7 +41,7 @@ func (m *middleware) InsertMany(
 			return nil, fmt.Errorf("insert of job %d of %d (%s): %w", i+1, len(manyParams), params.Kind, err)
 		}
 	}
-	return doInner(ctx)
+	return doInner(context.WithValue(ctx, wiringKey{}, m.engine))
 }
 
 // resolve completes a valid job context from the declarations: the job
@@ -49,6 +52,17 @@ func (m *middleware) InsertMany(
 // inserting transaction.
 func (e *Engine) resolve(jc JobContext, params *rivertype.JobInsertParams) (JobContext, error) {
 	var jobDef *JobDefinition
+	if jc.JobDefinitionID == "" && jc.ProcessDefinitionKey != "" {
+		// No job definition named: the declared one of this kind, if exactly
+		// one matches (see JobContext.JobDefinitionID).
+		def, err := e.defs.jobDefinitionForKind(params.Kind, jc)
+		if err != nil {
+			return jc, err
+		}
+		if def != nil {
+			jc.JobDefinitionID = def.ID
+		}
+	}
 	if jc.JobDefinitionID != "" {
 		if jobDef = e.defs.jobs[jc.JobDefinitionID]; jobDef == nil {
 			return jc, &JobContextError{Field: "job_definition_id", Value: jc.JobDefinitionID, Problem: "is not a declared job definition"}

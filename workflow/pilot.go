@@ -12,6 +12,7 @@ import (
 	"github.com/riverqueue/river/riverdriver"
 	"github.com/riverqueue/river/rivershared/baseservice"
 	"github.com/riverqueue/river/rivershared/riverpilot"
+	"github.com/riverqueue/river/rivertype"
 )
 
 // fetchTimeout bounds one fetch, as River bounds its own (HotOperationTimeout).
@@ -23,6 +24,10 @@ type pilot struct {
 	riverpilot.StandardPilot
 
 	driver *Driver
+
+	// insert is the client's insert path, middleware included (from
+	// PilotInit); checkWiring sends a probe through it.
+	insert func(ctx context.Context, tx riverdriver.ExecutorTx, params []*rivertype.JobInsertParams) ([]*rivertype.JobInsertResult, error)
 
 	// query caches the fetch query rendered for the client's acquisition
 	// and schema; neither changes, so it is rendered once.
@@ -39,6 +44,7 @@ func newPilot(driver *Driver) *pilot { return &pilot{driver: driver} }
 // PilotInit is called by River when the client is built.
 func (p *pilot) PilotInit(archetype *baseservice.Archetype, params *riverpilot.PilotInitParams) {
 	p.StandardPilot.PilotInit(archetype, params)
+	p.insert = params.Insert
 }
 
 // JobGetAvailable locks up to params.MaxToLock available jobs and moves them

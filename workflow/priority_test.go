@@ -83,8 +83,9 @@ func TestPriorityPrecedence(t *testing.T) {
 		{"ActivityFunctionRegularWinsOverProcess", paymentArgs{CustomerStatus: "regular"}, defContext("pi-1", "charge").InsertOpts(), 0},
 		{"ActivityConstant", shipArgs{}, defContext("pi-1", "ship").InsertOpts(), -3},
 		{"Process", shipArgs{}, defContext("pi-1", "ship-plain").InsertOpts(), 5},
-		{"ProcessWithoutJobDefinition", shipArgs{}, JobContext{ProcessDefinitionKey: "order"}.InsertOpts(), 5},
-		{"ExplicitBelowDeclarations", shipArgs{}, JobContext{ProcessDefinitionKey: "order", Priority: ptr(int64(99))}.InsertOpts(), 5},
+		// Activity "wrap" has no job definition of kind ship_order.
+		{"ProcessWithoutJobDefinition", shipArgs{}, JobContext{ProcessDefinitionKey: "order", ActivityID: "wrap"}.InsertOpts(), 5},
+		{"ExplicitBelowDeclarations", shipArgs{}, JobContext{ProcessDefinitionKey: "order", ActivityID: "wrap", Priority: ptr(int64(99))}.InsertOpts(), 5},
 		{"Explicit", shipArgs{}, JobContext{ProcessDefinitionKey: "unprioritised", Priority: ptr(int64(99))}.InsertOpts(), 99},
 		{"Default", shipArgs{}, JobContext{ProcessDefinitionKey: "unprioritised"}.InsertOpts(), 0},
 		{"PlainJobExplicit", shipArgs{}, JobContext{Priority: ptr(int64(math.MinInt64))}.InsertOpts(), math.MinInt64},
@@ -432,7 +433,7 @@ func TestJobDefinitionsStoredWhenClientStarts(t *testing.T) {
 	startClient := func(engine *Engine) {
 		workers := river.NewWorkers()
 		river.AddWorker(workers, river.WorkFunc(func(ctx context.Context, job *river.Job[shipArgs]) error { return nil }))
-		client, err := river.NewClient(engine.Driver(), &river.Config{
+		client, err := NewClient(engine, &river.Config{
 			Queues: map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: 1}}, Schema: schema, TestOnly: true, Workers: workers,
 		})
 		require.NoError(t, err)
@@ -470,7 +471,7 @@ func TestClientStartFailsWithoutMigrations(t *testing.T) {
 	require.NoError(t, err)
 	workers := river.NewWorkers()
 	river.AddWorker(workers, river.WorkFunc(func(ctx context.Context, job *river.Job[shipArgs]) error { return nil }))
-	client, err := river.NewClient(engine.Driver(), &river.Config{
+	client, err := NewClient(engine, &river.Config{
 		Queues: map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: 1}}, Schema: stockSchema, TestOnly: true, Workers: workers,
 	})
 	require.NoError(t, err)

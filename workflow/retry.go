@@ -109,13 +109,9 @@ func IsConflict(err error) bool {
 }
 
 // RetryPolicy is a river.ClientRetryPolicy that applies retry time cycles.
-// Set it as river.Config.RetryPolicy of every client that works BPMN jobs:
-//
-//	river.NewClient(engine.Driver(), &river.Config{
-//		Middleware:  []rivertype.Middleware{engine.Middleware()},
-//		RetryPolicy: engine.RetryPolicy(),
-//		...
-//	})
+// It is river.Config.RetryPolicy of every client that works BPMN jobs;
+// NewClient and Engine.ClientConfig set it (keeping a policy already set as
+// Fallback).
 //
 // For a job whose cycle was recorded at insert (a job with a job context, or
 // a plain job inserted while Config.DefaultRetryCycle was set), the next
@@ -127,6 +123,12 @@ func IsConflict(err error) bool {
 // Whether the job is retried at all is River's decision: it discards the job
 // when attempt reaches max_attempts, which the insert middleware set from the
 // cycle.
+//
+// The job is due at that time; it runs when a client next fetches: a retry
+// due within River's scheduler interval (5 s) is stored as available and is
+// seen at the next poll (FetchPollInterval, 1 s by default), so R3/PT1S shows
+// gaps of 1.0-2.1 s; a later one is stored as retryable and made available
+// by River's scheduler, up to 5 s after it is due.
 //
 // Every other job is left to Fallback: plain River jobs keep River's own
 // behaviour. So is a job whose recorded cycle cannot be read (metadata edited

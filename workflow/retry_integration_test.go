@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/riverqueue/river/rivershared/riversharedtest"
 	"github.com/riverqueue/river/rivertype"
 	"github.com/stretchr/testify/require"
@@ -685,8 +686,9 @@ func testRetryBadDataDoesNotBreakRiver(t *testing.T) {
 	ctx := context.Background()
 	engine, schema := testEngine(t)
 
-	// A client without the middleware, so metadata is stored as given.
-	rawClient, err := river.NewClient(engine.Driver(), &river.Config{Schema: schema, TestOnly: true})
+	// A client on River's own driver, without the middleware, so metadata is
+	// stored as given.
+	rawClient, err := river.NewClient(riverpgxv5.New(engine.dbPool), &river.Config{Schema: schema, TestOnly: true})
 	require.NoError(t, err)
 	client, tl := startRetryClient(t, engine, schema, func(ctx context.Context, job *river.Job[retryArgs], n int) error {
 		if n == 1 {

@@ -48,6 +48,16 @@ func newDriver(engine *Engine, dbPool *pgxpool.Pool, acquisition Acquisition) *D
 	}
 }
 
+// UnwrapExecutor returns an executor for tx, as River's driver does. It works
+// on a zero Driver too (as rivertest calls it: `var driver TDriver`), since
+// it needs nothing but tx.
+func (d *Driver) UnwrapExecutor(tx pgx.Tx) riverdriver.ExecutorTx {
+	if d == nil || d.Driver == nil {
+		return riverpgxv5.New(nil).UnwrapExecutor(tx)
+	}
+	return d.Driver.UnwrapExecutor(tx)
+}
+
 // PluginInit is called by river.NewClient once per client. riverbpmn needs
 // nothing from the archetype: each pilot takes what it needs in PilotInit.
 //
@@ -90,9 +100,10 @@ func (d *Driver) GetMigrationTruncateTables(line string, version int) []string {
 }
 
 // PluginServices returns the services River starts with a client that works
-// jobs: one that stores the engine's declared job definitions, so that a
-// client refuses to start (with an error saying what to do) when riverbpmn's
-// migrations are missing.
+// jobs: one that checks the client has the engine's middleware and stores the
+// engine's declared job definitions, so that a client refuses to start (with
+// an error saying what to do) when it is not wired to the engine or
+// riverbpmn's migrations are missing.
 //
 // Part of River's internal pilot plugin interface.
 func (p *pilot) PluginServices() []startstop.Service {
@@ -114,6 +125,9 @@ func (p *pilot) startClient(ctx context.Context, shouldStart bool, started, stop
 	started()
 	if p.driver.engine == nil {
 		return nil
+	}
+	if err := p.checkWiring(ctx); err != nil {
+		return err
 	}
 	return p.driver.engine.SyncJobDefinitions(ctx)
 }

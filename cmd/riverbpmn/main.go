@@ -1,9 +1,23 @@
-// Command riverbpmn manages riverbpmn's database schema next to River's.
+// Command riverbpmn manages riverbpmn's database schema next to River's, and
+// lets an operator look at and act on jobs, incidents, job definitions and
+// exclusive locks.
 //
 //	riverbpmn migrate-up   --database-url URL [--schema S] [--skip-main] [--max-steps N] [--target-version V]
 //	riverbpmn migrate-down --database-url URL [--schema S] [--max-steps N] [--target-version V]
-//	riverbpmn version      [--database-url URL] [--schema S]
+//	riverbpmn version      [--database-url URL] [--schema S] [--json]
 //	riverbpmn bench        --database-url URL [--schema S] [--mode M]... [--json] [--fetch-latency] (see --help)
+//	riverbpmn incidents    [--all] [--job ID]
+//	riverbpmn job          JOB_ID [--exclusive-scope S]
+//	riverbpmn instance     PROCESS_INSTANCE_ID
+//	riverbpmn retries      JOB_ID N
+//	riverbpmn priority     override JOB_DEFINITION_ID P [--cascade] | clear JOB_DEFINITION_ID | set JOB_ID P
+//	riverbpmn definitions
+//	riverbpmn locks
+//
+// The operator verbs (incidents to locks) take the connection flags and
+// --json; they exit 0 when found or done, 1 on error, 3 when the id named does
+// not exist.
+//
 //	riverbpmn timers       --database-url URL [--schema S] --process-instance ID [--json]
 //	riverbpmn timer        --database-url URL [--schema S] --timer N [--json]
 //	riverbpmn timer-set-due-date --database-url URL [--schema S] --timer N --due RFC3339 [--cascade] [--json]
@@ -44,8 +58,15 @@ func commands() []command {
 	return []command{
 		{"migrate-up", "apply River's main migration line, then riverbpmn's", runMigrateUp},
 		{"migrate-down", "roll riverbpmn's migration line back (one step by default)", runMigrateDown},
-		{"version", "print riverbpmn's and River's versions (and the schema's, with --database-url)", runVersion},
+		{"version", "print riverbpmn's and River's versions; with --database-url, the applied and missing migrations", runVersion},
 		{"bench", "measure riverbpmn against stock River (throughput, fetch latency)", runBench},
+		{"incidents", "list open incidents (--all: resolved too; --job ID: one job's)", runIncidents},
+		{"job", "show one job: state, job context, retries left, retry cycle, next run, exclusive wait, incidents", runJob},
+		{"instance", "list a process instance's jobs", runInstance},
+		{"retries", "set a job's retries (executions left); N > 0 revives a discarded job", runRetries},
+		{"priority", "override|clear a job definition's priority, or set one job's", runPriority},
+		{"definitions", "list job definitions with their overriding priority, unfinished jobs, open incidents", runDefinitions},
+		{"locks", "list held exclusive locks, stale ones marked", runLocks},
 		{"timers", "list the timers of a process instance (next due date, repetitions left)", runTimers},
 		{"timer", "show one timer", runTimer},
 		{"timer-set-due-date", "move a timer's waiting occurrence (--cascade shifts its cycle)", runTimerSetDueDate},

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river/rivermigrate"
@@ -80,35 +81,74 @@ func printMigrated(w io.Writer, line string, res *rivermigrate.MigrateResult) {
 
 func runVersion(ctx context.Context, args []string, stdout io.Writer) error {
 	var (
-		db dbFlags
-		fs = newFlagSet("version")
+		db  dbFlags
+		out outputFlag
+		fs  = newFlagSet("version")
 	)
 	db.register(fs)
+	out.register(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
+	type report struct {
+		RiverBPMN string                    `json:"riverbpmn"`
+		River     string                    `json:"river"`
+		Go        string                    `json:"go"`
+		Schema    *workflow.MigrationStatus `json:"schema,omitempty"`
+	}
 	versions := buildinfo.Read()
-	fmt.Fprintf(stdout, "riverbpmn %s\nriver %s\n%s\n", versions.RiverBPMN, versions.River, versions.Go)
-	if db.databaseURL == "" {
+	rep := report{RiverBPMN: versions.RiverBPMN, River: versions.River, Go: versions.Go}
+	if db.databaseURL != "" {
+		pool, err := db.connect(ctx)
+		if err != nil {
+			return err
+		}
+		defer pool.Close()
+		if rep.Schema, err = workflow.MigrationStatusOf(ctx, pool, db.schema); err != nil {
+			return err
+		}
+	}
+	return out.print(stdout, rep, func(w io.Writer) error {
+		fmt.Fprintf(w, "riverbpmn %s\nriver %s\n%s\n", rep.RiverBPMN, rep.River, rep.Go)
+		if rep.Schema == nil {
+			return nil
+		}
+		for _, line := range []*workflow.LineStatus{rep.Schema.Main, rep.Schema.BPMN} {
+			fmt.Fprintf(w, "schema %s line: %s\n", line.Line, lastVersion(line.Applied))
+			fmt.Fprintf(w, "  applied: %s; missing: %s (latest known: %03d)\n", versionList(line.Applied), versionList(line.Missing), line.Latest)
+		}
+		for _, warning := range rep.Schema.Warnings {
+			fmt.Fprintf(w, "warning: %s\n", warning)
+		}
 		return nil
-	}
-	pool, err := db.connect(ctx)
-	if err != nil {
-		return err
-	}
-	defer pool.Close()
-	mainVersions, ourVersions, err := workflow.MigrationVersions(ctx, pool, db.schema)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(stdout, "schema main line: %s\nschema %s line: %s\n",
-		lastVersion(mainVersions), workflow.MigrationLine, lastVersion(ourVersions))
-	return nil
+	})
 }
 
+// lastVersion describes the highest of the applied versions.
 func lastVersion(versions []int) string {
 	if len(versions) == 0 {
 		return "not applied"
 	}
 	return fmt.Sprintf("version %03d", versions[len(versions)-1])
+}
+
+// versionList prints versions like "001-004, 006", or "none".
+func versionList(versions []int) string {
+	if len(versions) == 0 {
+		return "none"
+	}
+	var parts []string
+	for i := 0; i < len(versions); {
+		j := i
+		for j+1 < len(versions) && versions[j+1] == versions[j]+1 {
+			j++
+		}
+		if j == i {
+			parts = append(parts, fmt.Sprintf("%03d", versions[i]))
+		} else {
+			parts = append(parts, fmt.Sprintf("%03d-%03d", versions[i], versions[j]))
+		}
+		i = j + 1
+	}
+	return strings.Join(parts, ", ")
 }

@@ -1,0 +1,669 @@
+package main
+
+// The operator's verbs: thin shells over the engine's management API, on the
+// same connection flags as migrate, each with --json. Exit codes: 0 found or
+// done, 1 error, 2 usage, 3 the id named does not exist (output.go).
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river/rivertype"
+
+	"github.com/riverbpmn/riverbpmn/exclusive"
+	"github.com/riverbpmn/riverbpmn/workflow"
+)
+
+// opsFlags are the flags every operator verb takes.
+type opsFlags struct {
+	db  dbFlags
+	out outputFlag
+}
+
+func (f *opsFlags) register(fs *flag.FlagSet) {
+	f.db.register(fs)
+	f.out.register(fs)
+}
+
+// parseVerb parses flags placed anywhere among the positional arguments
+// (`job 42 --json` as well as `job --json 42`; a negative number such as a
+// priority of -7 is an argument, not a flag) and returns exactly the
+// positionals named in names, or an error naming the missing or extra one.
+func parseVerb(fs *flag.FlagSet, args []string, names ...string) ([]string, error) {
+	var flagArgs, positionals []string
+	for i := 0; i < len(args); i++ {
+		tok := args[i]
+		switch {
+		case tok == "--":
+			positionals = append(positionals, args[i+1:]...)
+			i = len(args)
+		case isNegativeNumber(tok) || !strings.HasPrefix(tok, "-") || tok == "-":
+			positionals = append(positionals, tok)
+		default:
+			flagArgs = append(flagArgs, tok)
+			name, _, hasValue := strings.Cut(strings.TrimLeft(tok, "-"), "=")
+			if f := fs.Lookup(name); f != nil && !hasValue && !isBoolFlag(f) && i+1 < len(args) {
+				i++
+				flagArgs = append(flagArgs, args[i])
+			}
+		}
+	}
+	if err := fs.Parse(flagArgs); err != nil {
+		return nil, err
+	}
+	if len(positionals) < len(names) {
+		return nil, fmt.Errorf("missing %s (usage: %s %s)", names[len(positionals)], fs.Name(), strings.Join(names, " "))
+	}
+	if len(positionals) > len(names) {
+		return nil, fmt.Errorf("unexpected argument %q", positionals[len(names)])
+	}
+	return positionals, nil
+}
+
+func isNegativeNumber(s string) bool {
+	_, err := strconv.ParseInt(s, 10, 64)
+	return err == nil && strings.HasPrefix(s, "-")
+}
+
+func isBoolFlag(f *flag.Flag) bool {
+	b, ok := f.Value.(interface{ IsBoolFlag() bool })
+	return ok && b.IsBoolFlag()
+}
+
+// parseID parses a job id argument.
+func parseID(name, value string) (int64, error) {
+	id, err := strconv.ParseInt(value, 10, 64)
+	if err != nil || id <= 0 {
+		return 0, fmt.Errorf("%s %q is not a job id (a positive integer)", name, value)
+	}
+	return id, nil
+}
+
+// openEngine connects and builds an engine on the schema of the flags.
+func (f *opsFlags) openEngine(ctx context.Context, config *workflow.Config) (*workflow.Engine, *pgxpool.Pool, error) {
+	pool, err := f.db.connect(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	if config == nil {
+		config = &workflow.Config{}
+	}
+	config.Schema = f.db.schema
+	engine, err := workflow.NewEngine(pool, config)
+	if err != nil {
+		pool.Close()
+		return nil, nil, err
+	}
+	return engine, pool, nil
+}
+
+func formatTime(t *time.Time) string {
+	if t == nil {
+		return "-"
+	}
+	return t.UTC().Format(time.RFC3339)
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func formatPriority(p *int64) string {
+	if p == nil {
+		return "-"
+	}
+	return strconv.FormatInt(*p, 10)
+}
+
+// ---- incidents ----
+
+func runIncidents(ctx context.Context, args []string, stdout io.Writer) error {
+	var (
+		f     opsFlags
+		all   bool
+		jobID int64
+		fs    = newFlagSet("incidents")
+	)
+	f.register(fs)
+	fs.BoolVar(&all, "all", false, "list resolved incidents too, newest first (default: open ones, oldest first)")
+	fs.Int64Var(&jobID, "job", 0, "list every incident of this job, open or resolved")
+	if _, err := parseVerb(fs, args); err != nil {
+		return err
+	}
+	engine, pool, err := f.openEngine(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+
+	var incidents []*workflow.Incident
+	switch {
+	case jobID != 0:
+		// A job that does not exist is not found, rather than an empty list.
+		if _, err := engine.JobDetails(ctx, jobID); err != nil {
+			return err
+		}
+		incidents, err = engine.JobIncidents(ctx, jobID)
+	case all:
+		incidents, err = engine.AllIncidents(ctx)
+	default:
+		incidents, err = engine.OpenIncidents(ctx)
+	}
+	if err != nil {
+		return err
+	}
+	return f.out.print(stdout, toIncidentsJSON(incidents), func(w io.Writer) error {
+		if len(incidents) == 0 {
+			fmt.Fprintln(w, "no incidents")
+			return nil
+		}
+		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "ID\tJOB\tTYPE\tJOB DEFINITION\tACTIVITY\tINSTANCE\tCREATED\tRESOLVED\tMESSAGE")
+		for _, i := range incidents {
+			fmt.Fprintf(tw, "%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", i.ID, i.JobID, i.Type, orDash(i.JobDefinitionID),
+				orDash(i.ActivityID), orDash(i.ProcessInstanceID), formatTime(&i.CreatedAt), formatTime(i.ResolvedAt), oneLine(i.Message, 80))
+		}
+		return tw.Flush()
+	})
+}
+
+// incidentJSON is an incident as the verbs print it with --json.
+type incidentJSON struct {
+	ID                int64      `json:"id"`
+	Type              string     `json:"type"`
+	JobID             int64      `json:"job_id"`
+	JobDefinitionID   string     `json:"job_definition_id,omitempty"`
+	ActivityID        string     `json:"activity_id,omitempty"`
+	ProcessInstanceID string     `json:"process_instance_id,omitempty"`
+	Message           string     `json:"message"`
+	CreatedAt         time.Time  `json:"created_at"`
+	ResolvedAt        *time.Time `json:"resolved_at"`
+}
+
+func toIncidentsJSON(incidents []*workflow.Incident) []incidentJSON {
+	out := make([]incidentJSON, len(incidents))
+	for i, inc := range incidents {
+		out[i] = incidentJSON{inc.ID, inc.Type, inc.JobID, inc.JobDefinitionID, inc.ActivityID, inc.ProcessInstanceID, inc.Message, inc.CreatedAt, inc.ResolvedAt}
+	}
+	return out
+}
+
+// oneLine shortens s to one line of at most n characters.
+func oneLine(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return orDash(s)
+}
+
+// ---- job ----
+
+// jobJSON is a job as `job --json` prints it: River's columns, with args and
+// metadata as JSON rather than base64.
+type jobJSON struct {
+	ID          int64                    `json:"id"`
+	Kind        string                   `json:"kind"`
+	Queue       string                   `json:"queue"`
+	State       rivertype.JobState       `json:"state"`
+	Attempt     int                      `json:"attempt"`
+	MaxAttempts int                      `json:"max_attempts"`
+	Priority    int                      `json:"river_priority"`
+	CreatedAt   time.Time                `json:"created_at"`
+	ScheduledAt time.Time                `json:"scheduled_at"`
+	AttemptedAt *time.Time               `json:"attempted_at,omitempty"`
+	FinalizedAt *time.Time               `json:"finalized_at,omitempty"`
+	AttemptedBy []string                 `json:"attempted_by,omitempty"`
+	Tags        []string                 `json:"tags"`
+	Args        json.RawMessage          `json:"args"`
+	Metadata    json.RawMessage          `json:"metadata"`
+	Errors      []rivertype.AttemptError `json:"errors,omitempty"`
+}
+
+// waitJSON is a job's exclusive wait as `job --json` prints it.
+type waitJSON struct {
+	Key          string    `json:"key,omitempty"`
+	Holder       *lockJSON `json:"holder,omitempty"`
+	KeyJobsAhead int       `json:"key_jobs_ahead"`
+	Waiting      bool      `json:"waiting"`
+	Summary      string    `json:"summary"`
+}
+
+type jobDetailsJSON struct {
+	Job              jobJSON              `json:"job"`
+	JobContext       *workflow.JobContext `json:"job_context,omitempty"`
+	JobContextError  string               `json:"job_context_error,omitempty"`
+	RetriesLeft      int                  `json:"retries_left"`
+	RetriesUnbounded bool                 `json:"retries_unbounded,omitempty"`
+	RetryCycle       string               `json:"retry_cycle,omitempty"`
+	NextRunAt        *time.Time           `json:"next_run_at,omitempty"`
+	ExclusiveWait    *waitJSON            `json:"exclusive_wait,omitempty"`
+	Incidents        []incidentJSON       `json:"incidents"`
+}
+
+func rawJSON(b []byte) json.RawMessage {
+	if !json.Valid(b) {
+		quoted, _ := json.Marshal(string(b))
+		return quoted
+	}
+	return b
+}
+
+func toJobJSON(job *rivertype.JobRow) jobJSON {
+	return jobJSON{
+		ID: job.ID, Kind: job.Kind, Queue: job.Queue, State: job.State, Attempt: job.Attempt, MaxAttempts: job.MaxAttempts,
+		Priority: job.Priority, CreatedAt: job.CreatedAt.UTC(), ScheduledAt: job.ScheduledAt.UTC(), AttemptedAt: job.AttemptedAt,
+		FinalizedAt: job.FinalizedAt, AttemptedBy: job.AttemptedBy, Tags: job.Tags,
+		Args: rawJSON(job.EncodedArgs), Metadata: rawJSON(job.Metadata), Errors: job.Errors,
+	}
+}
+
+// scopeFlag parses --exclusive-scope.
+type scopeFlag struct{ scope exclusive.Scope }
+
+func (f *scopeFlag) String() string {
+	return strings.ReplaceAll(f.scope.String(), " ", "-")
+}
+
+func (f *scopeFlag) Set(s string) error {
+	for _, scope := range []exclusive.Scope{exclusive.None, exclusive.ProcessInstance, exclusive.RootProcessInstance} {
+		if s == strings.ReplaceAll(scope.String(), " ", "-") {
+			f.scope = scope
+			return nil
+		}
+	}
+	return fmt.Errorf("%q is not one of none, process-instance, root-process-instance", s)
+}
+
+func runJob(ctx context.Context, args []string, stdout io.Writer) error {
+	var (
+		f     opsFlags
+		scope = scopeFlag{exclusive.ProcessInstance}
+		fs    = newFlagSet("job")
+	)
+	f.register(fs)
+	fs.Var(&scope, "exclusive-scope", "the engines' Config.ExclusiveScope, to say whose key the job waits for: none, process-instance or root-process-instance")
+	positionals, err := parseVerb(fs, args, "JOB_ID")
+	if err != nil {
+		return err
+	}
+	jobID, err := parseID("JOB_ID", positionals[0])
+	if err != nil {
+		return err
+	}
+	engine, pool, err := f.openEngine(ctx, &workflow.Config{ExclusiveScope: scope.scope})
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	d, err := engine.JobDetails(ctx, jobID)
+	if err != nil {
+		return err
+	}
+	out := jobDetailsJSON{
+		Job: toJobJSON(d.Job), JobContext: d.Context, JobContextError: d.ContextError, RetriesLeft: d.RetriesLeft,
+		RetriesUnbounded: d.RetriesUnbounded, RetryCycle: d.RetryCycle, NextRunAt: d.NextRunAt,
+		Incidents: toIncidentsJSON(d.Incidents),
+	}
+	if w := d.ExclusiveWait; w != nil {
+		out.ExclusiveWait = &waitJSON{Key: w.Key, KeyJobsAhead: w.KeyJobsAhead, Waiting: w.Waiting, Summary: w.String()}
+		if w.Holder != nil {
+			lock := toLockJSON(w.Holder)
+			out.ExclusiveWait.Holder = &lock
+		}
+	}
+	return f.out.print(stdout, out, func(w io.Writer) error {
+		job := d.Job
+		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		fmt.Fprintf(tw, "job\t%d (%s, queue %s)\n", job.ID, job.Kind, job.Queue)
+		fmt.Fprintf(tw, "state\t%s\n", job.State)
+		fmt.Fprintf(tw, "attempt\t%d of %d\n", job.Attempt, job.MaxAttempts)
+		retries := strconv.Itoa(d.RetriesLeft)
+		if d.RetriesUnbounded {
+			retries = "unbounded"
+		}
+		fmt.Fprintf(tw, "retries left\t%s\n", retries)
+		fmt.Fprintf(tw, "retry cycle\t%s\n", orDash(d.RetryCycle))
+		fmt.Fprintf(tw, "next run\t%s\n", formatTime(d.NextRunAt))
+		switch {
+		case d.Context != nil:
+			jc := d.Context
+			fmt.Fprintf(tw, "priority\t%s (BPMN; River's own priority column: %d)\n", formatPriority(jc.Priority), job.Priority)
+			fmt.Fprintf(tw, "process instance\t%s (root %s)\n", orDash(jc.ProcessInstanceID), orDash(jc.RootProcessInstanceID))
+			fmt.Fprintf(tw, "process definition\t%s\n", orDash(jc.ProcessDefinitionKey))
+			fmt.Fprintf(tw, "activity\t%s\n", orDash(jc.ActivityID))
+			fmt.Fprintf(tw, "job definition\t%s\n", orDash(jc.JobDefinitionID))
+			fmt.Fprintf(tw, "deployment\t%s\n", orDash(jc.DeploymentID))
+			exclusive := "-"
+			if jc.Exclusive != nil {
+				exclusive = strconv.FormatBool(*jc.Exclusive)
+			}
+			fmt.Fprintf(tw, "exclusive\t%s\n", exclusive)
+		case d.ContextError != "":
+			fmt.Fprintf(tw, "job context\tunreadable: %s\n", d.ContextError)
+		default:
+			fmt.Fprintf(tw, "job context\tnone (a plain River job)\n")
+		}
+		if d.ExclusiveWait != nil {
+			fmt.Fprintf(tw, "exclusive wait\t%s\n", d.ExclusiveWait)
+		}
+		if len(job.Errors) > 0 {
+			last := job.Errors[len(job.Errors)-1]
+			fmt.Fprintf(tw, "last error\tattempt %d at %s: %s\n", last.Attempt, formatTime(&last.At), oneLine(last.Error, 120))
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+		if len(d.Incidents) == 0 {
+			fmt.Fprintln(w, "incidents: none")
+			return nil
+		}
+		fmt.Fprintln(w, "incidents:")
+		for _, i := range d.Incidents {
+			state := "open"
+			if i.ResolvedAt != nil {
+				state = "resolved " + formatTime(i.ResolvedAt)
+			}
+			fmt.Fprintf(w, "  %d %s created %s, %s: %s\n", i.ID, i.Type, formatTime(&i.CreatedAt), state, oneLine(i.Message, 100))
+		}
+		return nil
+	})
+}
+
+// ---- instance ----
+
+func runInstance(ctx context.Context, args []string, stdout io.Writer) error {
+	var (
+		f  opsFlags
+		fs = newFlagSet("instance")
+	)
+	f.register(fs)
+	positionals, err := parseVerb(fs, args, "PROCESS_INSTANCE_ID")
+	if err != nil {
+		return err
+	}
+	engine, pool, err := f.openEngine(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	jobs, err := engine.ProcessInstanceJobs(ctx, positionals[0])
+	if err != nil {
+		return err
+	}
+	if len(jobs) == 0 {
+		return fmt.Errorf("process instance %q has no jobs: %w", positionals[0], workflow.ErrNotFound)
+	}
+	out := make([]jobJSON, len(jobs))
+	for i, job := range jobs {
+		out[i] = toJobJSON(job)
+	}
+	return f.out.print(stdout, out, func(w io.Writer) error {
+		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "JOB\tKIND\tSTATE\tATTEMPT\tACTIVITY\tJOB DEFINITION\tPRIORITY\tSCHEDULED")
+		for _, job := range jobs {
+			var activity, jobDef, prio string = "-", "-", "-"
+			if jc, err := workflow.JobContextOf(job); err == nil {
+				activity, jobDef, prio = orDash(jc.ActivityID), orDash(jc.JobDefinitionID), formatPriority(jc.Priority)
+			}
+			fmt.Fprintf(tw, "%d\t%s\t%s\t%d/%d\t%s\t%s\t%s\t%s\n", job.ID, job.Kind, job.State, job.Attempt, job.MaxAttempts,
+				activity, jobDef, prio, formatTime(&job.ScheduledAt))
+		}
+		return tw.Flush()
+	})
+}
+
+// ---- retries ----
+
+// doneJSON is what a verb that changes something prints with --json.
+type doneJSON struct {
+	Done   string `json:"done"`
+	Detail any    `json:"detail,omitempty"`
+}
+
+func runRetries(ctx context.Context, args []string, stdout io.Writer) error {
+	var (
+		f  opsFlags
+		fs = newFlagSet("retries")
+	)
+	f.register(fs)
+	positionals, err := parseVerb(fs, args, "JOB_ID", "N")
+	if err != nil {
+		return err
+	}
+	jobID, err := parseID("JOB_ID", positionals[0])
+	if err != nil {
+		return err
+	}
+	n, err := strconv.Atoi(positionals[1])
+	if err != nil || n < 0 {
+		return fmt.Errorf("N %q is not a number of retries (an integer >= 0)", positionals[1])
+	}
+	engine, pool, err := f.openEngine(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	if err := engine.SetJobRetries(ctx, jobID, n); err != nil {
+		return err
+	}
+	d, err := engine.JobDetails(ctx, jobID)
+	if err != nil {
+		return err
+	}
+	msg := fmt.Sprintf("job %d has %d retries left; it is %s", jobID, d.RetriesLeft, d.Job.State)
+	return f.out.print(stdout, doneJSON{Done: msg, Detail: map[string]any{"job_id": jobID, "retries_left": d.RetriesLeft, "state": d.Job.State}},
+		func(w io.Writer) error { _, err := fmt.Fprintln(w, msg); return err })
+}
+
+// ---- priority ----
+
+func runPriority(ctx context.Context, args []string, stdout io.Writer) error {
+	const usage = "usage: priority override JOB_DEFINITION_ID PRIORITY [--cascade] | priority clear JOB_DEFINITION_ID | priority set JOB_ID PRIORITY"
+	// The subcommand is the first argument that is neither a flag nor the
+	// value of a connection flag.
+	sub, rest := "", args
+	for i := 0; i < len(args); i++ {
+		tok := args[i]
+		switch {
+		case tok == "-h" || tok == "-help" || tok == "--help":
+			fmt.Fprintln(newFlagSet("priority").Output(), usage)
+			return flag.ErrHelp
+		case tok == "--database-url" || tok == "-database-url" || tok == "--schema" || tok == "-schema":
+			i++
+		case strings.HasPrefix(tok, "-"):
+		default:
+			sub, rest = tok, append(slices.Clone(args[:i]), args[i+1:]...)
+			i = len(args)
+		}
+	}
+	if sub == "" {
+		return errors.New("missing subcommand; " + usage)
+	}
+	var (
+		f       opsFlags
+		cascade bool
+		fs      = newFlagSet("priority " + sub)
+	)
+	f.register(fs)
+	var names []string
+	switch sub {
+	case "override":
+		fs.BoolVar(&cascade, "cascade", false, "also rewrite every unfinished job of the definition to the priority")
+		names = []string{"JOB_DEFINITION_ID", "PRIORITY"}
+	case "clear":
+		names = []string{"JOB_DEFINITION_ID"}
+	case "set":
+		names = []string{"JOB_ID", "PRIORITY"}
+	default:
+		return fmt.Errorf("unknown subcommand %q; %s", sub, usage)
+	}
+	positionals, err := parseVerb(fs, rest, names...)
+	if err != nil {
+		return err
+	}
+	var p int64
+	if len(positionals) == 2 {
+		if p, err = strconv.ParseInt(positionals[1], 10, 64); err != nil {
+			return fmt.Errorf("PRIORITY %q is not an integer (int64)", positionals[1])
+		}
+	}
+	var jobID int64
+	if sub == "set" {
+		if jobID, err = parseID("JOB_ID", positionals[0]); err != nil {
+			return err
+		}
+	}
+	engine, pool, err := f.openEngine(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+
+	var msg string
+	switch sub {
+	case "override":
+		if err := engine.SetOverridingJobPriority(ctx, positionals[0], p, cascade); err != nil {
+			return err
+		}
+		msg = fmt.Sprintf("job definition %q has overriding priority %d", positionals[0], p)
+		if cascade {
+			msg += "; its unfinished jobs were rewritten to it"
+		}
+	case "clear":
+		if err := engine.ClearOverridingJobPriority(ctx, positionals[0]); err != nil {
+			return err
+		}
+		msg = fmt.Sprintf("job definition %q has no overriding priority", positionals[0])
+	case "set":
+		if err := engine.SetJobPriority(ctx, jobID, p); err != nil {
+			return err
+		}
+		msg = fmt.Sprintf("job %d has priority %d", jobID, p)
+	}
+	return f.out.print(stdout, doneJSON{Done: msg}, func(w io.Writer) error { _, err := fmt.Fprintln(w, msg); return err })
+}
+
+// ---- definitions ----
+
+type definitionJSON struct {
+	ID                   string `json:"id"`
+	ProcessDefinitionKey string `json:"process_definition_key"`
+	ActivityID           string `json:"activity_id"`
+	Kind                 string `json:"kind"`
+	OverridingPriority   *int64 `json:"overriding_priority"`
+	UnfinishedJobs       int64  `json:"unfinished_jobs"`
+	OpenIncidents        int64  `json:"open_incidents"`
+}
+
+func runDefinitions(ctx context.Context, args []string, stdout io.Writer) error {
+	var (
+		f  opsFlags
+		fs = newFlagSet("definitions")
+	)
+	f.register(fs)
+	if _, err := parseVerb(fs, args); err != nil {
+		return err
+	}
+	engine, pool, err := f.openEngine(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	defs, err := engine.JobDefinitions(ctx)
+	if err != nil {
+		return err
+	}
+	out := make([]definitionJSON, len(defs))
+	for i, d := range defs {
+		out[i] = definitionJSON{d.ID, d.ProcessDefinitionKey, d.ActivityID, d.Kind, d.OverridingPriority, d.UnfinishedJobs, d.OpenIncidents}
+	}
+	return f.out.print(stdout, out, func(w io.Writer) error {
+		if len(defs) == 0 {
+			fmt.Fprintln(w, "no job definitions stored (they are stored when a client with declarations starts)")
+			return nil
+		}
+		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "JOB DEFINITION\tPROCESS\tACTIVITY\tKIND\tOVERRIDING PRIORITY\tUNFINISHED JOBS\tOPEN INCIDENTS")
+		for _, d := range out {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%d\n", d.ID, d.ProcessDefinitionKey, d.ActivityID, d.Kind,
+				formatPriority(d.OverridingPriority), d.UnfinishedJobs, d.OpenIncidents)
+		}
+		return tw.Flush()
+	})
+}
+
+// ---- locks ----
+
+type lockJSON struct {
+	Key           string             `json:"key"`
+	JobID         int64              `json:"job_id"`
+	Attempt       int                `json:"attempt"`
+	ClientID      string             `json:"client_id"`
+	Queue         string             `json:"queue"`
+	LockedAt      time.Time          `json:"locked_at"`
+	HolderState   rivertype.JobState `json:"holder_state,omitempty"`
+	HolderAttempt int                `json:"holder_attempt,omitempty"`
+	Stale         bool               `json:"stale"`
+}
+
+func toLockJSON(l *workflow.ExclusiveLock) lockJSON {
+	return lockJSON{l.Key, l.JobID, l.Attempt, l.ClientID, l.Queue, l.LockedAt, l.HolderState, l.HolderAttempt, l.Stale}
+}
+
+func runLocks(ctx context.Context, args []string, stdout io.Writer) error {
+	var (
+		f  opsFlags
+		fs = newFlagSet("locks")
+	)
+	f.register(fs)
+	if _, err := parseVerb(fs, args); err != nil {
+		return err
+	}
+	engine, pool, err := f.openEngine(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	locks, err := engine.ExclusiveLocks(ctx)
+	if err != nil {
+		return err
+	}
+	out := make([]lockJSON, len(locks))
+	for i, l := range locks {
+		out[i] = toLockJSON(l)
+	}
+	return f.out.print(stdout, out, func(w io.Writer) error {
+		if len(locks) == 0 {
+			fmt.Fprintln(w, "no exclusive locks held")
+			return nil
+		}
+		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "KEY\tJOB\tATTEMPT\tCLIENT\tQUEUE\tLOCKED AT\tHOLDER NOW\tSTALE")
+		for _, l := range locks {
+			holder := "gone"
+			if l.HolderState != "" {
+				holder = fmt.Sprintf("%s (attempt %d)", l.HolderState, l.HolderAttempt)
+			}
+			stale := ""
+			if l.Stale {
+				stale = "STALE (free; the next fetch takes it over)"
+			}
+			fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\t%s\t%s\t%s\n", l.Key, l.JobID, l.Attempt, l.ClientID, l.Queue, formatTime(&l.LockedAt), holder, stale)
+		}
+		return tw.Flush()
+	})
+}

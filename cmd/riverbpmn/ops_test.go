@@ -1,0 +1,268 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver"
+	"github.com/riverqueue/river/rivershared/riversharedtest"
+	"github.com/riverqueue/river/rivertype"
+	"github.com/stretchr/testify/require"
+
+	"github.com/riverbpmn/riverbpmn/exclusive"
+	"github.com/riverbpmn/riverbpmn/priority"
+	"github.com/riverbpmn/riverbpmn/workflow"
+)
+
+type opsArgs struct {
+	Instance string `json:"instance"`
+}
+
+func (opsArgs) Kind() string { return "ops_task" }
+
+func (a opsArgs) JobContext() workflow.JobContext {
+	return workflow.JobContext{ProcessInstanceID: a.Instance, ProcessDefinitionKey: "order"}
+}
+
+// opsSetup migrates a fresh schema and returns an engine on it (exclusive
+// by process instance, one job definition for kind ops_task).
+func opsSetup(t *testing.T) (*workflow.Engine, string) {
+	t.Helper()
+	ctx := context.Background()
+	url := riversharedtest.TestDatabaseURL()
+	schema := newSchema(t)
+	code, _, errOut := runCLI(t, "migrate-up", "--database-url", url, "--schema", schema)
+	require.Equal(t, exitOK, code, errOut)
+	engine, err := workflow.NewEngine(riversharedtest.DBPool(ctx, t), &workflow.Config{
+		Schema:             schema,
+		ExclusiveScope:     exclusive.ProcessInstance,
+		ProcessDefinitions: []workflow.ProcessDefinition{{Key: "order", Priority: priority.Constant(5)}},
+		JobDefinitions: []workflow.JobDefinition{
+			{ID: "task-async", ProcessDefinitionKey: "order", ActivityID: "task", Kind: "ops_task", RetryCycle: "R3/PT5M"},
+		},
+	})
+	require.NoError(t, err)
+	return engine, schema
+}
+
+// cli runs a verb against schema and returns exit code, stdout and stderr.
+func cli(t *testing.T, schema string, args ...string) (int, string, string) {
+	t.Helper()
+	return runCLI(t, append(args, "--database-url", riversharedtest.TestDatabaseURL(), "--schema", schema)...)
+}
+
+// cliJSON runs a verb with --json, requires exit 0 and decodes stdout.
+func cliJSON(t *testing.T, schema string, v any, args ...string) {
+	t.Helper()
+	code, out, errOut := cli(t, schema, append(args, "--json")...)
+	require.Equal(t, exitOK, code, "%v: %s", args, errOut)
+	require.NoError(t, json.Unmarshal([]byte(out), v), out)
+}
+
+func TestOpsVerbs(t *testing.T) {
+	ctx := context.Background()
+	engine, schema := opsSetup(t)
+	client, err := workflow.NewClient(engine, &river.Config{TestOnly: true})
+	require.NoError(t, err)
+	insert := func(instance string) int64 {
+		res, err := client.Insert(ctx, opsArgs{Instance: instance}, nil)
+		require.NoError(t, err)
+		return res.Job.ID
+	}
+	id := func(n int64) string { return strconv.FormatInt(n, 10) }
+
+	t.Run("DefinitionsBeforeAndAfterStore", func(t *testing.T) {
+		code, out, errOut := cli(t, schema, "definitions")
+		require.Equal(t, exitOK, code, errOut)
+		require.Contains(t, out, "no job definitions stored")
+		require.NoError(t, engine.SyncJobDefinitions(ctx))
+	})
+
+	// Job A is fetched by a client that then stops working it (as one that
+	// died would): it holds instance pi-1's key. B waits for it; C is of
+	// another instance.
+	jobA := insert("pi-1")
+	fetched, err := engine.Driver().PluginPilot().JobGetAvailable(ctx, engine.Driver().GetExecutor(), nil, &riverdriver.JobGetAvailableParams{
+		ClientID: "dead-client", MaxAttemptedBy: 100, MaxToLock: 1, Queue: river.QueueDefault, Schema: schema,
+	})
+	require.NoError(t, err)
+	require.Len(t, fetched.Jobs, 1)
+	require.Equal(t, jobA, fetched.Jobs[0].ID)
+	jobB := insert("pi-1")
+	jobC := insert("pi-2")
+
+	t.Run("Definitions", func(t *testing.T) {
+		code, out, errOut := cli(t, schema, "definitions")
+		require.Equal(t, exitOK, code, errOut)
+		require.Regexp(t, `task-async\s+order\s+task\s+ops_task\s+-\s+3\s+0`, out)
+		var defs []definitionJSON
+		cliJSON(t, schema, &defs, "definitions")
+		require.Equal(t, []definitionJSON{{ID: "task-async", ProcessDefinitionKey: "order", ActivityID: "task", Kind: "ops_task", UnfinishedJobs: 3}}, defs)
+	})
+
+	t.Run("Instance", func(t *testing.T) {
+		code, out, errOut := cli(t, schema, "instance", "pi-1")
+		require.Equal(t, exitOK, code, errOut)
+		require.Regexp(t, id(jobA)+`\s+ops_task\s+running\s+1/3\s+task\s+task-async\s+5`, out)
+		require.Regexp(t, id(jobB)+`\s+ops_task\s+available\s+0/3`, out)
+		require.NotContains(t, out, " "+id(jobC)+" ")
+		var jobs []jobJSON
+		cliJSON(t, schema, &jobs, "instance", "pi-1")
+		require.Len(t, jobs, 2)
+		require.JSONEq(t, `{"instance":"pi-1"}`, string(jobs[0].Args))
+
+		code, _, errOut = cli(t, schema, "instance", "no-such-instance")
+		require.Equal(t, exitNotFound, code)
+		require.Contains(t, errOut, `process instance "no-such-instance" has no jobs: not found`)
+	})
+
+	t.Run("JobAndExclusiveWait", func(t *testing.T) {
+		code, out, errOut := cli(t, schema, "job", id(jobB))
+		require.Equal(t, exitOK, code, errOut)
+		require.Regexp(t, `state\s+available\n`, out)
+		require.Regexp(t, `retries left\s+3\n`, out)
+		require.Regexp(t, `retry cycle\s+R3/PT5M\n`, out)
+		require.Regexp(t, `priority\s+5 \(BPMN; River's own priority column: 1\)\n`, out)
+		require.Regexp(t, `job definition\s+task-async\n`, out)
+		require.Contains(t, out, fmt.Sprintf(`job %d (available, queue default): key "pi-1", waiting for key "pi-1" held by job %d attempt 1 (client dead-client`, jobB, jobA))
+		require.Contains(t, out, "incidents: none")
+
+		var details jobDetailsJSON
+		cliJSON(t, schema, &details, "job", id(jobA))
+		require.Equal(t, rivertype.JobStateRunning, details.Job.State)
+		require.Equal(t, 3, details.RetriesLeft, "counting the execution under way")
+		require.Equal(t, "pi-1", details.JobContext.ProcessInstanceID)
+		require.Equal(t, "task-async", details.JobContext.JobDefinitionID)
+		require.Nil(t, details.NextRunAt)
+		require.NotNil(t, details.ExclusiveWait.Holder)
+		require.Equal(t, jobA, details.ExclusiveWait.Holder.JobID)
+		require.False(t, details.ExclusiveWait.Waiting, "A holds its own key")
+		var waiting jobDetailsJSON
+		cliJSON(t, schema, &waiting, "job", id(jobB))
+		require.True(t, waiting.ExclusiveWait.Waiting)
+		require.Equal(t, "pi-1", waiting.ExclusiveWait.Key)
+		require.Equal(t, "dead-client", waiting.ExclusiveWait.Holder.ClientID)
+
+		code, _, errOut = cli(t, schema, "job", "999999999")
+		require.Equal(t, exitNotFound, code)
+		require.Contains(t, errOut, "job 999999999: not found")
+		code, _, errOut = cli(t, schema, "job", "abc")
+		require.Equal(t, exitError, code)
+		require.Contains(t, errOut, `JOB_ID "abc" is not a job id`)
+		code, _, errOut = runCLI(t, "job", "--json")
+		require.Equal(t, exitError, code)
+		require.Contains(t, errOut, "missing JOB_ID")
+	})
+
+	t.Run("Locks", func(t *testing.T) {
+		code, out, errOut := cli(t, schema, "locks")
+		require.Equal(t, exitOK, code, errOut)
+		require.Regexp(t, `pi-1\s+`+id(jobA)+`\s+1\s+dead-client\s+default\s+\S+\s+running \(attempt 1\)\s*\n`, out)
+		require.NotContains(t, out, "STALE (")
+
+		// River's rescuer makes A retryable: the lock is now stale.
+		_, err := engine.Driver().GetExecutor().JobRescueMany(ctx, &riverdriver.JobRescueManyParams{
+			ID:           []int64{jobA},
+			Error:        [][]byte{[]byte(`{"at":"2026-01-01T00:00:00Z","attempt":1,"error":"stuck"}`)},
+			FinalizedAt:  []*time.Time{nil},
+			ScheduledAt:  []time.Time{time.Now().Add(time.Hour)},
+			Schema:       schema,
+			State:        []string{string(rivertype.JobStateRetryable)},
+			StuckHorizon: time.Now(),
+		})
+		require.NoError(t, err)
+		code, out, errOut = cli(t, schema, "locks")
+		require.Equal(t, exitOK, code, errOut)
+		require.Regexp(t, `pi-1\s+`+id(jobA)+`\s+1\s+dead-client\s+default\s+\S+\s+retryable \(attempt 1\)\s+STALE`, out)
+		var locks []lockJSON
+		cliJSON(t, schema, &locks, "locks")
+		require.Len(t, locks, 1)
+		require.True(t, locks[0].Stale)
+
+		code, out, _ = cli(t, schema, "job", id(jobA))
+		require.Equal(t, exitOK, code)
+		require.Regexp(t, `retries left\s+2\n`, out)
+		require.Regexp(t, `last error\s+attempt 1 at 2026-01-01T00:00:00Z: stuck\n`, out)
+		require.Regexp(t, `next run\s+\d{4}-`, out)
+	})
+
+	t.Run("RetriesAndIncidents", func(t *testing.T) {
+		code, out, errOut := cli(t, schema, "incidents")
+		require.Equal(t, exitOK, code, errOut)
+		require.Equal(t, "no incidents\n", out)
+
+		code, out, errOut = cli(t, schema, "retries", id(jobC), "0")
+		require.Equal(t, exitOK, code, errOut)
+		require.Equal(t, fmt.Sprintf("job %d has 0 retries left; it is discarded\n", jobC), out)
+
+		code, out, errOut = cli(t, schema, "incidents")
+		require.Equal(t, exitOK, code, errOut)
+		require.Regexp(t, `\d+\s+`+id(jobC)+`\s+failedJob\s+task-async\s+task\s+pi-2\s+\S+\s+-`, out)
+		var incidents []incidentJSON
+		cliJSON(t, schema, &incidents, "incidents", "--job", id(jobC))
+		require.Equal(t, jobC, incidents[0].JobID)
+		require.Equal(t, "pi-2", incidents[0].ProcessInstanceID)
+		require.Len(t, incidents, 1)
+		require.Nil(t, incidents[0].ResolvedAt)
+
+		var done doneJSON
+		cliJSON(t, schema, &done, "retries", id(jobC), "2")
+		require.Equal(t, fmt.Sprintf("job %d has 2 retries left; it is available", jobC), done.Done)
+
+		cliJSON(t, schema, &incidents, "incidents")
+		require.Empty(t, incidents, "SetJobRetries resolved it")
+		cliJSON(t, schema, &incidents, "incidents", "--all")
+		require.Len(t, incidents, 1)
+		require.NotNil(t, incidents[0].ResolvedAt)
+
+		code, _, errOut = cli(t, schema, "retries", "999999999", "1")
+		require.Equal(t, exitNotFound, code, errOut)
+		code, _, errOut = cli(t, schema, "retries", id(jobC), "-1")
+		require.Equal(t, exitError, code)
+		require.Contains(t, errOut, `N "-1" is not a number of retries`)
+		code, _, _ = cli(t, schema, "incidents", "--job", "999999999")
+		require.Equal(t, exitNotFound, code)
+	})
+
+	t.Run("Priority", func(t *testing.T) {
+		bpmnPriority := func(jobID int64) int64 {
+			var details jobDetailsJSON
+			cliJSON(t, schema, &details, "job", id(jobID))
+			return *details.JobContext.Priority
+		}
+		code, out, errOut := cli(t, schema, "priority", "override", "task-async", "42", "--cascade")
+		require.Equal(t, exitOK, code, errOut)
+		require.Equal(t, "job definition \"task-async\" has overriding priority 42; its unfinished jobs were rewritten to it\n", out)
+		require.Equal(t, int64(42), bpmnPriority(jobB), "cascaded")
+		require.Equal(t, int64(42), bpmnPriority(insert("pi-3")), "new jobs get it")
+
+		var defs []definitionJSON
+		cliJSON(t, schema, &defs, "definitions")
+		require.Equal(t, int64(42), *defs[0].OverridingPriority)
+
+		var done doneJSON
+		cliJSON(t, schema, &done, "priority", "--json", "clear", "task-async") // flags before the subcommand too
+		require.Equal(t, `job definition "task-async" has no overriding priority`, done.Done)
+		require.Equal(t, int64(5), bpmnPriority(insert("pi-4")))
+
+		cliJSON(t, schema, &done, "priority", "set", id(jobB), "-7")
+		require.Equal(t, int64(-7), bpmnPriority(jobB))
+
+		code, _, errOut = cli(t, schema, "priority", "override", "no-such-def", "1")
+		require.Equal(t, exitNotFound, code)
+		require.Contains(t, errOut, `job definition "no-such-def": not found`)
+		code, _, _ = cli(t, schema, "priority", "set", "999999999", "1")
+		require.Equal(t, exitNotFound, code)
+		code, _, errOut = cli(t, schema, "priority", "set", id(jobB), "high")
+		require.Equal(t, exitError, code)
+		require.Contains(t, errOut, `PRIORITY "high" is not an integer`)
+		code, _, errOut = runCLI(t, "priority", "bump")
+		require.Equal(t, exitError, code)
+		require.Contains(t, errOut, `unknown subcommand "bump"`)
+	})
+}

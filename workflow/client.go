@@ -1,0 +1,161 @@
+package workflow
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver"
+	"github.com/riverqueue/river/rivertype"
+)
+
+// ErrClientNotWired is wrapped by the error of a client on an engine's driver
+// that lacks a piece of the engine: its middleware, or its schema (the client
+// refuses to start, and refuses every insert).
+// The message says what to add. NewClient and Engine.ClientConfig wire a
+// client completely.
+var ErrClientNotWired = errors.New("client is not wired to the riverbpmn engine")
+
+// ClientConfig returns a copy of config completed with everything a River
+// client needs to run riverbpmn's jobs, so that nothing can be half done:
+//
+//   - Middleware: the engine's Middleware, first (added unless present);
+//   - RetryPolicy: the engine's RetryPolicy; a policy already set (other than
+//     a *RetryPolicy) is kept as its Fallback, for plain River jobs;
+//   - Schema: the engine's Config.Schema. Give the schema once, in
+//     workflow.Config; a different non-empty river.Config.Schema is an error;
+//   - Logger: slog.Default() when none is set, where the engine logs too.
+//
+// Everything else is config's. Pass the result, with the engine's Driver (or
+// one from Engine.NewDriver), to river.NewClient; NewClient does both.
+// config is not modified.
+func (e *Engine) ClientConfig(config *river.Config) (*river.Config, error) {
+	if config == nil {
+		config = &river.Config{}
+	}
+	wired := *config
+	switch {
+	case wired.Schema == "":
+		wired.Schema = e.config.Schema
+	case wired.Schema != e.config.Schema:
+		return nil, fmt.Errorf("workflow: river.Config.Schema %q differs from workflow.Config.Schema %q: the management API would read another schema than the client works; set the schema once, in workflow.Config.Schema", wired.Schema, e.config.Schema)
+	}
+	if !slices.ContainsFunc(wired.Middleware, func(m rivertype.Middleware) bool { return m == rivertype.Middleware(e.middleware) }) {
+		wired.Middleware = append([]rivertype.Middleware{e.middleware}, wired.Middleware...)
+	}
+	switch policy := wired.RetryPolicy.(type) {
+	case nil:
+		wired.RetryPolicy = e.RetryPolicy()
+	case *RetryPolicy:
+	default:
+		wired.RetryPolicy = &RetryPolicy{Fallback: policy}
+	}
+	if wired.Logger == nil {
+		wired.Logger = slog.Default()
+	}
+	return &wired, nil
+}
+
+// NewClient builds a River client on the engine's Driver with
+// engine.ClientConfig(config): the one call that wires a client to the
+// engine. Use river.NewClient(driver, engine.ClientConfig(...)) for a driver
+// of Engine.NewDriver.
+func NewClient(engine *Engine, config *river.Config) (*river.Client[pgx.Tx], error) {
+	wired, err := engine.ClientConfig(config)
+	if err != nil {
+		return nil, err
+	}
+	return river.NewClient(engine.Driver(), wired)
+}
+
+// wiringKey marks the context of an insert that went through an engine's
+// middleware; its value is the engine.
+type wiringKey struct{}
+
+// wiringProbeKey marks the context of the probe insert a client makes when it
+// starts (see pilot.checkWiring); its value is the engine.
+type wiringProbeKey struct{}
+
+// errWiringProbeOK is how the engine's middleware answers the probe.
+var errWiringProbeOK = errors.New("workflow: wiring probe answered by the engine's middleware")
+
+// wiringProbeArgs are the args of the probe insert. The probe never reaches
+// the database: the engine's middleware answers it, or the pilot refuses it.
+type wiringProbeArgs struct{}
+
+func (wiringProbeArgs) Kind() string { return "riverbpmn_wiring_probe" }
+
+// notWired says what a client on the engine's driver lacks.
+func notWired(what string) error {
+	return fmt.Errorf("workflow: %w: %s; build the client with workflow.NewClient(engine, config), or pass engine.ClientConfig(config) to river.NewClient", ErrClientNotWired, what)
+}
+
+// checkInsertWiring refuses an insert by a client on the engine's driver that
+// skipped the engine's middleware (the job would be stored without its job
+// context) or uses another schema than the engine's.
+func (e *Engine) checkInsertWiring(ctx context.Context, schema string) error {
+	if ctx.Value(wiringProbeKey{}) != nil || ctx.Value(wiringKey{}) != e {
+		return notWired("river.Config.Middleware lacks engine.Middleware(), so jobs would be inserted without their job context")
+	}
+	return e.checkSchema(schema)
+}
+
+// checkSchema refuses a client whose schema is not the engine's.
+func (e *Engine) checkSchema(schema string) error {
+	if schema != e.config.Schema {
+		return notWired(fmt.Sprintf("river.Config.Schema is %q but workflow.Config.Schema is %q", schema, e.config.Schema))
+	}
+	return nil
+}
+
+// checkSchemaWiring runs when each of a starting client's producers starts
+// (ProducerInit): a client working another schema than the engine's refuses
+// to start.
+func (p *pilot) checkSchemaWiring(schema string) error {
+	if p.driver.engine == nil {
+		return nil
+	}
+	return p.driver.engine.checkSchema(schema)
+}
+
+// JobInsertMany inserts jobs as River's standard pilot does, after checking
+// that the inserting client is wired to the engine (checkInsertWiring): one
+// context lookup and one string comparison per batch.
+func (p *pilot) JobInsertMany(ctx context.Context, execTx riverdriver.ExecutorTx, params *riverdriver.JobInsertFastManyParams) ([]*riverdriver.JobInsertFastResult, error) {
+	if engine := p.driver.engine; engine != nil {
+		if err := engine.checkInsertWiring(ctx, params.Schema); err != nil {
+			return nil, err
+		}
+	}
+	return p.StandardPilot.JobInsertMany(ctx, execTx, params)
+}
+
+// checkWiring runs when a client starts: it sends a probe insert through the
+// client's insert path. The engine's middleware answers it without going
+// further; without the middleware the probe reaches the pilot, which refuses
+// it, and the client refuses to start. Nothing is written.
+func (p *pilot) checkWiring(ctx context.Context) error {
+	if p.insert == nil || p.driver.engine == nil {
+		return nil
+	}
+	probeCtx := context.WithValue(ctx, wiringProbeKey{}, p.driver.engine)
+	_, err := p.insert(probeCtx, nil, []*rivertype.JobInsertParams{{
+		Args:        wiringProbeArgs{},
+		EncodedArgs: []byte("{}"),
+		Kind:        wiringProbeArgs{}.Kind(),
+		MaxAttempts: 1,
+		Metadata:    []byte("{}"),
+		Queue:       river.QueueDefault,
+		State:       rivertype.JobStateAvailable,
+	}})
+	if errors.Is(err, ErrClientNotWired) {
+		return err
+	}
+	// errWiringProbeOK, or another middleware's answer to a job it does not
+	// know: the engine's middleware may still be there, so let the client run.
+	return nil
+}

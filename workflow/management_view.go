@@ -1,0 +1,145 @@
+package workflow
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/riverqueue/river/riverdriver"
+	"github.com/riverqueue/river/rivertype"
+)
+
+// MaxJobDefinitions caps how many job definitions JobDefinitions returns.
+const MaxJobDefinitions = 10_000
+
+var (
+	jobDefinitionsListSQL = mustReadSQL("job_definitions_list.sql")
+	incidentsAllSQL       = mustReadSQL("incidents_all.sql")
+)
+
+// JobDefinitionSummary is a job definition with its run-time state, as
+// JobDefinitions lists it.
+type JobDefinitionSummary struct {
+	JobDefinitionState
+	// Stored is false for a definition declared in this engine's Config but
+	// not stored yet (no client on the engine has started).
+	Stored bool
+	// UnfinishedJobs counts the definition's jobs that are available,
+	// scheduled, retryable, pending or running.
+	UnfinishedJobs int64
+	// OpenIncidents counts the open incidents of the definition's jobs.
+	OpenIncidents int64
+}
+
+// JobDefinitions returns the stored job definitions (at most
+// MaxJobDefinitions, by id) with their run-time state, followed by those
+// declared in this engine's Config that are not stored yet.
+func (e *Engine) JobDefinitions(ctx context.Context) ([]*JobDefinitionSummary, error) {
+	if e.dbPool == nil {
+		return nil, errNoPool
+	}
+	rows, err := e.dbPool.Query(ctx, e.sql(jobDefinitionsListSQL), MaxJobDefinitions)
+	if err != nil {
+		return nil, fmt.Errorf("workflow: listing job definitions: %w", err)
+	}
+	defs, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (*JobDefinitionSummary, error) {
+		s := &JobDefinitionSummary{Stored: true}
+		err := row.Scan(&s.ID, &s.ProcessDefinitionKey, &s.ActivityID, &s.Kind, &s.OverridingPriority, &s.UnfinishedJobs, &s.OpenIncidents)
+		return s, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("workflow: listing job definitions: %w", err)
+	}
+	stored := make(map[string]bool, len(defs))
+	for _, s := range defs {
+		stored[s.ID] = true
+	}
+	for _, def := range e.config.JobDefinitions {
+		if !stored[def.ID] {
+			defs = append(defs, &JobDefinitionSummary{JobDefinitionState: JobDefinitionState{
+				ID: def.ID, ProcessDefinitionKey: def.ProcessDefinitionKey, ActivityID: def.ActivityID, Kind: def.Kind,
+			}})
+		}
+	}
+	return defs, nil
+}
+
+// AllIncidents returns every incident, open or resolved, newest first (at
+// most MaxIncidents).
+func (e *Engine) AllIncidents(ctx context.Context) ([]*Incident, error) {
+	return e.queryIncidents(ctx, "listing incidents", incidentsAllSQL, MaxIncidents)
+}
+
+// JobDetails is everything an operator asks about one job.
+type JobDetails struct {
+	// Job is the River job row.
+	Job *rivertype.JobRow
+	// Context is the job's job context; nil for a plain River job, or when
+	// the stored context cannot be read (ContextError says why).
+	Context      *JobContext
+	ContextError string
+	// RetriesLeft is Camunda's "retries": the executions the job has left
+	// (counting the one under way for a running job); 0 for a discarded,
+	// completed or cancelled job. RetriesUnbounded is true for a job whose
+	// retry cycle is unbounded (R/...): RetriesLeft is then meaningless.
+	RetriesLeft      int
+	RetriesUnbounded bool
+	// RetryCycle is the retry cycle recorded at insert; empty for none.
+	RetryCycle string
+	// NextRunAt is when the job runs next: its scheduled_at while it waits
+	// (available, scheduled, retryable); nil otherwise.
+	NextRunAt *time.Time
+	// ExclusiveWait says whether the job waits for its exclusive key, under
+	// the engine's Config.ExclusiveScope.
+	ExclusiveWait *ExclusiveWait
+	// Incidents are the job's incidents, open or resolved, oldest first.
+	Incidents []*Incident
+}
+
+// JobDetails returns one job with its job context, retries left, retry
+// cycle, next run, exclusive wait and incidents. An unknown jobID gives an
+// error naming it that wraps ErrNotFound.
+func (e *Engine) JobDetails(ctx context.Context, jobID int64) (*JobDetails, error) {
+	if e.dbPool == nil {
+		return nil, errNoPool
+	}
+	job, err := e.driver.GetExecutor().JobGetByID(ctx, &riverdriver.JobGetByIDParams{ID: jobID, Schema: e.config.Schema})
+	if errors.Is(err, rivertype.ErrNotFound) {
+		return nil, fmt.Errorf("workflow: job %d: %w", jobID, ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("workflow: reading job %d: %w", jobID, err)
+	}
+	details := &JobDetails{Job: job}
+	switch jc, err := JobContextOf(job); {
+	case errors.Is(err, ErrNoJobContext):
+	case err != nil:
+		details.ContextError = err.Error()
+	default:
+		details.Context = &jc
+	}
+	if cycle, ok := retryCycleOf(job); ok && !cycle.IsZero() {
+		details.RetryCycle = cycle.String()
+	}
+	details.RetriesUnbounded = job.MaxAttempts == MaxAttemptsUnbounded && details.RetryCycle != ""
+	switch job.State {
+	case rivertype.JobStateRunning:
+		details.RetriesLeft = executionsLeft(job)
+	case rivertype.JobStateAvailable, rivertype.JobStateScheduled, rivertype.JobStateRetryable, rivertype.JobStatePending:
+		details.RetriesLeft = max(job.MaxAttempts-job.Attempt, 0)
+	}
+	switch job.State {
+	case rivertype.JobStateAvailable, rivertype.JobStateScheduled, rivertype.JobStateRetryable:
+		next := job.ScheduledAt.UTC()
+		details.NextRunAt = &next
+	}
+	if details.ExclusiveWait, err = e.ExclusiveWait(ctx, jobID); err != nil {
+		return nil, err
+	}
+	if details.Incidents, err = e.JobIncidents(ctx, jobID); err != nil {
+		return nil, err
+	}
+	return details, nil
+}

@@ -1,0 +1,25 @@
+-- JobDefinitionsList: every stored job definition with its run-time state:
+-- its overriding priority, how many of its jobs are unfinished (served by
+-- river_bpmn_job_job_definition, migration riverbpmn/002) and how many open
+-- incidents it has (served by river_bpmn_incident_open, migration
+-- riverbpmn/004). At most $1 definitions, by id.
+SELECT
+    d.id, d.process_definition_key, d.activity_id, d.kind, d.overriding_priority,
+    (
+        SELECT count(*)
+        FROM /* TEMPLATE: schema */river_job j
+        WHERE j.metadata ? 'bpmn'
+            AND j.metadata -> 'bpmn' ->> 'job_definition_id' = d.id
+            AND j.state IN ('available', 'scheduled', 'retryable', 'pending', 'running')
+    ) AS unfinished_jobs,
+    (
+        SELECT count(*)
+        FROM /* TEMPLATE: schema */river_bpmn_incident i
+        WHERE i.resolved_at IS NULL
+            AND i.job_definition_id = d.id
+    ) AS open_incidents
+FROM
+    /* TEMPLATE: schema */river_bpmn_job_definition d
+ORDER BY
+    d.id ASC
+LIMIT $1::integer;
