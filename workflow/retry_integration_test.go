@@ -169,9 +169,14 @@ func requireWaits(t *testing.T, tl *timeline, jobID int64, want ...time.Duration
 // requireWaitsWithin is requireWaits with the tolerance of the decided wait.
 func requireWaitsWithin(t *testing.T, tl *timeline, jobID int64, decidedSlack time.Duration, want ...time.Duration) {
 	t.Helper()
+	// The decided wait (scheduled_at set by the retry policy) is the
+	// semantic claim and is checked tightly. The observed wait adds River's
+	// completer tick and the machine's scheduling delay, which on a loaded
+	// 2-core machine reached 2.5 s; its upper bound only catches a job that
+	// waits for a poll it should not need.
 	const (
 		completerTick = 250 * time.Millisecond
-		slack         = time.Second
+		slack         = 3 * time.Second
 	)
 	decided, observed := tl.scheduledWaits(jobID), tl.waits(jobID)
 	t.Logf("job %d: waits decided %v, observed %v", jobID, decided, observed)
