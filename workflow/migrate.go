@@ -34,8 +34,16 @@ func migrationTruncateTables(version int) []string { //nolint:unparam // grows w
 	if version == 0 || version >= 5 {
 		tables = append(tables, "river_bpmn_exclusive_lock")
 	}
+	if version == 0 || version >= migrationVersionHoldSuspension {
+		tables = append(tables, "river_bpmn_hold", "river_bpmn_suspension", "river_bpmn_suspension_schedule")
+	}
 	return tables
 }
+
+// migrationVersionHoldSuspension is the version of migration
+// 006_hold_suspension (held jobs and suspension). Its epoch table holds one
+// row that must survive truncation, so it is not listed.
+const migrationVersionHoldSuspension = 6
 
 // ErrMainLineMissing is returned when riverbpmn's line is to be applied to a
 // schema where River's main line is not (fully) applied.
