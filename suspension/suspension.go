@@ -134,7 +134,7 @@ func Cascade(ctx context.Context, db DB, schema string, t TargetType, id string,
 	}
 	start := time.Now()
 	res := &CascadeResult{}
-	sql := strings.Replace(render(cascadeBatchSQL, schema), "/* TARGET_FILTER */", filter, 1)
+	sql := strings.ReplaceAll(render(cascadeBatchSQL, schema), "/* TARGET_FILTER */", filter)
 	for lastID := int64(0); ; {
 		var (
 			scanned, changed int64
