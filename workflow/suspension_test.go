@@ -317,24 +317,23 @@ func TestSuspensionExclusive(t *testing.T) {
 func TestSuspensionEveryAcquisition(t *testing.T) {
 	t.Parallel()
 	acquisitions := map[string]Acquisition{
-		"stock":         {},
-		"by_priority":   {ByPriority: true},
-		"timers_first":  {TimersFirst: true},
-		"by_due_date":   {ByDueDate: true},
-		"range":         {ByPriority: true, PriorityRange: &priority.Range{Min: 0, Max: 100}},
-		"deployments":   {DeploymentAware: true, Deployments: []string{"dep-1"}},
-		"all_of_them":   {ByPriority: true, TimersFirst: true, ByDueDate: true, PriorityRange: &priority.Range{Min: 0, Max: 100}, DeploymentAware: true, Deployments: []string{"dep-1"}},
-		"exclusive":     {},
-		"exclusive_all": {},
+		"stock":              {},
+		"by_priority":        {ByPriority: true},
+		"timers_first":       {TimersFirst: true},
+		"by_due_date":        {ByDueDate: true},
+		"range":              {ByPriority: true, PriorityRange: &priority.Range{Min: 0, Max: 100}},
+		"deployments":        {DeploymentAware: true, Deployments: []string{"dep-1"}},
+		"all_of_them":        {ByPriority: true, TimersFirst: true, ByDueDate: true, PriorityRange: &priority.Range{Min: 0, Max: 100}, DeploymentAware: true, Deployments: []string{"dep-1"}},
+		"exclusive_root":     {},
+		"exclusive_instance": {},
 	}
 	for name, acq := range acquisitions {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
-			scope := exclusive.None
-			if name == "exclusive" || name == "exclusive_all" {
-				scope = exclusive.RootProcessInstance
-			}
+			scope := map[string]exclusive.Scope{
+				"exclusive_root": exclusive.RootProcessInstance, "exclusive_instance": exclusive.ProcessInstance,
+			}[name] // exclusive.None otherwise
 			engine, schema := suspEngine(t, scope)
 			driver, err := engine.NewDriver(acq)
 			require.NoError(t, err)

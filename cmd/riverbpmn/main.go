@@ -4,6 +4,9 @@
 //	riverbpmn migrate-down --database-url URL [--schema S] [--max-steps N] [--target-version V]
 //	riverbpmn version      [--database-url URL] [--schema S]
 //	riverbpmn bench        --database-url URL [--schema S] [--mode M]... [--json] [--fetch-latency] (see --help)
+//	riverbpmn suspend      --database-url URL [--schema S] (--job-definition ID | --process-definition KEY | --process-instance ID | --job ID) [--include-jobs] [--at TIME] [--json]
+//	riverbpmn activate     (same flags as suspend)
+//	riverbpmn suspended    --database-url URL [--schema S] [--json]
 //
 // Flags follow River's CLI: --database-url defaults to $DATABASE_URL.
 // migrate-up applies River's main migration line, then riverbpmn's;
@@ -42,6 +45,9 @@ func commands() []command {
 		{"migrate-down", "roll riverbpmn's migration line back (one step by default)", runMigrateDown},
 		{"version", "print riverbpmn's and River's versions (and the schema's, with --database-url)", runVersion},
 		{"bench", "measure riverbpmn against stock River (throughput, fetch latency)", runBench},
+		{"suspend", "suspend a job definition, process definition, process instance or job", runSuspend},
+		{"activate", "activate a job definition, process definition, process instance or job", runActivate},
+		{"suspended", "list suspended targets and scheduled suspensions", runSuspended},
 	}
 }
 
