@@ -25,10 +25,6 @@ type Service struct {
 	clientID string
 	interval time.Duration
 	logger   *slog.Logger
-
-	// applied, when set, is called after each round that applied changes
-	// (tests).
-	applied func(n int)
 }
 
 // ServiceConfig configures a Service.
@@ -80,12 +76,9 @@ func (s *Service) Start(ctx context.Context) error {
 
 // round applies what is due and says how long to sleep.
 func (s *Service) round(ctx context.Context) time.Duration {
-	applied, next, err := ApplyDue(ctx, s.db, s.schema, s.clientID)
+	_, next, err := ApplyDue(ctx, s.db, s.schema, s.clientID)
 	if err != nil && ctx.Err() == nil {
 		s.logger.ErrorContext(ctx, "riverbpmn suspension service: applying scheduled changes", slog.String("error", err.Error()))
-	}
-	if applied > 0 && s.applied != nil {
-		s.applied(applied)
 	}
 	wait := s.interval
 	if !next.IsZero() {

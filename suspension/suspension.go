@@ -9,15 +9,22 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/riverbpmn/riverbpmn/hold"
 )
 
 // AdvisoryLockClass is the first key of the two-key advisory lock that
 // serialises suspending a target with inserting its jobs. The second key is
-// hashtext("<river_job oid>:<target type>:<target id>"); the insert trigger
-// of migration riverbpmn/006 uses the same keys.
+// hashtext("<river_job oid>:<bucket>"), bucket = hashtext("<target
+// type>:<target id>") & (LockBuckets-1); the insert trigger of migration
+// riverbpmn/006 uses the same keys.
 const AdvisoryLockClass = 1380076879
+
+// LockBuckets is how many advisory locks the targets of one river_job table
+// share: an inserting transaction holds at most this many, however many
+// process instances its jobs belong to.
+const LockBuckets = 32
 
 // BatchSize is how many jobs one transaction of a cascade changes.
 const BatchSize = 1000
@@ -141,8 +148,19 @@ func Cascade(ctx context.Context, db DB, schema string, t TargetType, id string,
 			still            bool
 		)
 		batchStart := time.Now()
-		if err := db.QueryRow(ctx, sql, id, lastID, batchSize, suspend, string(t)).Scan(&scanned, &lastID, &still, &changed); err != nil {
-			return res, fmt.Errorf("suspension: %s the jobs of %s %q (after job %d): %w", verbing(suspend), t, id, lastID, err)
+		after := lastID
+		var err error
+		// A batch locks its jobs in id order; River's completer locks the jobs
+		// it finishes in its own order, so the two can deadlock (PostgreSQL
+		// then aborts one). The batch is tried again.
+		for attempt := 1; ; attempt++ {
+			err = db.QueryRow(ctx, sql, id, after, batchSize, suspend, string(t)).Scan(&scanned, &lastID, &still, &changed)
+			if err == nil || attempt == maxBatchAttempts || !retryable(err) {
+				break
+			}
+		}
+		if err != nil {
+			return res, fmt.Errorf("suspension: %s the jobs of %s %q (after job %d): %w", verbing(suspend), t, id, after, err)
 		}
 		res.LongestBatch = max(res.LongestBatch, time.Since(batchStart))
 		res.Batches++
@@ -157,6 +175,16 @@ func Cascade(ctx context.Context, db DB, schema string, t TargetType, id string,
 	}
 	res.Duration = time.Since(start)
 	return res, nil
+}
+
+// maxBatchAttempts is how often a cascade batch is tried when PostgreSQL
+// aborts it for a deadlock or a serialization failure.
+const maxBatchAttempts = 5
+
+// retryable says whether err is a deadlock or serialization failure.
+func retryable(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && (pgErr.Code == "40P01" || pgErr.Code == "40001")
 }
 
 // SetJob suspends (or activates) one job. A running job keeps running. It

@@ -303,11 +303,16 @@ CREATE INDEX river_bpmn_suspension_schedule_due
 -- job definition (else its process definition) or its process instance is
 -- suspended, whichever insert call wrote it. Race-free the way the
 -- overriding priority is (migration 002): the trigger takes a shared
--- advisory lock per target (class 1380076879, key "<river_job oid>:<type>:<id>"),
--- held until the inserting transaction ends, before reading the suspension
--- rows; suspending takes it exclusively, so it waits for inserts under way
--- (their jobs are then committed, and found by IncludeJobs) and every later
--- insert sees the suspension. Nothing is written for a job that is not
+-- advisory lock for each of the job's targets, held until the inserting
+-- transaction ends, before reading the suspension rows; suspending takes it
+-- exclusively, so it waits for inserts under way (their jobs are then
+-- committed, and found by IncludeJobs) and every later insert sees the
+-- suspension. Targets share 32 locks per river_job table (class 1380076879,
+-- key hashtext("<river_job oid>:<bucket>"), bucket = hashtext("<type>:<id>")
+-- & 31), so a transaction inserting jobs of 100,000 process instances holds
+-- at most 32 locks, not 100,000 (PostgreSQL's lock table is small); a
+-- suspension waits for the inserts of about 1/32 of all targets, for one short
+-- transaction. Nothing is written for a job that is not
 -- suspended. It also drops a "bpmn_hold" mark copied from another job's
 -- metadata: only the hold mechanism holds jobs.
 CREATE FUNCTION /* TEMPLATE: schema */river_bpmn_job_insert_hold()
@@ -346,7 +351,8 @@ BEGIN
         RETURN NEW;
     END IF;
 
-    PERFORM pg_advisory_xact_lock_shared(1380076879, hashtext(TG_RELID::text || ':' || t.target_type || ':' || t.target_id))
+    PERFORM pg_advisory_xact_lock_shared(1380076879,
+        hashtext(TG_RELID::text || ':' || (hashtext(t.target_type || ':' || t.target_id) & 31)::text))
     FROM (VALUES (definition_type, definition_id), ('process_instance', instance_id)) AS t(target_type, target_id)
     WHERE t.target_id IS NOT NULL;
 
