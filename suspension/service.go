@@ -36,7 +36,7 @@ type ServiceConfig struct {
 	// Interval is the longest sleep between two looks (DefaultServiceInterval
 	// if zero).
 	Interval time.Duration
-	// Logger receives errors (discarded if nil).
+	// Logger receives errors (slog.Default() if nil).
 	Logger *slog.Logger
 }
 
@@ -46,7 +46,7 @@ func NewService(db DB, config ServiceConfig) *Service {
 		config.Interval = DefaultServiceInterval
 	}
 	if config.Logger == nil {
-		config.Logger = slog.New(slog.DiscardHandler)
+		config.Logger = slog.Default()
 	}
 	return &Service{db: db, schema: config.Schema, clientID: config.ClientID, interval: config.Interval, logger: config.Logger}
 }

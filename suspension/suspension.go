@@ -22,8 +22,9 @@ import (
 const AdvisoryLockClass = 1380076879
 
 // LockBuckets is how many advisory locks the targets of one river_job table
-// share: an inserting transaction holds at most this many, however many
-// process instances its jobs belong to.
+// share: an inserting transaction holds at most this many (plus one, the
+// lock that tells it whether anything is suspended), however many process
+// instances its jobs belong to.
 const LockBuckets = 32
 
 // BatchSize is how many jobs one transaction of a cascade changes.
@@ -68,6 +69,7 @@ func mustReadSQL(name string) string {
 
 var (
 	lockSQL           = mustReadSQL("lock.sql")
+	epochLockSQL      = mustReadSQL("epoch_lock.sql")
 	setSQL            = mustReadSQL("set.sql")
 	cascadeBatchSQL   = mustReadSQL("cascade_batch.sql")
 	jobDefinitionsSQL = mustReadSQL("job_definitions.sql")
@@ -98,7 +100,17 @@ func Set(ctx context.Context, db DB, schema string, t TargetType, id string, sus
 	}
 	var changed bool
 	err := pgx.BeginFunc(ctx, db, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, render(lockSQL, schema), AdvisoryLockClass, string(t), id); err != nil {
+		var (
+			timeout          string
+			nothingSuspended bool
+		)
+		if err := tx.QueryRow(ctx, render(epochLockSQL, schema), fmt.Sprintf("%dms", InsertWaitTimeout.Milliseconds())).Scan(&timeout, &nothingSuspended); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, render(lockSQL, schema), AdvisoryLockClass, string(t), id, nothingSuspended && suspend); err != nil {
+			if isLockTimeout(err) {
+				return fmt.Errorf("%w: a transaction inserting jobs stayed open for more than %s (try again): %w", ErrInsertsInFlight, InsertWaitTimeout, err)
+			}
 			return err
 		}
 		var bumped int64
@@ -175,6 +187,21 @@ func Cascade(ctx context.Context, db DB, schema string, t TargetType, id string,
 	}
 	res.Duration = time.Since(start)
 	return res, nil
+}
+
+// InsertWaitTimeout bounds how long Set waits for transactions inserting
+// jobs of its target (or, for the first suspension, any job with a job
+// context) to end; inserts of those targets queue behind it meanwhile. It
+// then fails with ErrInsertsInFlight, and can be tried again.
+const InsertWaitTimeout = 5 * time.Second
+
+// ErrInsertsInFlight is returned (wrapped) by Set when a transaction inserting
+// jobs stayed open for longer than InsertWaitTimeout.
+var ErrInsertsInFlight = errors.New("suspension: inserts under way did not finish in time")
+
+func isLockTimeout(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && pgErr.Code == "55P03"
 }
 
 // maxBatchAttempts is how often a cascade batch is tried when PostgreSQL

@@ -301,20 +301,34 @@ CREATE INDEX river_bpmn_suspension_schedule_due
 
 -- Inserts every new job with a job context held for 'suspended' when its
 -- job definition (else its process definition) or its process instance is
--- suspended, whichever insert call wrote it. Race-free the way the
--- overriding priority is (migration 002): the trigger takes a shared
--- advisory lock for each of the job's targets, held until the inserting
--- transaction ends, before reading the suspension rows; suspending takes it
--- exclusively, so it waits for inserts under way (their jobs are then
--- committed, and found by IncludeJobs) and every later insert sees the
--- suspension. Targets share 32 locks per river_job table (class 1380076879,
--- key hashtext("<river_job oid>:<bucket>"), bucket = hashtext("<type>:<id>")
--- & 31), so a transaction inserting jobs of 100,000 process instances holds
--- at most 32 locks, not 100,000 (PostgreSQL's lock table is small); a
--- suspension waits for the inserts of about 1/32 of all targets, for one short
--- transaction. Nothing is written for a job that is not
--- suspended. It also drops a "bpmn_hold" mark copied from another job's
--- metadata: only the hold mechanism holds jobs.
+-- suspended, whichever insert call wrote it, including inserts under way
+-- when a suspension commits. It also drops a "bpmn_hold" mark copied from
+-- another job's metadata: only the hold mechanism holds jobs.
+--
+-- Race-free the way the overriding priority is (migration 002), with
+-- advisory locks (class 1380076879) held until the inserting transaction
+-- ends, taken before reading, and taken exclusively by a suspension:
+--
+--   * The first job of a transaction takes the lock "<river_job oid>:any"
+--     shared and reads whether anything at all is suspended. If nothing is,
+--     the answer holds until the transaction ends, because suspending the
+--     first target takes that lock exclusively (so it waits for this
+--     transaction), and is remembered in a transaction-local setting
+--     (riverbpmn.suspension_<river_job oid>): every further job of the
+--     transaction costs one setting lookup. This is the path of a database
+--     where nothing is suspended.
+--   * Otherwise each job takes, shared, the lock of each of its targets and
+--     reads the suspension rows. Targets share 32 locks per river_job table
+--     (key hashtext("<river_job oid>:<bucket>"), bucket =
+--     hashtext("<type>:<id>") & 31), so a transaction inserting jobs of
+--     100,000 process instances holds at most 33 locks (PostgreSQL's lock
+--     table is small). Suspending a target takes its bucket exclusively: it
+--     waits for inserts of about 1/32 of all targets, for one short
+--     transaction, and every later insert of the target sees it.
+--
+-- An inserter in REPEATABLE READ or SERIALIZABLE reads the epoch row FOR
+-- SHARE: if a suspension changed after its snapshot, it gets a
+-- serialization error instead of missing it.
 CREATE FUNCTION /* TEMPLATE: schema */river_bpmn_job_insert_hold()
 RETURNS trigger
 LANGUAGE plpgsql
@@ -324,6 +338,7 @@ DECLARE
     definition_type text;
     definition_id text;
     instance_id text;
+    mode text;
 BEGIN
     IF jsonb_typeof(NEW.metadata) IS DISTINCT FROM 'object' THEN
         RETURN NEW;
@@ -331,12 +346,28 @@ BEGIN
     IF NEW.metadata ? 'bpmn_hold' THEN
         NEW.metadata := NEW.metadata - 'bpmn_hold';
     END IF;
+
+    mode := current_setting('riverbpmn.suspension_' || TG_RELID::text, true);
+    IF mode = 'none' THEN
+        RETURN NEW;
+    END IF;
+    IF mode IS NULL OR mode = '' THEN
+        PERFORM pg_advisory_xact_lock_shared(1380076879, hashtext(TG_RELID::text || ':any'));
+        IF current_setting('transaction_isolation') <> 'read committed' THEN
+            PERFORM 1 FROM /* TEMPLATE: schema */river_bpmn_suspension_epoch FOR SHARE;
+        END IF;
+        mode := CASE WHEN EXISTS (SELECT 1 FROM /* TEMPLATE: schema */river_bpmn_suspension) THEN 'some' ELSE 'none' END;
+        PERFORM set_config('riverbpmn.suspension_' || TG_RELID::text, mode, true);
+        IF mode = 'none' THEN
+            RETURN NEW;
+        END IF;
+    END IF;
+
     ctx := NEW.metadata -> 'bpmn';
     IF jsonb_typeof(ctx) IS DISTINCT FROM 'object'
         OR NEW.state NOT IN ('available', 'scheduled', 'pending') THEN
         RETURN NEW;
     END IF;
-
     IF jsonb_typeof(ctx -> 'job_definition_id') = 'string' THEN
         definition_type := 'job_definition';
         definition_id := ctx ->> 'job_definition_id';
@@ -355,10 +386,6 @@ BEGIN
         hashtext(TG_RELID::text || ':' || (hashtext(t.target_type || ':' || t.target_id) & 31)::text))
     FROM (VALUES (definition_type, definition_id), ('process_instance', instance_id)) AS t(target_type, target_id)
     WHERE t.target_id IS NOT NULL;
-
-    IF current_setting('transaction_isolation') <> 'read committed' THEN
-        PERFORM 1 FROM /* TEMPLATE: schema */river_bpmn_suspension_epoch FOR SHARE;
-    END IF;
 
     IF EXISTS (
         SELECT 1
