@@ -97,27 +97,37 @@ func TestSuspensionInsertRace(t *testing.T) {
 	client := newSuspClient(t, engine, engine.Driver(), schema, newSuspRecorder())
 
 	// An insert under way: its transaction inserted a job (not suspended
-	// then) and has not committed. The suspension waits for it.
-	tx, err := engine.dbPool.Begin(ctx)
-	require.NoError(t, err)
-	inFlight, err := client.InsertTx(ctx, tx, suspArgs{Name: "in-flight", JobDef: "susp_task"}, nil)
-	require.NoError(t, err)
-	require.Equal(t, rivertype.JobStateAvailable, inFlight.Job.State)
-	done := make(chan error, 1)
-	go func() {
-		_, err := engine.SuspendJobDefinition(ctx, "susp_task", &SuspendOpts{IncludeJobs: true})
-		done <- err
-	}()
-	select {
-	case err := <-done:
-		t.Fatalf("the suspension committed while an insert of the definition was under way (err %v)", err)
-	case <-time.After(300 * time.Millisecond):
+	// then) and has not committed. The suspension waits for it. Once with
+	// nothing suspended (the first suspension waits for every inserting
+	// transaction), once with another target suspended (the suspension waits
+	// for the inserts of its own lock bucket).
+	for _, otherSuspended := range []bool{false, true} {
+		if otherSuspended {
+			insertSusp(ctx, t, client, suspArgs{Name: "other", Instance: "pi-other"})
+			_, err := engine.SuspendProcessInstance(ctx, "pi-other")
+			require.NoError(t, err)
+		}
+		tx, err := engine.dbPool.Begin(ctx)
+		require.NoError(t, err)
+		inFlight, err := client.InsertTx(ctx, tx, suspArgs{Name: "in-flight", JobDef: "susp_task"}, nil)
+		require.NoError(t, err)
+		require.Equal(t, rivertype.JobStateAvailable, inFlight.Job.State)
+		done := make(chan error, 1)
+		go func() {
+			_, err := engine.SuspendJobDefinition(ctx, "susp_task", &SuspendOpts{IncludeJobs: true})
+			done <- err
+		}()
+		select {
+		case err := <-done:
+			t.Fatalf("the suspension committed while an insert of the definition was under way (other suspended: %t, err %v)", otherSuspended, err)
+		case <-time.After(300 * time.Millisecond):
+		}
+		require.NoError(t, tx.Commit(ctx))
+		require.NoError(t, <-done)
+		require.Equal(t, rivertype.JobStatePending, jobState(ctx, t, engine, inFlight.Job.ID).State)
+		_, err = engine.ActivateJobDefinition(ctx, "susp_task", &SuspendOpts{IncludeJobs: true})
+		require.NoError(t, err)
 	}
-	require.NoError(t, tx.Commit(ctx))
-	require.NoError(t, <-done)
-	require.Equal(t, rivertype.JobStatePending, jobState(ctx, t, engine, inFlight.Job.ID).State)
-	_, err = engine.ActivateJobDefinition(ctx, "susp_task", &SuspendOpts{IncludeJobs: true})
-	require.NoError(t, err)
 
 	// Six inserters, one per insert call, while the suspension runs.
 	var (
