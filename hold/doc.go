@@ -15,6 +15,11 @@
 //   - pending, if River's InsertOpts.Pending (or another mechanism outside
 //     this package) had put it there.
 //
+// A scheduled or retryable job whose due time passed while it was held
+// becomes available at once, as River's scheduler would make it (a held job
+// is pending, which River's unique jobs count like available, so this never
+// conflicts with a unique key).
+//
 // Neither holding nor releasing touches a job's priority, attempts,
 // max_attempts or due date (scheduled_at).
 //

@@ -26,10 +26,15 @@
 // "Inserted suspended" holds for every insert call (the six of River's
 // client, and COPY) because it is done by a trigger in the inserting
 // transaction (migration riverbpmn/006), including inserts under way when a
-// suspension commits: the trigger takes a shared advisory lock on each of a
-// job's targets before reading the suspension rows, and Set takes it
-// exclusively, so Set waits for those inserts to commit and every later
-// insert sees the suspension.
+// suspension commits: the trigger takes shared advisory locks before reading
+// the suspension rows, and Set takes them exclusively, so Set waits for
+// those inserts to commit and every later insert sees the suspension. When
+// nothing is suspended, an inserting transaction learns so once (one lock,
+// one look at an empty table) and each of its jobs then costs a
+// transaction-local setting lookup; suspending the first target waits for
+// every such transaction. Otherwise each job takes the lock of its targets'
+// buckets (LockBuckets per table), and a suspension waits only for inserts
+// of its bucket. Set waits at most InsertWaitTimeout.
 //
 // Suspension state is one flag per job, as in Camunda: activating a job (or,
 // with IncludeJobs, a job definition or process definition, or a process
