@@ -327,8 +327,9 @@ CREATE INDEX river_bpmn_suspension_schedule_due
 --     transaction, and every later insert of the target sees it.
 --
 -- An inserter in REPEATABLE READ or SERIALIZABLE reads the epoch row FOR
--- SHARE: if a suspension changed after its snapshot, it gets a
--- serialization error instead of missing it.
+-- SHARE (SKIP LOCKED, so it never waits for a suspension that waits for it)
+-- for each job: if a suspension changed after its snapshot, or is being
+-- changed, it gets a serialization error instead of missing it.
 CREATE FUNCTION /* TEMPLATE: schema */river_bpmn_job_insert_hold()
 RETURNS trigger
 LANGUAGE plpgsql
@@ -351,11 +352,18 @@ BEGIN
     IF mode = 'none' THEN
         RETURN NEW;
     END IF;
+    IF current_setting('transaction_isolation') <> 'read committed' THEN
+        -- Never waits (a suspension holds the row while it waits for
+        -- inserts): fails while a change is under way, or when one
+        -- committed after this transaction's snapshot.
+        PERFORM 1 FROM /* TEMPLATE: schema */river_bpmn_suspension_epoch FOR SHARE SKIP LOCKED;
+        IF NOT FOUND THEN
+            RAISE EXCEPTION 'riverbpmn: a suspension is being changed; retry the transaction'
+                USING ERRCODE = 'serialization_failure';
+        END IF;
+    END IF;
     IF mode IS NULL OR mode = '' THEN
         PERFORM pg_advisory_xact_lock_shared(1380076879, hashtext(TG_RELID::text || ':any'));
-        IF current_setting('transaction_isolation') <> 'read committed' THEN
-            PERFORM 1 FROM /* TEMPLATE: schema */river_bpmn_suspension_epoch FOR SHARE;
-        END IF;
         mode := CASE WHEN EXISTS (SELECT 1 FROM /* TEMPLATE: schema */river_bpmn_suspension) THEN 'some' ELSE 'none' END;
         PERFORM set_config('riverbpmn.suspension_' || TG_RELID::text, mode, true);
         IF mode = 'none' THEN
