@@ -223,6 +223,25 @@ func TestHoldAgainstRiversOwnMoves(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, rivertype.JobStateAvailable, getJob(t, client, failing.ID).State)
 
+	// River's rescuer retries a stuck held job: turned back to pending too.
+	stuck := insert(t, client, nil)
+	_, err = pool.Exec(ctx, fmt.Sprintf(`UPDATE %q.river_job SET state = 'running', attempt = 1, attempted_at = now() - interval '1 hour' WHERE id = $1`, schema), stuck.ID)
+	require.NoError(t, err)
+	_, err = hold.Add(ctx, pool, schema, []int64{stuck.ID}, hold.Suspended)
+	require.NoError(t, err)
+	_, err = exec.JobRescueMany(ctx, &riverdriver.JobRescueManyParams{
+		ID: []int64{stuck.ID}, Error: [][]byte{errData}, FinalizedAt: []*time.Time{nil},
+		ScheduledAt: []time.Time{time.Now()}, Schema: schema, State: []string{string(rivertype.JobStateRetryable)},
+		StuckHorizon: time.Now().Add(-time.Minute),
+	})
+	require.NoError(t, err)
+	rescued := getJob(t, client, stuck.ID)
+	require.Equal(t, rivertype.JobStatePending, rescued.State)
+	state, err = hold.Of(rescued.Metadata)
+	require.NoError(t, err)
+	require.Equal(t, rivertype.JobStateRetryable, state.ReleaseTo)
+	checkInvariant(t, pool, schema, client, stuck.ID)
+
 	// JobCancel and JobDelete of held jobs take their reasons with them.
 	cancelled := insert(t, client, nil)
 	deleted := insert(t, client, nil)
