@@ -144,8 +144,7 @@ type CascadeResult struct {
 // committed and found; jobs inserted after were inserted suspended. It stops
 // when the target's state is no longer the one asked for.
 func Cascade(ctx context.Context, db DB, schema string, t TargetType, id string, suspend bool, batchSize int) (*CascadeResult, error) {
-	filter, ok := targetFilters[t]
-	if !ok {
+	if _, ok := targetFilters[t]; !ok {
 		return nil, t.Validate()
 	}
 	if batchSize <= 0 {
@@ -153,7 +152,7 @@ func Cascade(ctx context.Context, db DB, schema string, t TargetType, id string,
 	}
 	start := time.Now()
 	res := &CascadeResult{}
-	sql := strings.ReplaceAll(render(cascadeBatchSQL, schema), "/* TARGET_FILTER */", filter)
+	sql := CascadeBatchSQL(t, schema)
 	for lastID := int64(0); ; {
 		var (
 			scanned, changed int64
@@ -212,6 +211,17 @@ const maxBatchAttempts = 5
 func retryable(err error) bool {
 	var pgErr *pgconn.PgError
 	return errors.As(err, &pgErr) && (pgErr.Code == "40P01" || pgErr.Code == "40001")
+}
+
+// CascadeBatchSQL returns the statement of one cascade batch for target type
+// t (empty for an unknown type), to look at its plan. Its parameters: target
+// id, last id seen, batch size, suspend, target type.
+func CascadeBatchSQL(t TargetType, schema string) string {
+	filter, ok := targetFilters[t]
+	if !ok {
+		return ""
+	}
+	return strings.ReplaceAll(render(cascadeBatchSQL, schema), "/* TARGET_FILTER */", filter)
 }
 
 // SetJob suspends (or activates) one job. A running job keeps running. It
