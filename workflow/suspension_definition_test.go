@@ -91,3 +91,21 @@ func TestSuspensionCascadeUsesIndexes(t *testing.T) {
 		require.Contains(t, plan, index, "%s cascade plan:\n%s", target, plan)
 	}
 }
+
+// TestSuspensionExclusiveWaitWithoutScope: ExclusiveWait reports a suspended
+// job's hold when exclusive execution is off, too.
+func TestSuspensionExclusiveWaitWithoutScope(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	engine, schema := suspEngine(t, exclusive.None)
+	client := newSuspClient(t, engine, engine.Driver(), schema, newSuspRecorder())
+	jobs := insertSusp(ctx, t, client, suspArgs{Name: "a", Instance: "pi-w"})
+	_, err := engine.SuspendJob(ctx, jobs[0].ID)
+	require.NoError(t, err)
+	wait, err := engine.ExclusiveWait(ctx, jobs[0].ID)
+	require.NoError(t, err)
+	require.Empty(t, wait.Key)
+	require.NotNil(t, wait.Hold)
+	require.Equal(t, rivertype.JobStateAvailable, wait.Hold.ReleaseTo)
+	require.Zero(t, wait.KeyJobsSuspended)
+}
