@@ -70,6 +70,12 @@ type Config struct {
 	// that wake a queue's producers when a key is given back while jobs of
 	// that key wait (0 means exclusive.DefaultWakeCooldown).
 	ExclusiveWakeCooldown time.Duration
+
+	// SuspensionServiceInterval is the longest the elected leader waits
+	// between two looks for scheduled suspensions that are due (0 means
+	// suspension.DefaultServiceInterval): a change scheduled by another
+	// process is applied at most this late.
+	SuspensionServiceInterval time.Duration
 }
 
 // Engine is riverbpmn's entry point: it holds the configuration and builds

@@ -8,6 +8,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river/rivertype"
+
+	"github.com/riverbpmn/riverbpmn/hold"
 )
 
 // MaxExclusiveLocks caps how many locks ExclusiveLocks returns.
@@ -62,6 +64,13 @@ type ExclusiveWait struct {
 	// Waiting is true when the job is available but cannot start because
 	// another job's running attempt holds its key.
 	Waiting bool
+	// Hold is why the job itself is held (package hold), nil when it is not:
+	// a suspended job waits for its activation, not for its key, and
+	// neither holds nor blocks the key meanwhile.
+	Hold *hold.State
+	// KeyJobsSuspended counts the suspended jobs of the same key in the
+	// job's queue: they run, in order, once activated.
+	KeyJobsSuspended int
 }
 
 // ExclusiveWait tells why the job jobID waits, as far as exclusivity goes.
@@ -99,6 +108,9 @@ func (e *Engine) ExclusiveWait(ctx context.Context, jobID int64) (*ExclusiveWait
 	if lockJobID != nil {
 		wait.Holder = newExclusiveLock(wait.Key, *lockJobID, *lockAttempt, *lockClient, *lockQueue, *lockedAt, holderState, holderAttempt)
 		wait.Waiting = wait.State == rivertype.JobStateAvailable && !wait.Holder.Stale && wait.Holder.JobID != jobID
+	}
+	if err := e.addHoldToExclusiveWait(ctx, wait); err != nil {
+		return nil, err
 	}
 	return wait, nil
 }

@@ -37,12 +37,20 @@ func migrationTruncateTables(version int) []string { //nolint:unparam // grows w
 	if version == 0 || version >= migrationVersionTimers {
 		tables = append(tables, "river_bpmn_timer")
 	}
+	if version == 0 || version >= migrationVersionHoldSuspension {
+		tables = append(tables, "river_bpmn_hold", "river_bpmn_suspension", "river_bpmn_suspension_schedule")
+	}
 	return tables
 }
 
 // migrationVersionTimers is the version of migration 006_timers, which adds
 // river_bpmn_timer.
 const migrationVersionTimers = 6
+
+// migrationVersionHoldSuspension is the version of migration
+// 007_hold_suspension (held jobs and suspension). Its epoch table holds one
+// row that must survive truncation, so it is not listed.
+const migrationVersionHoldSuspension = 7
 
 // ErrMainLineMissing is returned when riverbpmn's line is to be applied to a
 // schema where River's main line is not (fully) applied.

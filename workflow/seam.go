@@ -111,10 +111,10 @@ func (p *pilot) PluginServices() []startstop.Service {
 }
 
 // PluginMaintenanceServices returns the services River runs on the elected
-// leader only: none yet.
+// leader only: the one applying scheduled suspensions.
 //
 // Part of River's internal pilot plugin interface.
-func (p *pilot) PluginMaintenanceServices() []startstop.Service { return nil }
+func (p *pilot) PluginMaintenanceServices() []startstop.Service { return p.suspensionServices() }
 
 // startClient runs once when the client starts; nothing keeps running.
 func (p *pilot) startClient(ctx context.Context, shouldStart bool, started, stopped func()) error {

@@ -22,6 +22,9 @@
 //	riverbpmn timer        --database-url URL [--schema S] --timer N [--json]
 //	riverbpmn timer-set-due-date --database-url URL [--schema S] --timer N --due RFC3339 [--cascade] [--json]
 //	riverbpmn timer-cancel --database-url URL [--schema S] --timer N [--json]
+//	riverbpmn suspend      --database-url URL [--schema S] (--job-definition ID | --process-definition KEY | --process-instance ID | --job ID) [--include-jobs] [--at TIME] [--json]
+//	riverbpmn activate     (same flags as suspend)
+//	riverbpmn suspended    --database-url URL [--schema S] [--json]
 //
 // Flags follow River's CLI: --database-url defaults to $DATABASE_URL.
 // migrate-up applies River's main migration line, then riverbpmn's;
@@ -71,6 +74,9 @@ func commands() []command {
 		{"timer", "show one timer", runTimer},
 		{"timer-set-due-date", "move a timer's waiting occurrence (--cascade shifts its cycle)", runTimerSetDueDate},
 		{"timer-cancel", "cancel a timer and its cycle", runTimerCancel},
+		{"suspend", "suspend a job definition, process definition, process instance or job", runSuspend},
+		{"activate", "activate a job definition, process definition, process instance or job", runActivate},
+		{"suspended", "list suspended targets and scheduled suspensions", runSuspended},
 	}
 }
 
