@@ -31,10 +31,12 @@ func setup(t *testing.T) (*pgxpool.Pool, string, *river.Client[pgxTx]) {
 	t.Helper()
 	ctx := context.Background()
 	pool := riversharedtest.DBPool(ctx, t)
-	engine, err := workflow.NewEngine(pool, nil)
+	bootstrap, err := workflow.NewEngine(pool, nil)
 	require.NoError(t, err)
-	schema := riverdbtest.TestSchema(ctx, t, engine.Driver(), nil)
-	client, err := river.NewClient(engine.Driver(), &river.Config{Schema: schema})
+	schema := riverdbtest.TestSchema(ctx, t, bootstrap.Driver(), nil)
+	engine, err := workflow.NewEngine(pool, &workflow.Config{Schema: schema})
+	require.NoError(t, err)
+	client, err := river.NewClient(engine.Driver(), &river.Config{Schema: schema, Middleware: []rivertype.Middleware{engine.Middleware()}})
 	require.NoError(t, err)
 	return pool, schema, client
 }

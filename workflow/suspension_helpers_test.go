@@ -48,6 +48,11 @@ func (a suspArgs) JobContext() JobContext {
 	}
 	if a.JobDef != "" {
 		jc.ProcessDefinitionKey = ""
+	} else {
+		// An activity no job definition declares: the job has no job
+		// definition (rather than one found by its kind, which is ambiguous
+		// here on purpose).
+		jc.ActivityID = "undeclared"
 	}
 	if a.Timer {
 		jc.JobType = JobTypeTimer
