@@ -34,8 +34,15 @@ func migrationTruncateTables(version int) []string { //nolint:unparam // grows w
 	if version == 0 || version >= 5 {
 		tables = append(tables, "river_bpmn_exclusive_lock")
 	}
+	if version == 0 || version >= livenessMigrationVersion {
+		tables = append(tables, "river_bpmn_client_session")
+	}
 	return tables
 }
+
+// livenessMigrationVersion is the version of our line that adds
+// river_bpmn_client_session (migration 006_liveness).
+const livenessMigrationVersion = 6
 
 // ErrMainLineMissing is returned when riverbpmn's line is to be applied to a
 // schema where River's main line is not (fully) applied.

@@ -39,6 +39,9 @@ func newPilot(driver *Driver) *pilot { return &pilot{driver: driver} }
 // PilotInit is called by River when the client is built.
 func (p *pilot) PilotInit(archetype *baseservice.Archetype, params *riverpilot.PilotInitParams) {
 	p.StandardPilot.PilotInit(archetype, params)
+	if p.driver.engine != nil && archetype.Logger != nil {
+		p.driver.engine.clientLogger.Store(archetype.Logger)
+	}
 }
 
 // JobGetAvailable locks up to params.MaxToLock available jobs and moves them

@@ -1,0 +1,424 @@
+package workflow
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdbtest"
+	"github.com/riverqueue/river/rivertype"
+	"github.com/stretchr/testify/require"
+
+	"github.com/riverbpmn/riverbpmn/exclusive"
+)
+
+// The liveness acceptance tests run real worker processes
+// (internal/livenessworker), kill them with SIGKILL or cut their database
+// connections, and check the timeline the processes printed. Set
+// RIVERBPMN_LIVENESS_LONG=1 for the full sizes (50 instances x 40 jobs, 20
+// kills).
+
+// livenessArgs is internal/livenessworker's LivenessArgs.
+type livenessArgs struct {
+	Instance     string `json:"instance"`
+	SleepMillis  int    `json:"sleep_millis"`
+	LongFirstRun bool   `json:"long_first_run,omitempty"`
+	RetryCycle   string `json:"retry_cycle,omitempty"`
+}
+
+func (livenessArgs) Kind() string { return "liveness_work" }
+
+func (a livenessArgs) JobContext() JobContext {
+	return JobContext{ProcessInstanceID: a.Instance, ProcessDefinitionKey: "liveness", RetryCycle: a.RetryCycle}
+}
+
+func livenessLong() bool { return os.Getenv("RIVERBPMN_LIVENESS_LONG") != "" }
+
+var (
+	livenessWorkerOnce sync.Once
+	livenessWorkerPath string
+	livenessWorkerErr  error
+)
+
+// buildLivenessWorker builds the worker binary once per test run.
+func buildLivenessWorker(t *testing.T) string {
+	t.Helper()
+	livenessWorkerOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "livenessworker")
+		if err != nil {
+			livenessWorkerErr = err
+			return
+		}
+		livenessWorkerPath = filepath.Join(dir, "livenessworker")
+		out, err := exec.Command("go", "build", "-o", livenessWorkerPath, "github.com/riverbpmn/riverbpmn/internal/livenessworker").CombinedOutput()
+		if err != nil {
+			livenessWorkerErr = fmt.Errorf("building the worker: %w: %s", err, out)
+		}
+	})
+	require.NoError(t, livenessWorkerErr)
+	return livenessWorkerPath
+}
+
+// procRun is a run a worker process printed the start of.
+type procRun struct {
+	jobID   int64
+	attempt int
+}
+
+// livenessProcs is a set of worker processes on one schema and the timeline
+// they printed.
+type livenessProcs struct {
+	t      *testing.T
+	bin    string
+	schema string
+
+	mu     sync.Mutex
+	spans  []exclusive.Span
+	open   map[string]map[procRun]exclusive.Span // worker id -> runs under way
+	procs  map[string]*exec.Cmd
+	ended  map[string]chan struct{} // closed when the worker's output ends
+	begins map[string][]exclusive.Span
+	n      int
+}
+
+func newLivenessProcs(t *testing.T, schema string) *livenessProcs {
+	return &livenessProcs{
+		t: t, bin: buildLivenessWorker(t), schema: schema,
+		open: map[string]map[procRun]exclusive.Span{}, procs: map[string]*exec.Cmd{},
+		ended: map[string]chan struct{}{}, begins: map[string][]exclusive.Span{},
+	}
+}
+
+// start starts a worker and waits until its client started.
+func (p *livenessProcs) start() string {
+	t := p.t
+	p.mu.Lock()
+	p.n++
+	id := fmt.Sprintf("lw%d-%d", p.n, rand.IntN(1_000_000)) //nolint:gosec // test data
+	p.mu.Unlock()
+	cmd := exec.Command(p.bin, "-db", os.Getenv("TEST_DATABASE_URL"), "-schema", p.schema, "-id", id, "-workers", "10")
+	cmd.Stderr = &prefixWriter{t: t, prefix: id}
+	stdout, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	ready := make(chan struct{})
+	ended := make(chan struct{})
+	p.mu.Lock()
+	p.procs[id] = cmd
+	p.open[id] = map[procRun]exclusive.Span{}
+	p.ended[id] = ended
+	p.mu.Unlock()
+	t.Cleanup(func() { _ = cmd.Process.Kill(); <-ended })
+	go func() {
+		defer close(ended)
+		scanner := bufio.NewScanner(stdout)
+		var once sync.Once
+		for scanner.Scan() {
+			p.record(id, scanner.Text(), func() { once.Do(func() { close(ready) }) })
+		}
+		_ = cmd.Wait()
+	}()
+	select {
+	case <-ready:
+	case <-ended:
+		t.Fatalf("worker %s exited before it was ready", id)
+	case <-time.After(60 * time.Second):
+		t.Fatalf("worker %s not ready after 60 s", id)
+	}
+	return id
+}
+
+func (p *livenessProcs) record(id, line string, ready func()) {
+	fields := strings.Fields(line)
+	if len(fields) == 1 && fields[0] == "READY" {
+		ready()
+		return
+	}
+	if len(fields) < 5 {
+		return
+	}
+	ns, _ := strconv.ParseInt(fields[1], 10, 64)
+	jobID, _ := strconv.ParseInt(fields[2], 10, 64)
+	attempt, _ := strconv.Atoi(fields[3])
+	at := time.Unix(0, ns)
+	run := procRun{jobID, attempt}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	switch fields[0] {
+	case "BEGIN":
+		span := exclusive.Span{Key: fields[4], JobID: jobID, Attempt: attempt, Start: at}
+		p.open[id][run] = span
+		p.begins[id] = append(p.begins[id], span)
+	case "END":
+		span := p.open[id][run]
+		delete(p.open[id], run)
+		span.End = at
+		p.spans = append(p.spans, span)
+	}
+}
+
+// openRuns returns the runs worker id has under way.
+func (p *livenessProcs) openRuns(id string) []exclusive.Span {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var spans []exclusive.Span
+	for _, s := range p.open[id] {
+		spans = append(spans, s)
+	}
+	return spans
+}
+
+// kill kills worker id with SIGKILL and returns when it was killed and the
+// runs it had under way, which end (for the timeline) when its process was
+// seen gone: later than they really did, so the overlap check errs on the
+// strict side.
+func (p *livenessProcs) kill(id string) (time.Time, []exclusive.Span) {
+	p.mu.Lock()
+	cmd, ended := p.procs[id], p.ended[id]
+	p.mu.Unlock()
+	killedAt := time.Now()
+	require.NoError(p.t, cmd.Process.Signal(syscall.SIGKILL))
+	<-ended
+	gone := time.Now()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var held []exclusive.Span
+	for run, span := range p.open[id] {
+		span.End = gone
+		p.spans = append(p.spans, span)
+		held = append(held, span)
+		delete(p.open[id], run)
+	}
+	delete(p.procs, id)
+	return killedAt, held
+}
+
+// stopAll stops every worker cleanly (SIGTERM) and waits for them.
+func (p *livenessProcs) stopAll() {
+	p.mu.Lock()
+	var waits []chan struct{}
+	for id, cmd := range p.procs {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		waits = append(waits, p.ended[id])
+	}
+	p.mu.Unlock()
+	for _, w := range waits {
+		select {
+		case <-w:
+		case <-time.After(30 * time.Second):
+			p.t.Fatal("a worker did not stop within 30 s of SIGTERM")
+		}
+	}
+}
+
+// allSpans returns every finished run.
+func (p *livenessProcs) allSpans() []exclusive.Span {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return slices.Clone(p.spans)
+}
+
+// nextBegin returns the first start of a run of key after at by a worker
+// other than except.
+func (p *livenessProcs) nextBegin(key string, at time.Time, except string) (time.Time, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var first time.Time
+	for id, spans := range p.begins {
+		if id == except {
+			continue
+		}
+		for _, s := range spans {
+			if s.Key == key && s.Start.After(at) && (first.IsZero() || s.Start.Before(first)) {
+				first = s.Start
+			}
+		}
+	}
+	return first, !first.IsZero()
+}
+
+type prefixWriter struct {
+	t      *testing.T
+	prefix string
+}
+
+func (w *prefixWriter) Write(b []byte) (int, error) {
+	w.t.Logf("%s: %s", w.prefix, strings.TrimSpace(string(b)))
+	return len(b), nil
+}
+
+// livenessSetup returns a migrated schema and a client that inserts into it.
+func livenessSetup(t *testing.T) (string, *river.Client[pgx.Tx]) {
+	t.Helper()
+	if os.Getenv("TEST_DATABASE_URL") == "" {
+		t.Skip("TEST_DATABASE_URL is not set")
+	}
+	engine, err := NewEngine(testPool(t), &Config{})
+	require.NoError(t, err)
+	schema := riverdbtest.TestSchema(context.Background(), t, engine.Driver(), nil)
+	engine.config.Schema = schema
+	client, err := river.NewClient(engine.Driver(), &river.Config{
+		Middleware: []rivertype.Middleware{engine.Middleware()},
+		Schema:     schema,
+	})
+	require.NoError(t, err)
+	return schema, client
+}
+
+// insertHot inserts jobs per instance for instances instances, 100-300 ms
+// each, interleaved so that every instance has work waiting all along.
+func insertHot(ctx context.Context, t *testing.T, client *river.Client[pgx.Tx], instances, jobs int) {
+	t.Helper()
+	var params []river.InsertManyParams
+	for j := range jobs {
+		for i := range instances {
+			_ = j
+			params = append(params, river.InsertManyParams{Args: livenessArgs{
+				Instance: fmt.Sprintf("pi-%02d", i), SleepMillis: 100 + rand.IntN(201), //nolint:gosec // test data
+			}})
+		}
+	}
+	for chunk := range slices.Chunk(params, 1000) {
+		_, err := client.InsertMany(ctx, chunk)
+		require.NoError(t, err)
+	}
+}
+
+// waitAllFinished waits until no job of the schema is unfinished.
+func waitAllFinished(ctx context.Context, t *testing.T, schema string, timeout time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		states := exclJobStates(ctx, t, schema)
+		if states["available"]+states["running"]+states["retryable"]+states["scheduled"] == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("jobs unfinished after %s: %v", timeout, states)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// livenessJob reads one job's state, attempt, max attempts and errors.
+func livenessJob(ctx context.Context, t *testing.T, schema string, id int64) (string, int, int, string) {
+	t.Helper()
+	var (
+		state                string
+		attempt, maxAttempts int
+		errs                 string
+	)
+	require.NoError(t, testPool(t).QueryRow(ctx, fmt.Sprintf(
+		`SELECT state::text, attempt, max_attempts, coalesce(array_to_string(errors, ' '), '') FROM %s.river_job WHERE id = $1`,
+		pgx.Identifier{schema}.Sanitize()), id).Scan(&state, &attempt, &maxAttempts, &errs))
+	return state, attempt, maxAttempts, errs
+}
+
+// waitOpenRuns waits until worker id has at least n runs under way (and,
+// with want, one of job want) and returns them.
+func (p *livenessProcs) waitOpenRuns(id string, n int, timeout time.Duration) []exclusive.Span {
+	deadline := time.Now().Add(timeout)
+	for {
+		if runs := p.openRuns(id); len(runs) >= n {
+			return runs
+		}
+		if time.Now().After(deadline) {
+			p.t.Fatalf("worker %s has fewer than %d runs under way after %s", id, n, timeout)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestLivenessKillWorker is the crash acceptance test: 3 worker processes on
+// hot exclusive instances; SIGKILL one while it holds keys (and the one
+// R0/PT1S job whose first run lasts a minute); the next job of each of its
+// instances must start within 10 s, no two runs of a key overlap, the killed
+// runs use up no execution (the R0 job completes), and no lock is left held.
+// The kill is repeated (2 times here, 20 with RIVERBPMN_LIVENESS_LONG), a
+// fresh worker replacing each killed one.
+func TestLivenessKillWorker(t *testing.T) {
+	ctx := context.Background()
+	instances, jobs, kills := 50, 8, 2
+	if livenessLong() {
+		jobs, kills = 40, 20
+	}
+	schema, inserter := livenessSetup(t)
+	procs := newLivenessProcs(t, schema)
+	workers := []string{procs.start(), procs.start(), procs.start()}
+
+	survivor, err := inserter.Insert(ctx, livenessArgs{Instance: "survivor", SleepMillis: 100, LongFirstRun: true, RetryCycle: "R0/PT1S"}, nil)
+	require.NoError(t, err)
+	require.Equal(t, 1, survivor.Job.MaxAttempts, "R0/PT1S allows one execution")
+	insertHot(ctx, t, inserter, instances, jobs)
+
+	// Who runs the survivor's first run is the first victim.
+	var victim string
+	require.Eventually(t, func() bool {
+		for _, id := range workers {
+			for _, run := range procs.openRuns(id) {
+				if run.JobID == survivor.Job.ID {
+					victim = id
+					return true
+				}
+			}
+		}
+		return false
+	}, 30*time.Second, 10*time.Millisecond)
+
+	var (
+		maxGap time.Duration
+		killed []string
+	)
+	for k := range kills {
+		if k > 0 {
+			victim = workers[rand.IntN(len(workers))] //nolint:gosec // test data
+		}
+		procs.waitOpenRuns(victim, 2, 30*time.Second)
+		killedAt, held := procs.kill(victim)
+		killed = append(killed, victim)
+		workers = slices.DeleteFunc(workers, func(id string) bool { return id == victim })
+		workers = append(workers, procs.start())
+		t.Logf("kill %d: %s held %d keys", k+1, victim, len(held))
+		for _, run := range held {
+			var next time.Time
+			require.Eventually(t, func() bool {
+				var ok bool
+				next, ok = procs.nextBegin(run.Key, killedAt, victim)
+				return ok
+			}, 30*time.Second, 20*time.Millisecond, "no job of %s started after kill %d", run.Key, k+1)
+			gap := next.Sub(killedAt)
+			maxGap = max(maxGap, gap)
+			require.Less(t, gap, 10*time.Second, "key %s: next job started %s after the kill", run.Key, gap)
+		}
+	}
+	waitAllFinished(ctx, t, schema, 3*time.Minute)
+	procs.stopAll()
+
+	t.Logf("%d kills; longest gap between a kill and the next run of a key the killed worker held: %s", kills, maxGap)
+	overlaps := exclusive.Overlaps(procs.allSpans())
+	require.Empty(t, overlaps, "runs of one key overlapped: %v", overlaps)
+
+	state, attempt, maxAttempts, errs := livenessJob(ctx, t, schema, survivor.Job.ID)
+	require.Equal(t, "completed", state, "the R0/PT1S job survives the kill")
+	require.Equal(t, 1, attempt, "the killed run used up no execution")
+	require.Equal(t, 1, maxAttempts)
+	require.Contains(t, errs, "client "+killed[0]+" ", "the error entry names the dead client")
+
+	require.Zero(t, exclHeldLockCount(ctx, t, schema), "an exclusive key is still held")
+	var sessions int
+	require.NoError(t, testPool(t).QueryRow(ctx, fmt.Sprintf(`SELECT count(*) FROM %s.river_bpmn_client_session`, pgx.Identifier{schema}.Sanitize())).Scan(&sessions))
+	require.Zero(t, sessions, "a session row outlived its client")
+}
