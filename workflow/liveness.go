@@ -35,9 +35,9 @@ type liveRun struct {
 	jobID   int64
 	attempt int
 	gen     uint64
-	fenced  bool      // written under the pilot's mu and mu
+	fenced  bool // written under the pilot's mu and mu
 	mu      sync.Mutex
-	cancel  func() // set under mu while its work runs
+	cancel  func()    // set under mu while its work runs
 	at      time.Time // when fetched, or when fenced
 }
 
