@@ -159,16 +159,11 @@ func (p *livenessPilot) JobSetStateIfRunningMany(ctx context.Context, exec river
 	}
 	defer keeper.End()
 	defer cancel()
-	_, inTx := exec.(riverdriver.ExecutorTx)
 	keep := make([]int, 0, len(params.ID))
 	p.mu.Lock()
 	for i, id := range params.ID {
-		run := p.runs[id]
-		switch {
-		case run != nil && run.fenced:
+		if run := p.runs[id]; run != nil && run.fenced {
 			continue
-		case run != nil && !inTx:
-			delete(p.runs, id)
 		}
 		keep = append(keep, i)
 	}
@@ -179,7 +174,24 @@ func (p *livenessPilot) JobSetStateIfRunningMany(ctx context.Context, exec river
 	if len(keep) < len(params.ID) {
 		params = selectOutcomes(params, keep)
 	}
-	return p.pilot.JobSetStateIfRunningMany(ctx, exec, params)
+	rows, err := p.pilot.JobSetStateIfRunningMany(ctx, exec, params)
+	if err != nil {
+		return nil, err
+	}
+	// A run is forgotten once its outcome is written, and not before: an
+	// outcome whose write failed is retried by River, and must be dropped if
+	// the session is fenced in between. A transaction's write (JobCompleteTx)
+	// may still roll back, so its run is kept until River's completer writes.
+	if _, inTx := exec.(riverdriver.ExecutorTx); !inTx {
+		p.mu.Lock()
+		for _, id := range params.ID {
+			if run := p.runs[id]; run != nil && !run.fenced {
+				delete(p.runs, id)
+			}
+		}
+		p.mu.Unlock()
+	}
+	return rows, nil
 }
 
 // selectOutcomes returns the outcomes of params at indexes keep.

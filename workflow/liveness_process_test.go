@@ -91,6 +91,7 @@ type livenessProcs struct {
 	procs  map[string]*exec.Cmd
 	ended  map[string]chan struct{} // closed when the worker's output ends
 	begins map[string][]exclusive.Span
+	ends   map[string][]exclusive.Span // worker id -> finished runs
 	n      int
 }
 
@@ -98,7 +99,7 @@ func newLivenessProcs(t *testing.T, schema string) *livenessProcs {
 	return &livenessProcs{
 		t: t, bin: buildLivenessWorker(t), schema: schema,
 		open: map[string]map[procRun]exclusive.Span{}, procs: map[string]*exec.Cmd{},
-		ended: map[string]chan struct{}{}, begins: map[string][]exclusive.Span{},
+		ended: map[string]chan struct{}{}, begins: map[string][]exclusive.Span{}, ends: map[string][]exclusive.Span{},
 	}
 }
 
@@ -167,6 +168,7 @@ func (p *livenessProcs) record(id, line string, ready func()) {
 		delete(p.open[id], run)
 		span.End = at
 		p.spans = append(p.spans, span)
+		p.ends[id] = append(p.ends[id], span)
 	}
 }
 
@@ -379,8 +381,9 @@ func TestLivenessKillWorker(t *testing.T) {
 	}, 30*time.Second, 10*time.Millisecond)
 
 	var (
-		maxGap time.Duration
-		killed []string
+		maxGap     time.Duration
+		killed     []string
+		killedRuns []exclusive.Span
 	)
 	for k := range kills {
 		if k > 0 {
@@ -389,6 +392,7 @@ func TestLivenessKillWorker(t *testing.T) {
 		procs.waitOpenRuns(victim, 2, 30*time.Second)
 		killedAt, held := procs.kill(victim)
 		killed = append(killed, victim)
+		killedRuns = append(killedRuns, held...)
 		workers = slices.DeleteFunc(workers, func(id string) bool { return id == victim })
 		workers = append(workers, procs.start())
 		t.Logf("kill %d: %s held %d keys", k+1, victim, len(held))
@@ -417,8 +421,134 @@ func TestLivenessKillWorker(t *testing.T) {
 	require.Equal(t, 1, maxAttempts)
 	require.Contains(t, errs, "client "+killed[0]+" ", "the error entry names the dead client")
 
+	// Every job whose run was killed completed, and its attempt counts only
+	// the runs that were not killed: the killed ones used up no execution.
+	killedOf := map[int64]int{}
+	for _, run := range killedRuns {
+		killedOf[run.JobID]++
+	}
+	for jobID, n := range killedOf {
+		state, attempt, _, errs := livenessJob(ctx, t, schema, jobID)
+		require.Equal(t, "completed", state, "job %d", jobID)
+		require.Equal(t, procs.runsOf(jobID)-n, attempt, "job %d: %d runs, %d killed", jobID, procs.runsOf(jobID), n)
+		require.Contains(t, errs, "lost its liveness", "job %d", jobID)
+	}
+
 	require.Zero(t, exclHeldLockCount(ctx, t, schema), "an exclusive key is still held")
 	var sessions int
 	require.NoError(t, testPool(t).QueryRow(ctx, fmt.Sprintf(`SELECT count(*) FROM %s.river_bpmn_client_session`, pgx.Identifier{schema}.Sanitize())).Scan(&sessions))
 	require.Zero(t, sessions, "a session row outlived its client")
+}
+
+// endOf returns when worker id's run of job jobID, attempt attempt, ended.
+func (p *livenessProcs) endOf(id string, jobID int64, attempt int) (time.Time, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, s := range p.ends[id] {
+		if s.JobID == jobID && s.Attempt == attempt {
+			return s.End, true
+		}
+	}
+	return time.Time{}, false
+}
+
+// TestLivenessPartition is the fencing acceptance test: one of 3 live worker
+// processes has every database connection terminated (pg_terminate_backend)
+// while it runs jobs. The process stays alive; it must stop each run it had
+// under way before any other worker starts a run of the same key (read from
+// the processes' timeline), and its runs are given back (the error entry names
+// it) and completed elsewhere or by itself later.
+func TestLivenessPartition(t *testing.T) {
+	ctx := context.Background()
+	instances, jobs := 50, 8
+	if livenessLong() {
+		jobs = 40
+	}
+	schema, inserter := livenessSetup(t)
+	procs := newLivenessProcs(t, schema)
+	workers := []string{procs.start(), procs.start(), procs.start()}
+	insertHot(ctx, t, inserter, instances, jobs)
+	// Long jobs (each followed by a short one of its instance): the worker
+	// cut off is one running a long job and some short ones.
+	long := map[int64]bool{}
+	for i := range 10 {
+		instance := fmt.Sprintf("long-%d", i)
+		res, err := inserter.Insert(ctx, livenessArgs{Instance: instance, SleepMillis: 4000}, nil)
+		require.NoError(t, err)
+		long[res.Job.ID] = true
+		_, err = inserter.Insert(ctx, livenessArgs{Instance: instance, SleepMillis: 100}, nil)
+		require.NoError(t, err)
+	}
+
+	var victim string
+	require.Eventually(t, func() bool {
+		for _, id := range workers {
+			runs := procs.openRuns(id)
+			for _, run := range runs {
+				if long[run.JobID] && len(runs) >= 3 {
+					victim = id
+					return true
+				}
+			}
+		}
+		return false
+	}, 30*time.Second, 5*time.Millisecond)
+	cutAt := time.Now()
+	var terminated int
+	require.NoError(t, testPool(t).QueryRow(ctx,
+		`WITH victim AS MATERIALIZED (
+			SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND application_name = $1 AND pid <> pg_backend_pid()
+		)
+		SELECT count(*) FILTER (WHERE pg_terminate_backend(pid)) FROM victim`, victim).Scan(&terminated))
+	held := procs.openRuns(victim) // what it had under way when cut off
+	require.Positive(t, terminated)
+	t.Logf("terminated %d connections of %s, which ran %d jobs", terminated, victim, len(held))
+
+	waitAllFinished(ctx, t, schema, 3*time.Minute)
+	procs.stopAll()
+
+	overlaps := exclusive.Overlaps(procs.allSpans())
+	require.Empty(t, overlaps, "runs of one key overlapped: %v", overlaps)
+
+	var (
+		givenBack, measured int
+		minMargin           = time.Duration(1<<63 - 1)
+	)
+	for _, run := range held {
+		end, ok := procs.endOf(victim, run.JobID, run.Attempt)
+		require.True(t, ok, "the cut-off worker never ended its run of job %d", run.JobID)
+		if next, ok := procs.nextBegin(run.Key, cutAt, victim); ok {
+			require.True(t, end.Before(next), "key %s: the cut-off worker ended its run at %s, another started one at %s",
+				run.Key, end.Format(time.StampMicro), next.Format(time.StampMicro))
+			minMargin = min(minMargin, next.Sub(end))
+			measured++
+		}
+		state, _, _, errs := livenessJob(ctx, t, schema, run.JobID)
+		require.Equal(t, "completed", state)
+		if strings.Contains(errs, "client "+victim+" ") {
+			givenBack++
+		}
+		if long[run.JobID] {
+			require.Contains(t, errs, "client "+victim+" ", "the long run of job %d was under way when its worker was cut off; it must have been given back", run.JobID)
+		}
+	}
+	require.Positive(t, measured, "no other worker started a job of a key the cut-off worker had under way")
+	t.Logf("%d of its %d runs given back; over %d keys, shortest time from the cut-off worker stopping its run to another worker starting the key: %s",
+		givenBack, len(held), measured, minMargin)
+	require.Zero(t, exclHeldLockCount(ctx, t, schema), "an exclusive key is still held")
+}
+
+// runsOf counts the runs of job jobID that any worker started.
+func (p *livenessProcs) runsOf(jobID int64) int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	n := 0
+	for _, spans := range p.begins {
+		for _, s := range spans {
+			if s.JobID == jobID {
+				n++
+			}
+		}
+	}
+	return n
 }
