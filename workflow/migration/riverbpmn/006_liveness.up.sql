@@ -31,3 +31,19 @@ CREATE TABLE /* TEMPLATE: schema */river_bpmn_client_session (
 -- Sessions of one client, oldest first.
 CREATE INDEX river_bpmn_client_session_client
     ON /* TEMPLATE: schema */river_bpmn_client_session (client_id, id);
+
+-- Not liveness, but the one migration of this change (issue 12): a failedJob
+-- incident opens only for a job whose "bpmn" value is an object (a job
+-- context). Migration 004 tested metadata ? 'bpmn', which is also true for
+-- "bpmn": null and for metadata that is a JSON string "bpmn" or an array
+-- holding it (rows written by hand). Resolving keeps the broad test, so an
+-- incident opened under the old one is still resolved.
+DROP TRIGGER river_bpmn_job_incident ON /* TEMPLATE: schema */river_job;
+
+CREATE TRIGGER river_bpmn_job_incident
+    AFTER UPDATE OF state ON /* TEMPLATE: schema */river_job
+    FOR EACH ROW
+    WHEN ((OLD.state = 'discarded') IS DISTINCT FROM (NEW.state = 'discarded')
+        AND (jsonb_typeof(NEW.metadata -> 'bpmn') = 'object'
+            OR (OLD.state = 'discarded' AND OLD.metadata ? 'bpmn')))
+    EXECUTE FUNCTION /* TEMPLATE: schema */river_bpmn_job_incident();
