@@ -53,12 +53,12 @@ func TestRawRows(t *testing.T) {
 
 	t.Run("IncidentOnlyForJobContexts", func(t *testing.T) {
 		for metadata, want := range map[string]int{
-			`{"bpmn": null}`:                           0,
-			`"bpmn"`:                                   0,
-			`["bpmn"]`:                                 0,
-			`{"bpmn": "nope"}`:                         0,
-			`{}`:                                       0,
-			`{"bpmn": {}}`:                             1,
+			`{"bpmn": null}`:   0,
+			`"bpmn"`:           0,
+			`["bpmn"]`:         0,
+			`{"bpmn": "nope"}`: 0,
+			`{}`:               0,
+			`{"bpmn": {}}`:     1,
 			`{"bpmn": {"process_instance_id": "pi"}}`: 1,
 		} {
 			id := insertRawJob(ctx, t, engine, metadata, "running")
