@@ -56,7 +56,7 @@ func TestRawRows(t *testing.T) {
 			`{"bpmn": null}`:   0,
 			`"bpmn"`:           0,
 			`["bpmn"]`:         0,
-			`{"bpmn": "nope"}`: 0,
+			`{"bpmn": "nope"}`: 1, // a malformed job context: an incident with empty columns
 			`{}`:               0,
 			`{"bpmn": {}}`:     1,
 			`{"bpmn": {"process_instance_id": "pi"}}`: 1,

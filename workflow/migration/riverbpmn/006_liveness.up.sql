@@ -33,17 +33,18 @@ CREATE INDEX river_bpmn_client_session_client
     ON /* TEMPLATE: schema */river_bpmn_client_session (client_id, id);
 
 -- Not liveness, but the one migration of this change (issue 12): a failedJob
--- incident opens only for a job whose "bpmn" value is an object (a job
--- context). Migration 004 tested metadata ? 'bpmn', which is also true for
--- "bpmn": null and for metadata that is a JSON string "bpmn" or an array
--- holding it (rows written by hand). Resolving keeps the broad test, so an
--- incident opened under the old one is still resolved.
+-- incident opens only for a job whose metadata is an object with a "bpmn"
+-- value that is not JSON null (a job context, maybe malformed: its incident
+-- then has empty columns). Migration 004 tested metadata ? 'bpmn', which is
+-- also true for "bpmn": null and for metadata that is the JSON string "bpmn"
+-- or an array holding it (rows written by hand). Resolving keeps the broad
+-- test, so an incident opened under the old one is still resolved.
 DROP TRIGGER river_bpmn_job_incident ON /* TEMPLATE: schema */river_job;
 
 CREATE TRIGGER river_bpmn_job_incident
     AFTER UPDATE OF state ON /* TEMPLATE: schema */river_job
     FOR EACH ROW
     WHEN ((OLD.state = 'discarded') IS DISTINCT FROM (NEW.state = 'discarded')
-        AND (jsonb_typeof(NEW.metadata -> 'bpmn') = 'object'
+        AND (jsonb_typeof(NEW.metadata -> 'bpmn') <> 'null'
             OR (OLD.state = 'discarded' AND OLD.metadata ? 'bpmn')))
     EXECUTE FUNCTION /* TEMPLATE: schema */river_bpmn_job_incident();
