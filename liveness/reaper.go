@@ -93,7 +93,11 @@ func (r *Reaper) RunOnce(ctx context.Context) ([]Takeover, error) {
 // TakeOver records dead sessions of schema and takes over those seen dead at
 // least after ago, in one transaction. It is what the Reaper does every
 // CheckInterval; onTakeover (may be nil) is called for each after the commit.
+// A nil logger logs nothing.
 func TakeOver(ctx context.Context, db DB, schema string, after time.Duration, logger *slog.Logger, onTakeover func(Takeover)) ([]Takeover, error) {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
 	var dead, resigned int64
 	if err := db.QueryRow(ctx, render(sessionObserveSQL, schema), schema).Scan(&dead, &resigned); err != nil {
 		return nil, fmt.Errorf("liveness: looking for dead sessions: %w", err)
