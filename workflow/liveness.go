@@ -289,3 +289,17 @@ func (e *Engine) workLiveness(ctx context.Context, job *rivertype.JobRow, doInne
 
 // errLivenessLost is the cause of a job context cancelled by a fence.
 var errLivenessLost = errors.New("workflow: this client lost its liveness; the job's run is given back to run elsewhere")
+
+// ClientSessions lists the liveness sessions of the engine's schema (see
+// Config.Liveness), oldest first: which clients prove they are alive, and
+// which died and when, until the leader has given their jobs back.
+func (e *Engine) ClientSessions(ctx context.Context) ([]*liveness.Session, error) {
+	if e.dbPool == nil {
+		return nil, errNoPool
+	}
+	sessions, err := liveness.Sessions(ctx, e.dbPool, e.config.Schema)
+	if err != nil {
+		return nil, fmt.Errorf("workflow: %w", err)
+	}
+	return sessions, nil
+}

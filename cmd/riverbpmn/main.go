@@ -4,6 +4,7 @@
 //	riverbpmn migrate-down --database-url URL [--schema S] [--max-steps N] [--target-version V]
 //	riverbpmn version      [--database-url URL] [--schema S]
 //	riverbpmn bench        --database-url URL [--schema S] [--mode M]... [--json] [--fetch-latency] (see --help)
+//	riverbpmn client-sessions --database-url URL [--schema S] [--json]
 //
 // Flags follow River's CLI: --database-url defaults to $DATABASE_URL.
 // migrate-up applies River's main migration line, then riverbpmn's;
@@ -42,6 +43,7 @@ func commands() []command {
 		{"migrate-down", "roll riverbpmn's migration line back (one step by default)", runMigrateDown},
 		{"version", "print riverbpmn's and River's versions (and the schema's, with --database-url)", runVersion},
 		{"bench", "measure riverbpmn against stock River (throughput, fetch latency)", runBench},
+		{"client-sessions", "list the liveness sessions of clients (alive, or dead until taken over)", runClientSessions},
 	}
 }
 
