@@ -20,8 +20,8 @@
 // (dead_since); the takeover service on River's elected leader (Reaper)
 // waits Config.TakeoverAfter from there, then, in one transaction, moves every
 // job the session fetched that is still running back to available (attempt
-// given back, scheduled now, an error entry naming the dead client, no retry
-// wait), frees their exclusive keys, wakes the queues' producers and deletes
+// given back, its place in the queue kept, an error entry naming the dead
+// client, no retry wait), frees their exclusive keys, wakes the queues' producers and deletes
 // the session. River's rescuer stays the backstop for clients that are alive
 // but stuck.
 //

@@ -51,6 +51,7 @@ type Keeper struct {
 	ops sync.RWMutex
 
 	mu       sync.Mutex
+	closed   bool      // Close was called
 	gen      uint64    // the live session's generation; 0 before the first
 	live     bool      // whether gen is live
 	deadline time.Time // gen's fence deadline (monotonic)
@@ -112,6 +113,16 @@ func (k *Keeper) Begin(ctx context.Context) (context.Context, context.CancelFunc
 // End ends what Begin started.
 func (k *Keeper) End() { k.ops.RUnlock() }
 
+// Closed reports whether Close was called: the client stopped cleanly and
+// its session row is gone, so nothing of it will be taken over, and what it
+// still has to write (River's completer flushing its last outcomes while
+// the client stops) may be written without a session.
+func (k *Keeper) Closed() bool {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.closed
+}
+
 // FencedThrough returns the highest fenced generation: jobs fetched under it
 // or an earlier one must not run, and their outcomes must not be written.
 func (k *Keeper) FencedThrough() uint64 { return k.fenced.Load() }
@@ -123,7 +134,7 @@ func (k *Keeper) Close(ctx context.Context) {
 	<-k.done
 	k.mu.Lock()
 	conn, session := k.conn, k.session
-	k.conn, k.live = nil, false
+	k.conn, k.live, k.closed = nil, false, true
 	k.mu.Unlock()
 	if conn == nil {
 		return

@@ -153,12 +153,23 @@ func (p *livenessPilot) JobSetStateIfRunningMany(ctx context.Context, exec river
 	if keeper == nil {
 		return p.pilot.JobSetStateIfRunningMany(ctx, exec, params)
 	}
+	if keeper.Closed() {
+		// The client stopped cleanly (its session row is gone, nothing of it
+		// is taken over): River's completer flushes its last outcomes.
+		return p.setStates(ctx, exec, params)
+	}
 	ctx, cancel, _, err := keeper.Begin(ctx)
 	if err != nil {
 		return nil, err
 	}
 	defer keeper.End()
 	defer cancel()
+	return p.setStates(ctx, exec, params)
+}
+
+// setStates writes the outcomes of params except those of fenced runs, and
+// forgets the runs whose outcome it wrote.
+func (p *livenessPilot) setStates(ctx context.Context, exec riverdriver.Executor, params *riverdriver.JobSetStateIfRunningManyParams) ([]*rivertype.JobRow, error) {
 	keep := make([]int, 0, len(params.ID))
 	p.mu.Lock()
 	for i, id := range params.ID {
@@ -187,6 +198,7 @@ func (p *livenessPilot) JobSetStateIfRunningMany(ctx context.Context, exec river
 		for _, id := range params.ID {
 			if run := p.runs[id]; run != nil && !run.fenced {
 				delete(p.runs, id)
+				p.engine.liveRuns.Delete(liveRunID{run.jobID, run.attempt})
 			}
 		}
 		p.mu.Unlock()

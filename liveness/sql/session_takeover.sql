@@ -1,8 +1,11 @@
 -- SessionTakeover: give back the running jobs of dead session $1 (River
--- client $2, fetched between $3 and $4): each goes back to available now,
--- with its attempt given back (River's attempt counter, as a snooze does:
--- the dead run used up no execution, as a Camunda lock expiry leaves the
--- retries unchanged), and an error entry $5 naming the dead client. Their
+-- client $2, fetched between $3 and $4): each goes back to available with
+-- its attempt given back (River's attempt counter, as a snooze does: the dead
+-- run used up no execution, as a Camunda lock expiry leaves the retries
+-- unchanged), and an error entry $5 naming the dead client. Its scheduled_at
+-- is kept: it was due when it was fetched, so it runs again at once, from
+-- its place in River's order (first of its exclusive key), not behind every
+-- job queued since. Their
 -- exclusive keys are freed, their queues' producers woken with River's insert
 -- notification ($6 schema for the channel), and the session deleted.
 -- Returns the ids of the jobs given back.
@@ -11,7 +14,6 @@ WITH given AS (
     SET
         state = 'available',
         attempt = greatest(river_job.attempt - 1, 0),
-        scheduled_at = now(),
         errors = array_append(river_job.errors, jsonb_build_object(
             'at', now(),
             'attempt', river_job.attempt,
