@@ -63,7 +63,12 @@ func buildLivenessWorker(t *testing.T) string {
 			return
 		}
 		livenessWorkerPath = filepath.Join(dir, "livenessworker")
-		out, err := exec.Command("go", "build", "-o", livenessWorkerPath, "github.com/riverbpmn/riverbpmn/internal/livenessworker").CombinedOutput()
+		args := []string{"build", "-o", livenessWorkerPath}
+		if os.Getenv("RIVERBPMN_LIVENESS_RACE") != "" {
+			args = append(args, "-race") // a race makes the worker exit with 66
+		}
+		args = append(args, "github.com/riverbpmn/riverbpmn/internal/livenessworker")
+		out, err := exec.Command("go", args...).CombinedOutput()
 		if err != nil {
 			livenessWorkerErr = fmt.Errorf("building the worker: %w: %s", err, out)
 		}
@@ -90,6 +95,7 @@ type livenessProcs struct {
 	open   map[string]map[procRun]exclusive.Span // worker id -> runs under way
 	procs  map[string]*exec.Cmd
 	ended  map[string]chan struct{} // closed when the worker's output ends
+	exits  map[string]error         // the worker's exit, once ended
 	begins map[string][]exclusive.Span
 	ends   map[string][]exclusive.Span // worker id -> finished runs
 	n      int
@@ -99,7 +105,7 @@ func newLivenessProcs(t *testing.T, schema string) *livenessProcs {
 	return &livenessProcs{
 		t: t, bin: buildLivenessWorker(t), schema: schema,
 		open: map[string]map[procRun]exclusive.Span{}, procs: map[string]*exec.Cmd{},
-		ended: map[string]chan struct{}{}, begins: map[string][]exclusive.Span{}, ends: map[string][]exclusive.Span{},
+		ended: map[string]chan struct{}{}, begins: map[string][]exclusive.Span{}, ends: map[string][]exclusive.Span{}, exits: map[string]error{},
 	}
 }
 
@@ -130,7 +136,10 @@ func (p *livenessProcs) start() string {
 		for scanner.Scan() {
 			p.record(id, scanner.Text(), func() { once.Do(func() { close(ready) }) })
 		}
-		_ = cmd.Wait()
+		err := cmd.Wait()
+		p.mu.Lock()
+		p.exits[id] = err
+		p.mu.Unlock()
 	}()
 	select {
 	case <-ready:
@@ -211,18 +220,22 @@ func (p *livenessProcs) kill(id string) (time.Time, []exclusive.Span) {
 // stopAll stops every worker cleanly (SIGTERM) and waits for them.
 func (p *livenessProcs) stopAll() {
 	p.mu.Lock()
-	var waits []chan struct{}
+	waits := map[string]chan struct{}{}
 	for id, cmd := range p.procs {
 		_ = cmd.Process.Signal(syscall.SIGTERM)
-		waits = append(waits, p.ended[id])
+		waits[id] = p.ended[id]
 	}
 	p.mu.Unlock()
-	for _, w := range waits {
+	for id, w := range waits {
 		select {
 		case <-w:
 		case <-time.After(30 * time.Second):
-			p.t.Fatal("a worker did not stop within 30 s of SIGTERM")
+			p.t.Fatalf("worker %s did not stop within 30 s of SIGTERM", id)
 		}
+		p.mu.Lock()
+		err := p.exits[id]
+		p.mu.Unlock()
+		require.NoError(p.t, err, "worker %s did not stop cleanly", id)
 	}
 }
 
@@ -387,7 +400,11 @@ func TestLivenessKillWorker(t *testing.T) {
 	)
 	for k := range kills {
 		if k > 0 {
-			victim = workers[rand.IntN(len(workers))] //nolint:gosec // test data
+			// Keep the instances hot however many kills there are.
+			if exclJobStates(ctx, t, schema)["available"] < instances*jobs/2 {
+				insertHot(ctx, t, inserter, instances, jobs)
+			}
+			victim = procs.busiest(workers, 2, 30*time.Second)
 		}
 		procs.waitOpenRuns(victim, 2, 30*time.Second)
 		killedAt, held := procs.kill(victim)
@@ -551,4 +568,25 @@ func (p *livenessProcs) runsOf(jobID int64) int {
 		}
 	}
 	return n
+}
+
+// busiest waits until one of workers has at least n runs under way and
+// returns the one with the most.
+func (p *livenessProcs) busiest(workers []string, n int, timeout time.Duration) string {
+	deadline := time.Now().Add(timeout)
+	for {
+		best, most := "", 0
+		for _, id := range workers {
+			if runs := len(p.openRuns(id)); runs > most {
+				best, most = id, runs
+			}
+		}
+		if most >= n {
+			return best
+		}
+		if time.Now().After(deadline) {
+			p.t.Fatalf("no worker has %d runs under way after %s", n, timeout)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
