@@ -90,8 +90,8 @@ func (p *livenessPilot) ProducerInit(ctx context.Context, exec riverdriver.Execu
 func (p *livenessPilot) openSession(ctx context.Context, clientID, schema string) error {
 	p.startMu.Lock()
 	defer p.startMu.Unlock()
-	if p.keeper != nil {
-		return nil
+	if p.keeper != nil && !p.keeper.Closed() {
+		return nil // opened by another of the client's producers
 	}
 	if !p.engine.middlewareUsed.Load() {
 		return errors.New("workflow: Config.Liveness needs the engine's middleware in river.Config.Middleware (Engine.Middleware): it cancels a client's running jobs when the client loses its liveness")

@@ -58,3 +58,27 @@ func TestLivenessNeedsMiddleware(t *testing.T) {
 	err = client.Start(ctx)
 	require.ErrorContains(t, err, "Config.Liveness needs the engine's middleware")
 }
+
+// TestLivenessClientRestart: a client with liveness works jobs, stops
+// cleanly (its session goes), and works again after a restart with a new
+// session.
+func TestLivenessClientRestart(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	schema := exclSchema(t)
+	rec := newExclRecorder(exclusive.ProcessInstance)
+	node := newExclNode(t, schema, rec, exclNodeOpts{scope: exclusive.ProcessInstance, maxWorkers: 2, poolConns: 4, poll: 100 * time.Millisecond, cooldown: 10 * time.Millisecond, liveness: true})
+	sessions := func() int {
+		list, err := node.engine.ClientSessions(ctx)
+		require.NoError(t, err)
+		return len(list)
+	}
+	for round := range 2 {
+		require.NoError(t, node.client.Start(ctx))
+		require.Equal(t, 1, sessions(), "round %d: one session while it runs", round)
+		insertExcl(ctx, t, node.client, []exclArgs{{Instance: "pi"}, {Instance: "pi"}})
+		require.Eventually(t, func() bool { return rec.finishedCount.Load() == int64(2*(round+1)) }, 10*time.Second, 10*time.Millisecond)
+		require.NoError(t, node.client.Stop(ctx))
+		require.Zero(t, sessions(), "round %d: a clean stop deletes the session", round)
+	}
+}
