@@ -36,8 +36,10 @@
 //     when it answered, which is after the ping was sent at S. Let L be the
 //     moment the lock is lost: every successful ping was sent before L.
 //   - The Keeper's deadline is S + FenceAfter for the last successful ping's
-//     S. A failed ping, or the deadline passing without a success, fences the
-//     session: the client stops fetching with it, cancels the context of every
+//     S. A ping whose connection is gone (terminated, broken), or the
+//     deadline passing without a success, fences the session (a ping that
+//     fails otherwise, say a statement error, proves nothing: the deadline
+//     decides): the client stops fetching with it, cancels the context of every
 //     job it fetched (Config.OnLost), and drops the outcomes of those runs, so
 //     neither River's completer nor JobCompleteTx writes them later. It then
 //     waits for its fetches in flight and opens a new session. Fetches and

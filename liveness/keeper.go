@@ -211,22 +211,25 @@ func (k *Keeper) run() {
 			return
 		case <-ticker.C:
 		}
-		ok := k.ping(gen, deadline)
+		lost := k.ping(gen, deadline)
 		watchdog.Stop()
-		if !ok {
-			k.fence(gen, "ping failed")
+		if lost {
+			k.fence(gen, "the session's connection is gone")
 		}
 	}
 }
 
 // ping runs the observe statement on the session's connection and, on
-// success, moves the deadline to FenceAfter after the ping was sent.
+// success, moves the deadline to FenceAfter after the ping was sent. It
+// reports whether the session is certainly lost (its connection is closed:
+// terminated, broken, or abandoned at the deadline); any other error proves
+// nothing either way, and the deadline decides.
 func (k *Keeper) ping(gen uint64, deadline time.Time) bool {
 	k.mu.Lock()
 	conn := k.conn
 	k.mu.Unlock()
 	if conn == nil {
-		return false
+		return true
 	}
 	ctx, cancel := context.WithDeadline(context.Background(), deadline)
 	defer cancel()
@@ -235,7 +238,7 @@ func (k *Keeper) ping(gen uint64, deadline time.Time) bool {
 	err := conn.QueryRow(ctx, render(sessionObserveSQL, k.kc.Schema), k.kc.Schema).Scan(&dead, &resigned)
 	if err != nil {
 		k.kc.Logger.WarnContext(ctx, "riverbpmn liveness: ping failed", slog.String("client_id", k.kc.ClientID), slog.String("err", err.Error()))
-		return false
+		return conn.IsClosed()
 	}
 	if resigned > 0 {
 		k.kc.Logger.InfoContext(ctx, "riverbpmn liveness: resigned River leadership of a dead client", slog.String("client_id", k.kc.ClientID))
@@ -245,7 +248,7 @@ func (k *Keeper) ping(gen uint64, deadline time.Time) bool {
 	if k.gen == gen && k.live {
 		k.deadline = sent.Add(k.cfg.FenceAfter)
 	}
-	return true
+	return false
 }
 
 // fence ends generation gen's right to work: new fetches and completions are

@@ -30,22 +30,33 @@ session AS MATERIALIZED (
     FROM
         /* TEMPLATE: schema */river_bpmn_client_session AS s
 ),
+-- Rows are locked with SKIP LOCKED: a ping never waits for another
+-- client's ping, a takeover or River's elector (so pings never deadlock);
+-- what it skips, the next ping does.
 dead AS (
     UPDATE /* TEMPLATE: schema */river_bpmn_client_session AS s
     SET dead_since = now()
-    FROM session
-    WHERE s.id = session.id
-        AND NOT session.alive
+    WHERE s.id IN (
+        SELECT locked.id
+        FROM /* TEMPLATE: schema */river_bpmn_client_session AS locked
+        WHERE locked.id IN (SELECT id FROM session WHERE NOT alive AND dead_since IS NULL)
+        FOR UPDATE SKIP LOCKED
+    )
         AND s.dead_since IS NULL
     RETURNING s.id
 ),
 resigned AS (
     DELETE FROM /* TEMPLATE: schema */river_leader AS leader
-    WHERE leader.leader_id IN (SELECT client_id FROM session)
-        AND NOT EXISTS (
-            SELECT 1 FROM session
-            WHERE session.client_id = leader.leader_id AND session.alive
-        )
+    WHERE leader.leader_id IN (
+        SELECT locked.leader_id
+        FROM /* TEMPLATE: schema */river_leader AS locked
+        WHERE locked.leader_id IN (SELECT client_id FROM session)
+            AND NOT EXISTS (
+                SELECT 1 FROM session
+                WHERE session.client_id = locked.leader_id AND session.alive
+            )
+        FOR UPDATE SKIP LOCKED
+    )
     RETURNING leader.leader_id
 ),
 notified AS (
