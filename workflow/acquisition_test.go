@@ -317,18 +317,29 @@ func TestAcquisitionDeployments(t *testing.T) {
 		require.Equal(t, []string{"dep-a", "dep-b"}, driver.RegisteredDeployments())
 		require.Equal(t, []string{"b1"}, fetchSequence(ctx, t, driver, schema), "registered at run time: fetched at the next fetch")
 
-		require.True(t, driver.UnregisterDeployment("dep-b"))
-		require.False(t, driver.UnregisterDeployment("dep-b"))
+		removed, err := driver.UnregisterDeployment("dep-b")
+		require.NoError(t, err)
+		require.True(t, removed)
+		removed, err = driver.UnregisterDeployment("dep-b")
+		require.NoError(t, err)
+		require.False(t, removed)
 		insertAcqJobs(ctx, t, engine, acqJob{name: "b2", deployment: "dep-b"}, acqJob{name: "none2"})
 		require.Equal(t, []string{"none2"}, fetchSequence(ctx, t, driver, schema), "unregistered again: not fetched; no-deployment jobs always are")
 
-		require.True(t, driver.UnregisterDeployment("dep-a"))
+		removed, err = driver.UnregisterDeployment("dep-a")
+		require.NoError(t, err)
+		require.True(t, removed)
 		require.Empty(t, driver.RegisteredDeployments())
 		insertAcqJobs(ctx, t, engine, acqJob{name: "a2", deployment: "dep-a"}, acqJob{name: "none3"})
 		require.Equal(t, []string{"none3"}, fetchSequence(ctx, t, driver, schema), "no deployment registered: only jobs without one")
 
 		require.ErrorContains(t, driver.RegisterDeployment(""), `deployment id "" is required and must not be empty`)
 		require.ErrorIs(t, testDriver(t, engine, Acquisition{}).RegisterDeployment("x"), errNotDeploymentAware)
+		_, err = testDriver(t, engine, Acquisition{}).UnregisterDeployment("x")
+		require.ErrorIs(t, err, errNotDeploymentAware, "unregistering is refused like registering")
+		require.ErrorIs(t, engine.Driver().RegisterDeployment("x"), errNotDeploymentAware, "the engine's stock driver")
+		_, err = engine.Driver().UnregisterDeployment("x")
+		require.ErrorIs(t, err, errNotDeploymentAware, "the engine's stock driver")
 	})
 
 	t.Run("WithPriorityAndRange", func(t *testing.T) {

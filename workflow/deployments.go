@@ -25,9 +25,13 @@ func (d *Driver) RegisterDeployment(id string) error {
 
 // UnregisterDeployment stops the driver's clients fetching jobs of deployment
 // id from their next fetch on (jobs already fetched keep running). It
-// reports whether id was registered.
-func (d *Driver) UnregisterDeployment(id string) bool {
-	return d.deployments.remove(id)
+// reports whether id was registered. Like RegisterDeployment, it is an error
+// on a driver whose acquisition is not deployment aware.
+func (d *Driver) UnregisterDeployment(id string) (bool, error) {
+	if !d.acquisition.DeploymentAware {
+		return false, errNotDeploymentAware
+	}
+	return d.deployments.remove(id), nil
 }
 
 // RegisteredDeployments returns the deployments the driver's clients fetch

@@ -2,13 +2,17 @@ package workflow
 
 import (
 	"fmt"
+	"log/slog"
 	"slices"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river/rivertype"
 
 	"github.com/riverbpmn/riverbpmn/exclusive"
+	"github.com/riverbpmn/riverbpmn/liveness"
 	"github.com/riverbpmn/riverbpmn/retrypolicy"
 )
 
@@ -76,6 +80,18 @@ type Config struct {
 	// suspension.DefaultServiceInterval): a change scheduled by another
 	// process is applied at most this late.
 	SuspensionServiceInterval time.Duration
+
+	// Liveness makes every client that works jobs prove to the database that
+	// it is alive, so that the leader gives back a dead client's running jobs
+	// (and frees their exclusive keys) within seconds, without using up an
+	// execution, and a client that cannot prove it is alive cancels its own
+	// jobs first (see package liveness). Off by default: it costs each
+	// client a connection of its own. It needs the engine's Middleware.
+	Liveness liveness.Config
+
+	// Logger receives the engine's own log messages. Nil means the logger of
+	// the engine's most recently built client (river.Config.Logger).
+	Logger *slog.Logger
 }
 
 // Engine is riverbpmn's entry point: it holds the configuration and builds
@@ -93,6 +109,14 @@ type Engine struct {
 	// defaultRetryCycle is Config.DefaultRetryCycle, parsed; zero if none.
 	defaultRetryCycle retrypolicy.Cycle
 	exclusive         *engineExclusive
+
+	// liveRuns maps the job attempts fetched by the engine's clients with
+	// liveness to their run (liveness.go), for the middleware.
+	liveRuns sync.Map // liveRunID -> *liveRun
+	// middlewareUsed is set once Middleware was called.
+	middlewareUsed atomic.Bool
+	// clientLogger is the logger of the most recently built client.
+	clientLogger atomic.Pointer[slog.Logger]
 }
 
 // NewEngine builds an engine on dbPool. dbPool may be nil, as with
@@ -115,6 +139,12 @@ func NewEngine(dbPool *pgxpool.Pool, config *Config) (*Engine, error) {
 	}
 	if config.ExclusiveLookahead < 0 {
 		return nil, fmt.Errorf("workflow: Config.ExclusiveLookahead must not be negative, got %d", config.ExclusiveLookahead)
+	}
+	if err := config.Liveness.Validate(); err != nil {
+		return nil, fmt.Errorf("workflow: Config.Liveness: %w", err)
+	}
+	if config.Liveness.Enabled && dbPool == nil {
+		return nil, fmt.Errorf("workflow: Config.Liveness needs a database pool: %w", errNoPool)
 	}
 	e := &Engine{config: *config, defs: defs, defaultRetryCycle: defaultRetryCycle, dbPool: dbPool}
 	e.driver = newDriver(e, dbPool, Acquisition{})
@@ -161,4 +191,19 @@ func (e *Engine) NewDriver(acq Acquisition) (*Driver, error) {
 // the job's work returns. A client on the engine's driver without it refuses
 // to start and to insert (ErrClientNotWired); NewClient and ClientConfig add
 // it for you.
-func (e *Engine) Middleware() rivertype.Middleware { return e.middleware }
+func (e *Engine) Middleware() rivertype.Middleware {
+	e.middlewareUsed.Store(true)
+	return e.middleware
+}
+
+// logger returns where the engine logs: Config.Logger, else the logger of
+// its most recently built client, else slog.Default (no client built yet).
+func (e *Engine) logger() *slog.Logger {
+	if e.config.Logger != nil {
+		return e.config.Logger
+	}
+	if l := e.clientLogger.Load(); l != nil {
+		return l
+	}
+	return slog.Default()
+}

@@ -114,7 +114,9 @@ func ExampleEngine_NewDriver() {
 	if err := driver.RegisterDeployment("billing-v4"); err != nil {
 		panic(err)
 	}
-	driver.UnregisterDeployment("billing-v3")
+	if _, err := driver.UnregisterDeployment("billing-v3"); err != nil {
+		panic(err)
+	}
 	fmt.Println(driver.RegisteredDeployments())
 
 	_, err = engine.NewDriver(workflow.Acquisition{ByPriority: true, PriorityRange: &priority.Range{Min: 5, Max: 1}})

@@ -68,7 +68,10 @@ package workflow
 // row) gives its key back when River's producer reports it finished
 // (ProducerInit below), and a release that fails is covered by (r2) within
 // River's completer delay; a crashed client's keys are freed when the
-// rescuer moves its jobs.
+// rescuer moves its jobs, or within seconds with Config.Liveness, whose
+// takeover moves them and frees the keys in one transaction, after the
+// client has stopped its own work (fencing; the timing argument is in
+// liveness/doc.go).
 // Plain River jobs, non-exclusive jobs and jobs of no process instance have
 // no key and are fetched exactly as River fetches them.
 //

@@ -21,6 +21,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/riverbpmn/riverbpmn/exclusive"
+	"github.com/riverbpmn/riverbpmn/liveness"
 )
 
 // exclArgs is the job of the exclusive-jobs tests: a bit of work for one
@@ -181,13 +182,15 @@ type exclNodeOpts struct {
 	// noMiddleware leaves the work side of the engine's middleware out of
 	// the client.
 	noMiddleware bool
+	// liveness switches Config.Liveness on (default settings).
+	liveness bool
 }
 
 // newExclNode builds (but does not start) a node working exclArgs jobs.
 func newExclNode(t testing.TB, schema string, rec *exclRecorder, opts exclNodeOpts) *exclNode {
 	t.Helper()
 	pool := exclNodePool(t, opts.poolConns)
-	engine, err := NewEngine(pool, &Config{Schema: schema, ExclusiveScope: opts.scope})
+	engine, err := NewEngine(pool, &Config{Schema: schema, ExclusiveScope: opts.scope, Liveness: liveness.Config{Enabled: opts.liveness}})
 	require.NoError(t, err)
 	workers := river.NewWorkers()
 	river.AddWorker(workers, &exclWorker{rec: rec})

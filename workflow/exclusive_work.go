@@ -161,7 +161,7 @@ func (e *Engine) sendWake(target string) {
 	ctx, cancel := context.WithTimeout(context.Background(), releaseTimeout)
 	defer cancel()
 	if _, err := e.dbPool.Exec(ctx, exclusiveWakeSQL, schema, queue); err != nil {
-		slog.Default().WarnContext(ctx, "riverbpmn: waking producers after an exclusive key was released",
+		e.logger().WarnContext(ctx, "riverbpmn: waking producers after an exclusive key was released",
 			slog.String("queue", queue), slog.String("err", err.Error()))
 	}
 }
@@ -241,7 +241,7 @@ func (e *Engine) releaseExclusive(ctx context.Context, held heldKey) {
 	wakeQueue, err := e.exclusive.releaser(e, held.schema).Do(ctx, held)
 	e.exclusive.releaseSeq.Add(1)
 	if err != nil {
-		slog.Default().WarnContext(ctx, "riverbpmn: giving back an exclusive key failed; it frees itself when River records the job's outcome",
+		e.logger().WarnContext(ctx, "riverbpmn: giving back an exclusive key failed; it frees itself when River records the job's outcome",
 			slog.Int64("job_id", held.jobID), slog.String("key", held.key), slog.String("err", err.Error()))
 		return
 	}

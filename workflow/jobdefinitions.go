@@ -66,8 +66,9 @@ func (e *Engine) SyncJobDefinitions(ctx context.Context) error {
 // overriding priority p: every job of the definition inserted after this call
 // returns gets p, by any insert call from any process (the override is applied
 // in the inserting transaction, never from a cache). With cascade, every
-// unfinished job of the definition (available, scheduled, retryable, pending,
-// running) is rewritten to p too, in batches of CascadeBatchSize; running
+// unfinished or discarded job of the definition (available, scheduled,
+// retryable, pending, running, discarded: a discarded job revived by
+// SetJobRetries then runs with p) is rewritten to p too, in batches of CascadeBatchSize; running
 // jobs keep running. The whole int64 range is accepted.
 //
 // An id that is neither declared nor stored gives an error naming it that
@@ -154,18 +155,24 @@ func (e *Engine) cascadeOverridingPriority(ctx context.Context, jobDefinitionID 
 
 // SetJobPriority sets one job's priority to p, whatever its state. A running
 // job is not pre-empted. An unknown job id gives an error naming it that wraps
-// ErrNotFound.
+// ErrNotFound; a job whose metadata is not a JSON object (a row written by
+// hand) gives an error naming it, and is left unchanged.
 func (e *Engine) SetJobPriority(ctx context.Context, jobID int64, p int64) error {
 	if e.dbPool == nil {
 		return errNoPool
 	}
-	var id int64
-	err := e.dbPool.QueryRow(ctx, e.sql(jobSetPrioritySQL), jobID, p).Scan(&id)
+	var (
+		updated      bool
+		metadataType string
+	)
+	err := e.dbPool.QueryRow(ctx, e.sql(jobSetPrioritySQL), jobID, p).Scan(&updated, &metadataType)
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
 		return fmt.Errorf("workflow: setting the priority of job %d: %w", jobID, fmt.Errorf("job %d: %w", jobID, ErrNotFound))
 	case err != nil:
 		return fmt.Errorf("workflow: setting the priority of job %d: %w", jobID, err)
+	case !updated:
+		return fmt.Errorf("workflow: setting the priority of job %d: its metadata is a JSON %s, not an object, so it has no room for a job context; the job was left unchanged", jobID, metadataType)
 	}
 	return nil
 }

@@ -13,7 +13,9 @@ var _ rivertype.WorkerMiddleware = (*middleware)(nil)
 // given back last, after the retry bookkeeping, as soon as the work returns
 // (see workExclusive and workWithRetryBookkeeping).
 func (m *middleware) Work(ctx context.Context, job *rivertype.JobRow, doInner func(context.Context) error) error {
-	return m.engine.workExclusive(ctx, job, func(ctx context.Context) error {
-		return m.engine.workWithRetryBookkeeping(ctx, job, doInner)
+	return m.engine.workLiveness(ctx, job, func(ctx context.Context) error {
+		return m.engine.workExclusive(ctx, job, func(ctx context.Context) error {
+			return m.engine.workWithRetryBookkeeping(ctx, job, doInner)
+		})
 	})
 }

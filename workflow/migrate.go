@@ -40,6 +40,9 @@ func migrationTruncateTables(version int) []string { //nolint:unparam // grows w
 	if version == 0 || version >= migrationVersionHoldSuspension {
 		tables = append(tables, "river_bpmn_hold", "river_bpmn_suspension", "river_bpmn_suspension_schedule")
 	}
+	if version == 0 || version >= livenessMigrationVersion {
+		tables = append(tables, "river_bpmn_client_session")
+	}
 	return tables
 }
 
@@ -51,6 +54,10 @@ const migrationVersionTimers = 6
 // 007_hold_suspension (held jobs and suspension). Its epoch table holds one
 // row that must survive truncation, so it is not listed.
 const migrationVersionHoldSuspension = 7
+
+// livenessMigrationVersion is the version of our line that adds
+// river_bpmn_client_session (migration 008_liveness).
+const livenessMigrationVersion = 8
 
 // ErrMainLineMissing is returned when riverbpmn's line is to be applied to a
 // schema where River's main line is not (fully) applied.

@@ -45,6 +45,9 @@ func newPilot(driver *Driver) *pilot { return &pilot{driver: driver} }
 func (p *pilot) PilotInit(archetype *baseservice.Archetype, params *riverpilot.PilotInitParams) {
 	p.StandardPilot.PilotInit(archetype, params)
 	p.insert = params.Insert
+	if p.driver.engine != nil && archetype.Logger != nil {
+		p.driver.engine.clientLogger.Store(archetype.Logger)
+	}
 }
 
 // JobGetAvailable locks up to params.MaxToLock available jobs and moves them

@@ -193,7 +193,7 @@ func TestOverridingJobPriority(t *testing.T) {
 		require.Equal(t, &JobDefinitionState{ID: "ship", ProcessDefinitionKey: "order", ActivityID: "ship", Kind: "ship_order", OverridingPriority: ptr(int64(77))}, state)
 	})
 
-	t.Run("WithCascadeRewritesUnfinishedJobs", func(t *testing.T) {
+	t.Run("WithCascadeRewritesUnfinishedAndDiscardedJobs", func(t *testing.T) {
 		t.Parallel()
 		engine, schema := testEngineWithConfig(t, orderConfig())
 		client := newInsertClient(t, engine, schema)
@@ -202,11 +202,15 @@ func TestOverridingJobPriority(t *testing.T) {
 		require.NoError(t, engine.SetOverridingJobPriority(ctx, "ship", math.MaxInt64, true))
 		for state, id := range ids {
 			want := int64(-3)
-			if state != rivertype.JobStateCompleted && state != rivertype.JobStateCancelled && state != rivertype.JobStateDiscarded {
+			if state != rivertype.JobStateCompleted && state != rivertype.JobStateCancelled {
 				want = math.MaxInt64
 			}
 			require.Equal(t, ptr(want), jobPriority(ctx, t, engine, id), "job in state %s", state)
 		}
+		// Camunda rewrites every job of the definition "regardless of
+		// state": a discarded job revived later runs with the override.
+		require.NoError(t, engine.SetJobRetries(ctx, ids[rivertype.JobStateDiscarded], 1))
+		require.Equal(t, ptr(int64(math.MaxInt64)), jobPriority(ctx, t, engine, ids[rivertype.JobStateDiscarded]))
 	})
 
 	t.Run("ClearNeverTouchesExistingJobs", func(t *testing.T) {

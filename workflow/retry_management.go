@@ -48,6 +48,7 @@ var (
 	jobSetRetriesSQL     = mustReadSQL("job_set_retries.sql")
 	incidentsOpenSQL     = mustReadSQL("incidents_open.sql")
 	incidentsOfJobSQL    = mustReadSQL("incidents_of_job.sql")
+	jobExistsSQL         = mustReadSQL("job_exists.sql")
 )
 
 // SetJobRetries sets the number of executions the job has left (Camunda's
@@ -145,10 +146,24 @@ func (e *Engine) OpenIncidents(ctx context.Context) ([]*Incident, error) {
 }
 
 // JobIncidents returns every incident of one job, open or resolved, oldest
-// first (at most MaxIncidents). A job without incidents, or one that does not
-// exist, has none.
+// first (at most MaxIncidents). A job without incidents has none. A job id
+// that names neither a job nor any incident (a deleted job keeps its resolved
+// incidents) gives an error naming it that wraps ErrNotFound, as the other
+// calls on one job do.
 func (e *Engine) JobIncidents(ctx context.Context, jobID int64) ([]*Incident, error) {
-	return e.queryIncidents(ctx, fmt.Sprintf("listing incidents of job %d", jobID), incidentsOfJobSQL, jobID, MaxIncidents)
+	what := fmt.Sprintf("listing incidents of job %d", jobID)
+	incidents, err := e.queryIncidents(ctx, what, incidentsOfJobSQL, jobID, MaxIncidents)
+	if err != nil || len(incidents) > 0 {
+		return incidents, err
+	}
+	var exists bool
+	if err := e.dbPool.QueryRow(ctx, e.sql(jobExistsSQL), jobID).Scan(&exists); err != nil {
+		return nil, fmt.Errorf("workflow: %s: %w", what, err)
+	}
+	if !exists {
+		return nil, fmt.Errorf("workflow: job %d: %w", jobID, ErrNotFound)
+	}
+	return incidents, nil
 }
 
 func (e *Engine) queryIncidents(ctx context.Context, what, sql string, args ...any) ([]*Incident, error) {

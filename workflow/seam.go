@@ -68,7 +68,7 @@ func (d *Driver) PluginInit(*baseservice.Archetype) {}
 // once per client, so two clients built from one Driver each get their own.
 //
 // Part of River's internal driver plugin interface.
-func (d *Driver) PluginPilot() riverpilot.Pilot { return newPilot(d) }
+func (d *Driver) PluginPilot() riverpilot.Pilot { return d.wrapPilot(newPilot(d)) }
 
 // GetMigrationDefaultLines returns River's main line and riverbpmn's line, so
 // that tools migrating "the default lines" (riverdbtest) apply both, main

@@ -25,6 +25,7 @@
 //	riverbpmn suspend      --database-url URL [--schema S] (--job-definition ID | --process-definition KEY | --process-instance ID | --job ID) [--include-jobs] [--at TIME] [--json]
 //	riverbpmn activate     (same flags as suspend)
 //	riverbpmn suspended    --database-url URL [--schema S] [--json]
+//	riverbpmn client-sessions --database-url URL [--schema S] [--json]
 //
 // Flags follow River's CLI: --database-url defaults to $DATABASE_URL.
 // migrate-up applies River's main migration line, then riverbpmn's;
@@ -77,6 +78,7 @@ func commands() []command {
 		{"suspend", "suspend a job definition, process definition, process instance or job", runSuspend},
 		{"activate", "activate a job definition, process definition, process instance or job", runActivate},
 		{"suspended", "list suspended targets and scheduled suspensions", runSuspended},
+		{"client-sessions", "list the liveness sessions of clients (alive, or dead until taken over)", runClientSessions},
 	}
 }
 

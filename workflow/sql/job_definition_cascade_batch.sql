@@ -1,4 +1,4 @@
--- JobDefinitionCascadeBatch: give up to $3 unfinished jobs of job definition
+-- JobDefinitionCascadeBatch: give up to $3 unfinished or discarded jobs of job definition
 -- $1 with id > $2 the definition's current overriding priority. Returns the
 -- ids scanned (to continue after the largest) and how many were rewritten.
 --
@@ -11,7 +11,10 @@ WITH batch AS (
     WHERE metadata ? 'bpmn'
         AND metadata -> 'bpmn' ->> 'job_definition_id' = $1::text
         AND id > $2::bigint
-        AND state IN ('available', 'scheduled', 'retryable', 'pending', 'running')
+        -- Discarded jobs too (Camunda rewrites every job of the definition
+        -- "regardless of state"): one revived by SetJobRetries runs with the
+        -- override, not the priority it had when it failed.
+        AND state IN ('available', 'scheduled', 'retryable', 'pending', 'running', 'discarded')
     ORDER BY id
     LIMIT $3::integer
     FOR UPDATE

@@ -16,7 +16,9 @@ SET
         ELSE NULL
     END,
     metadata = CASE
-        WHEN state = 'discarded' AND $3::text <> 'discarded' THEN metadata - 'cancel_attempted_at'
+        -- Only an object has keys to remove (a raw row may hold any JSON).
+        WHEN state = 'discarded' AND $3::text <> 'discarded' AND jsonb_typeof(metadata) = 'object'
+            THEN metadata - 'cancel_attempted_at'
         ELSE metadata
     END
 WHERE

@@ -1,0 +1,155 @@
+// Command livenessworker is the worker process of riverbpmn's liveness
+// acceptance tests (workflow/liveness_process_test.go): one River client
+// with exclusivity and liveness on, working LivenessArgs jobs, printing one
+// line per run start and end on stdout so that the test can rebuild the
+// timeline of every process, including one it kills with SIGKILL.
+//
+//	livenessworker -db URL -schema S -id CLIENT [-workers N]
+//
+// Output lines: "BEGIN <unix ns> <job id> <attempt> <key>", "END <unix ns>
+// <job id> <attempt> <key> <outcome>", and "READY" once the client started.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
+
+	"github.com/riverbpmn/riverbpmn/exclusive"
+	"github.com/riverbpmn/riverbpmn/liveness"
+	"github.com/riverbpmn/riverbpmn/workflow"
+)
+
+// LivenessArgs is the tests' job: SleepMillis of work for one process
+// instance. With LongFirstRun, a run of the job that has no error yet (its
+// first) works for a minute, so it is still running when the test kills its
+// worker.
+type LivenessArgs struct {
+	Instance     string `json:"instance"`
+	SleepMillis  int    `json:"sleep_millis"`
+	LongFirstRun bool   `json:"long_first_run,omitempty"`
+	RetryCycle   string `json:"retry_cycle,omitempty"`
+}
+
+// Kind is River's job kind.
+func (LivenessArgs) Kind() string { return "liveness_work" }
+
+// JobContext makes every job an exclusive job of its instance.
+func (a LivenessArgs) JobContext() workflow.JobContext {
+	return workflow.JobContext{ProcessInstanceID: a.Instance, ProcessDefinitionKey: "liveness", RetryCycle: a.RetryCycle}
+}
+
+type out struct {
+	mu sync.Mutex
+}
+
+func (o *out) line(format string, args ...any) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	fmt.Fprintf(os.Stdout, format+"\n", args...)
+}
+
+type worker struct {
+	river.WorkerDefaults[LivenessArgs]
+	out *out
+}
+
+func (w *worker) Work(ctx context.Context, job *river.Job[LivenessArgs]) error {
+	w.out.line("BEGIN %d %d %d %s", time.Now().UnixNano(), job.ID, job.Attempt, job.Args.Instance)
+	sleep := time.Duration(job.Args.SleepMillis) * time.Millisecond
+	if job.Args.LongFirstRun && len(job.Errors) == 0 {
+		sleep = time.Minute
+	}
+	outcome := "done"
+	var err error
+	select {
+	case <-ctx.Done():
+		outcome, err = "cancelled", ctx.Err()
+	case <-time.After(sleep):
+	}
+	w.out.line("END %d %d %d %s %s", time.Now().UnixNano(), job.ID, job.Attempt, job.Args.Instance, outcome)
+	return err
+}
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "livenessworker:", err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	var (
+		dbURL   = flag.String("db", "", "database URL")
+		schema  = flag.String("schema", "", "schema")
+		id      = flag.String("id", "", "River client id")
+		workers = flag.Int("workers", 10, "MaxWorkers")
+	)
+	flag.Parse()
+	if *dbURL == "" || *id == "" {
+		return errors.New("-db and -id are required")
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	poolConfig, err := pgxpool.ParseConfig(*dbURL)
+	if err != nil {
+		return err
+	}
+	poolConfig.ConnConfig.RuntimeParams["application_name"] = *id
+	pool, err := pgxpool.NewWithConfig(ctx, poolConfig)
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+
+	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	engine, err := workflow.NewEngine(pool, &workflow.Config{
+		Schema:         *schema,
+		ExclusiveScope: exclusive.ProcessInstance,
+		Liveness:       livenessConfig(),
+	})
+	if err != nil {
+		return err
+	}
+	o := &out{}
+	ws := river.NewWorkers()
+	river.AddWorker(ws, &worker{out: o})
+	client, err := river.NewClient(engine.Driver(), &river.Config{
+		ID:          *id,
+		Logger:      logger,
+		Middleware:  []rivertype.Middleware{engine.Middleware()},
+		Queues:      map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: *workers}},
+		RetryPolicy: engine.RetryPolicy(),
+		Schema:      *schema,
+		Workers:     ws,
+	})
+	if err != nil {
+		return err
+	}
+	if err := client.Start(ctx); err != nil {
+		return err
+	}
+	o.line("READY")
+	<-ctx.Done()
+	stopCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	return client.Stop(stopCtx)
+}
+
+// livenessConfig is liveness on with its default settings.
+func livenessConfig() (cfg liveness.Config) {
+	cfg.Enabled = true
+	return cfg
+}

@@ -1,0 +1,62 @@
+package liveness
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+var sessionsListSQL = mustReadSQL("sessions_list.sql")
+
+// MaxSessions caps how many sessions Sessions returns.
+const MaxSessions = 10_000
+
+// Session is one liveness session of a client, as the database sees it.
+type Session struct {
+	ID       int64     `json:"id"`
+	ClientID string    `json:"client_id"`
+	PID      int32     `json:"pid"`
+	Started  time.Time `json:"started_at"`
+	// Superseded is when the same client opened its next session.
+	Superseded *time.Time `json:"superseded_at,omitempty"`
+	// DeadSince is when a client first saw the session dead; its jobs are
+	// given back TakeoverAfter later.
+	DeadSince *time.Time `json:"dead_since,omitempty"`
+	// Alive is whether the session's backend holds its lock now.
+	Alive bool `json:"alive"`
+}
+
+// Querier runs a query; pgxpool.Pool, pgx.Conn and pgx.Tx have it.
+type Querier interface {
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+}
+
+// Sessions lists the sessions of schema, oldest first (at most MaxSessions).
+func Sessions(ctx context.Context, q Querier, schema string) ([]*Session, error) {
+	rows, err := q.Query(ctx, render(sessionsListSQL, schema), MaxSessions)
+	if err != nil {
+		return nil, fmt.Errorf("liveness: listing sessions: %w", err)
+	}
+	sessions, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (*Session, error) {
+		var s Session
+		if err := row.Scan(&s.ID, &s.ClientID, &s.PID, &s.Started, &s.Superseded, &s.DeadSince, &s.Alive); err != nil {
+			return nil, err
+		}
+		s.Started = s.Started.UTC()
+		if s.Superseded != nil {
+			u := s.Superseded.UTC()
+			s.Superseded = &u
+		}
+		if s.DeadSince != nil {
+			u := s.DeadSince.UTC()
+			s.DeadSince = &u
+		}
+		return &s, nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("liveness: listing sessions: %w", err)
+	}
+	return sessions, nil
+}

@@ -1,0 +1,609 @@
+package workflow
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdbtest"
+	"github.com/riverqueue/river/rivertype"
+	"github.com/stretchr/testify/require"
+
+	"github.com/riverbpmn/riverbpmn/exclusive"
+)
+
+// The liveness acceptance tests run real worker processes
+// (internal/livenessworker), kill them with SIGKILL or cut their database
+// connections, and check the timeline the processes printed. Set
+// RIVERBPMN_LIVENESS_LONG=1 for the full sizes (50 instances x 40 jobs, 20
+// kills).
+
+// livenessArgs is internal/livenessworker's LivenessArgs.
+type livenessArgs struct {
+	Instance     string `json:"instance"`
+	SleepMillis  int    `json:"sleep_millis"`
+	LongFirstRun bool   `json:"long_first_run,omitempty"`
+	RetryCycle   string `json:"retry_cycle,omitempty"`
+}
+
+func (livenessArgs) Kind() string { return "liveness_work" }
+
+func (a livenessArgs) JobContext() JobContext {
+	return JobContext{ProcessInstanceID: a.Instance, ProcessDefinitionKey: "liveness", RetryCycle: a.RetryCycle}
+}
+
+func livenessLong() bool { return os.Getenv("RIVERBPMN_LIVENESS_LONG") != "" }
+
+var (
+	livenessWorkerOnce sync.Once
+	livenessWorkerPath string
+	livenessWorkerErr  error
+)
+
+// buildLivenessWorker builds the worker binary once per test run.
+func buildLivenessWorker(t *testing.T) string {
+	t.Helper()
+	livenessWorkerOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "livenessworker")
+		if err != nil {
+			livenessWorkerErr = err
+			return
+		}
+		livenessWorkerPath = filepath.Join(dir, "livenessworker")
+		args := []string{"build", "-o", livenessWorkerPath}
+		if os.Getenv("RIVERBPMN_LIVENESS_RACE") != "" {
+			args = append(args, "-race") // a race makes the worker exit with 66
+		}
+		args = append(args, "github.com/riverbpmn/riverbpmn/internal/livenessworker")
+		out, err := exec.Command("go", args...).CombinedOutput()
+		if err != nil {
+			livenessWorkerErr = fmt.Errorf("building the worker: %w: %s", err, out)
+		}
+	})
+	require.NoError(t, livenessWorkerErr)
+	return livenessWorkerPath
+}
+
+// procRun is a run a worker process printed the start of.
+type procRun struct {
+	jobID   int64
+	attempt int
+}
+
+// livenessProcs is a set of worker processes on one schema and the timeline
+// they printed.
+type livenessProcs struct {
+	t      *testing.T
+	bin    string
+	schema string
+
+	mu     sync.Mutex
+	spans  []exclusive.Span
+	open   map[string]map[procRun]exclusive.Span // worker id -> runs under way
+	procs  map[string]*exec.Cmd
+	ended  map[string]chan struct{} // closed when the worker's output ends
+	exits  map[string]error         // the worker's exit, once ended
+	begins map[string][]exclusive.Span
+	ends   map[string][]exclusive.Span // worker id -> finished runs
+	n      int
+}
+
+func newLivenessProcs(t *testing.T, schema string) *livenessProcs {
+	return &livenessProcs{
+		t: t, bin: buildLivenessWorker(t), schema: schema,
+		open: map[string]map[procRun]exclusive.Span{}, procs: map[string]*exec.Cmd{},
+		ended: map[string]chan struct{}{}, begins: map[string][]exclusive.Span{}, ends: map[string][]exclusive.Span{}, exits: map[string]error{},
+	}
+}
+
+// start starts a worker and waits until its client started.
+func (p *livenessProcs) start() string {
+	t := p.t
+	p.mu.Lock()
+	p.n++
+	id := fmt.Sprintf("lw%d-%d", p.n, rand.IntN(1_000_000)) //nolint:gosec // test data
+	p.mu.Unlock()
+	cmd := exec.Command(p.bin, "-db", os.Getenv("TEST_DATABASE_URL"), "-schema", p.schema, "-id", id, "-workers", "10")
+	cmd.Stderr = &prefixWriter{t: t, prefix: id}
+	stdout, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	ready := make(chan struct{})
+	ended := make(chan struct{})
+	p.mu.Lock()
+	p.procs[id] = cmd
+	p.open[id] = map[procRun]exclusive.Span{}
+	p.ended[id] = ended
+	p.mu.Unlock()
+	t.Cleanup(func() { _ = cmd.Process.Kill(); <-ended })
+	go func() {
+		defer close(ended)
+		scanner := bufio.NewScanner(stdout)
+		var once sync.Once
+		for scanner.Scan() {
+			p.record(id, scanner.Text(), func() { once.Do(func() { close(ready) }) })
+		}
+		err := cmd.Wait()
+		p.mu.Lock()
+		p.exits[id] = err
+		p.mu.Unlock()
+	}()
+	select {
+	case <-ready:
+	case <-ended:
+		t.Fatalf("worker %s exited before it was ready", id)
+	case <-time.After(60 * time.Second):
+		t.Fatalf("worker %s not ready after 60 s", id)
+	}
+	return id
+}
+
+func (p *livenessProcs) record(id, line string, ready func()) {
+	fields := strings.Fields(line)
+	if len(fields) == 1 && fields[0] == "READY" {
+		ready()
+		return
+	}
+	if len(fields) < 5 {
+		return
+	}
+	ns, _ := strconv.ParseInt(fields[1], 10, 64)
+	jobID, _ := strconv.ParseInt(fields[2], 10, 64)
+	attempt, _ := strconv.Atoi(fields[3])
+	at := time.Unix(0, ns)
+	run := procRun{jobID, attempt}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	switch fields[0] {
+	case "BEGIN":
+		span := exclusive.Span{Key: fields[4], JobID: jobID, Attempt: attempt, Start: at}
+		p.open[id][run] = span
+		p.begins[id] = append(p.begins[id], span)
+	case "END":
+		span := p.open[id][run]
+		delete(p.open[id], run)
+		span.End = at
+		p.spans = append(p.spans, span)
+		p.ends[id] = append(p.ends[id], span)
+	}
+}
+
+// openRuns returns the runs worker id has under way.
+func (p *livenessProcs) openRuns(id string) []exclusive.Span {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var spans []exclusive.Span
+	for _, s := range p.open[id] {
+		spans = append(spans, s)
+	}
+	return spans
+}
+
+// kill kills worker id with SIGKILL and returns when it was killed and the
+// runs it had under way, which end (for the timeline) when its process was
+// seen gone: later than they really did, so the overlap check errs on the
+// strict side.
+func (p *livenessProcs) kill(id string) (time.Time, []exclusive.Span) {
+	p.mu.Lock()
+	cmd, ended := p.procs[id], p.ended[id]
+	p.mu.Unlock()
+	killedAt := time.Now()
+	require.NoError(p.t, cmd.Process.Signal(syscall.SIGKILL))
+	<-ended
+	gone := time.Now()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var held []exclusive.Span
+	for run, span := range p.open[id] {
+		span.End = gone
+		p.spans = append(p.spans, span)
+		held = append(held, span)
+		delete(p.open[id], run)
+	}
+	delete(p.procs, id)
+	return killedAt, held
+}
+
+// stopAll stops every worker cleanly (SIGTERM) and waits for them.
+func (p *livenessProcs) stopAll() {
+	p.mu.Lock()
+	waits := map[string]chan struct{}{}
+	for id, cmd := range p.procs {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		waits[id] = p.ended[id]
+	}
+	p.mu.Unlock()
+	for id, w := range waits {
+		select {
+		case <-w:
+		case <-time.After(30 * time.Second):
+			p.t.Fatalf("worker %s did not stop within 30 s of SIGTERM", id)
+		}
+		p.mu.Lock()
+		err := p.exits[id]
+		p.mu.Unlock()
+		require.NoError(p.t, err, "worker %s did not stop cleanly", id)
+	}
+}
+
+// allSpans returns every finished run.
+func (p *livenessProcs) allSpans() []exclusive.Span {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return slices.Clone(p.spans)
+}
+
+// nextBegin returns the first start of a run of key after at by a worker
+// other than except.
+func (p *livenessProcs) nextBegin(key string, at time.Time, except string) (time.Time, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var first time.Time
+	for id, spans := range p.begins {
+		if id == except {
+			continue
+		}
+		for _, s := range spans {
+			if s.Key == key && s.Start.After(at) && (first.IsZero() || s.Start.Before(first)) {
+				first = s.Start
+			}
+		}
+	}
+	return first, !first.IsZero()
+}
+
+type prefixWriter struct {
+	t      *testing.T
+	prefix string
+}
+
+func (w *prefixWriter) Write(b []byte) (int, error) {
+	w.t.Logf("%s: %s", w.prefix, strings.TrimSpace(string(b)))
+	return len(b), nil
+}
+
+// livenessSetup returns a migrated schema and a client that inserts into it.
+func livenessSetup(t *testing.T) (string, *river.Client[pgx.Tx]) {
+	t.Helper()
+	if os.Getenv("TEST_DATABASE_URL") == "" {
+		t.Skip("TEST_DATABASE_URL is not set")
+	}
+	engine, err := NewEngine(testPool(t), &Config{})
+	require.NoError(t, err)
+	schema := riverdbtest.TestSchema(context.Background(), t, engine.Driver(), nil)
+	engine.config.Schema = schema
+	client, err := river.NewClient(engine.Driver(), &river.Config{
+		Middleware: []rivertype.Middleware{engine.Middleware()},
+		Schema:     schema,
+	})
+	require.NoError(t, err)
+	return schema, client
+}
+
+// insertHot inserts jobs per instance for instances instances, 100-300 ms
+// each, interleaved so that every instance has work waiting all along.
+func insertHot(ctx context.Context, t *testing.T, client *river.Client[pgx.Tx], instances, jobs int) {
+	t.Helper()
+	var params []river.InsertManyParams
+	for j := range jobs {
+		for i := range instances {
+			_ = j
+			params = append(params, river.InsertManyParams{Args: livenessArgs{
+				Instance: fmt.Sprintf("pi-%02d", i), SleepMillis: 100 + rand.IntN(201), //nolint:gosec // test data
+			}})
+		}
+	}
+	for chunk := range slices.Chunk(params, 1000) {
+		_, err := client.InsertMany(ctx, chunk)
+		require.NoError(t, err)
+	}
+}
+
+// waitAllFinished waits until no job of the schema is unfinished.
+func waitAllFinished(ctx context.Context, t *testing.T, schema string, timeout time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		states := exclJobStates(ctx, t, schema)
+		if states["available"]+states["running"]+states["retryable"]+states["scheduled"] == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("jobs unfinished after %s: %v", timeout, states)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// livenessJob reads one job's state, attempt, max attempts and errors.
+func livenessJob(ctx context.Context, t *testing.T, schema string, id int64) (string, int, int, string) {
+	t.Helper()
+	var (
+		state                string
+		attempt, maxAttempts int
+		errs                 string
+	)
+	require.NoError(t, testPool(t).QueryRow(ctx, fmt.Sprintf(
+		`SELECT state::text, attempt, max_attempts, coalesce(array_to_string(errors, ' '), '') FROM %s.river_job WHERE id = $1`,
+		pgx.Identifier{schema}.Sanitize()), id).Scan(&state, &attempt, &maxAttempts, &errs))
+	return state, attempt, maxAttempts, errs
+}
+
+// waitOpenRuns waits until worker id has at least n runs under way (and,
+// with want, one of job want) and returns them.
+func (p *livenessProcs) waitOpenRuns(id string, n int, timeout time.Duration) []exclusive.Span {
+	deadline := time.Now().Add(timeout)
+	for {
+		if runs := p.openRuns(id); len(runs) >= n {
+			return runs
+		}
+		if time.Now().After(deadline) {
+			p.t.Fatalf("worker %s has fewer than %d runs under way after %s", id, n, timeout)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestLivenessKillWorker is the crash acceptance test: 3 worker processes on
+// hot exclusive instances; SIGKILL one while it holds keys (and the one
+// R0/PT1S job whose first run lasts a minute); the next job of each of its
+// instances must start within 10 s, no two runs of a key overlap, the killed
+// runs use up no execution (the R0 job completes), and no lock is left held.
+// The kill is repeated (2 times here, 20 with RIVERBPMN_LIVENESS_LONG), a
+// fresh worker replacing each killed one.
+func TestLivenessKillWorker(t *testing.T) {
+	ctx := context.Background()
+	instances, jobs, kills := 50, 8, 2
+	if livenessLong() {
+		jobs, kills = 40, 20
+	}
+	schema, inserter := livenessSetup(t)
+	procs := newLivenessProcs(t, schema)
+	workers := []string{procs.start(), procs.start(), procs.start()}
+
+	survivor, err := inserter.Insert(ctx, livenessArgs{Instance: "survivor", SleepMillis: 100, LongFirstRun: true, RetryCycle: "R0/PT1S"}, nil)
+	require.NoError(t, err)
+	require.Equal(t, 1, survivor.Job.MaxAttempts, "R0/PT1S allows one execution")
+	insertHot(ctx, t, inserter, instances, jobs)
+
+	// Who runs the survivor's first run is the first victim.
+	var victim string
+	require.Eventually(t, func() bool {
+		for _, id := range workers {
+			for _, run := range procs.openRuns(id) {
+				if run.JobID == survivor.Job.ID {
+					victim = id
+					return true
+				}
+			}
+		}
+		return false
+	}, 30*time.Second, 10*time.Millisecond)
+
+	var (
+		maxGap     time.Duration
+		killed     []string
+		killedRuns []exclusive.Span
+	)
+	for k := range kills {
+		if k > 0 {
+			// Keep the instances hot however many kills there are.
+			if exclJobStates(ctx, t, schema)["available"] < instances*jobs/2 {
+				insertHot(ctx, t, inserter, instances, jobs)
+			}
+			victim = procs.busiest(workers, 2, 30*time.Second)
+		}
+		procs.waitOpenRuns(victim, 2, 30*time.Second)
+		killedAt, held := procs.kill(victim)
+		killed = append(killed, victim)
+		killedRuns = append(killedRuns, held...)
+		workers = slices.DeleteFunc(workers, func(id string) bool { return id == victim })
+		workers = append(workers, procs.start())
+		t.Logf("kill %d: %s held %d keys", k+1, victim, len(held))
+		for _, run := range held {
+			var next time.Time
+			require.Eventually(t, func() bool {
+				var ok bool
+				next, ok = procs.nextBegin(run.Key, killedAt, victim)
+				return ok
+			}, 30*time.Second, 20*time.Millisecond, "no job of %s started after kill %d", run.Key, k+1)
+			gap := next.Sub(killedAt)
+			maxGap = max(maxGap, gap)
+			require.Less(t, gap, 10*time.Second, "key %s: next job started %s after the kill", run.Key, gap)
+		}
+	}
+	waitAllFinished(ctx, t, schema, 3*time.Minute)
+	procs.stopAll()
+
+	t.Logf("%d kills; longest gap between a kill and the next run of a key the killed worker held: %s", kills, maxGap)
+	overlaps := exclusive.Overlaps(procs.allSpans())
+	require.Empty(t, overlaps, "runs of one key overlapped: %v", overlaps)
+
+	state, attempt, maxAttempts, errs := livenessJob(ctx, t, schema, survivor.Job.ID)
+	require.Equal(t, "completed", state, "the R0/PT1S job survives the kill")
+	require.Equal(t, 1, attempt, "the killed run used up no execution")
+	require.Equal(t, 1, maxAttempts)
+	require.Contains(t, errs, "client "+killed[0]+" ", "the error entry names the dead client")
+
+	// Every job whose run was killed completed, and was given back once per
+	// killed run (each give-back leaves one error entry).
+	killedOf := map[int64]int{}
+	for _, run := range killedRuns {
+		killedOf[run.JobID]++
+	}
+	for jobID, n := range killedOf {
+		state, _, _, errs := livenessJob(ctx, t, schema, jobID)
+		require.Equal(t, "completed", state, "job %d", jobID)
+		require.GreaterOrEqual(t, strings.Count(errs, "lost its liveness"), n, "job %d: every killed run was given back", jobID)
+	}
+	// No give-back used up an execution: these jobs never fail, so every
+	// job completed at attempt 1, whatever happened to its earlier runs.
+	var (
+		jobsTotal      int
+		givenBackTotal int
+		wrongAttempt   []int64
+	)
+	rows, err := testPool(t).Query(ctx, fmt.Sprintf(`SELECT id, attempt,
+			(SELECT count(*) FROM unnest(errors) AS e WHERE e->>'error' LIKE '%%lost its liveness%%')
+		FROM %s.river_job`, pgx.Identifier{schema}.Sanitize()))
+	require.NoError(t, err)
+	for rows.Next() {
+		var (
+			id               int64
+			attempt, handled int
+		)
+		require.NoError(t, rows.Scan(&id, &attempt, &handled))
+		jobsTotal++
+		givenBackTotal += handled
+		if attempt != 1 {
+			wrongAttempt = append(wrongAttempt, id)
+		}
+	}
+	require.NoError(t, rows.Err())
+	require.Empty(t, wrongAttempt, "jobs that did not complete at attempt 1")
+	t.Logf("%d jobs, %d runs given back, every job completed at attempt 1", jobsTotal, givenBackTotal)
+
+	require.Zero(t, exclHeldLockCount(ctx, t, schema), "an exclusive key is still held")
+	var sessions int
+	require.NoError(t, testPool(t).QueryRow(ctx, fmt.Sprintf(`SELECT count(*) FROM %s.river_bpmn_client_session`, pgx.Identifier{schema}.Sanitize())).Scan(&sessions))
+	require.Zero(t, sessions, "a session row outlived its client")
+}
+
+// endOf returns when worker id's run of job jobID, attempt attempt, ended.
+func (p *livenessProcs) endOf(id string, jobID int64, attempt int) (time.Time, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, s := range p.ends[id] {
+		if s.JobID == jobID && s.Attempt == attempt {
+			return s.End, true
+		}
+	}
+	return time.Time{}, false
+}
+
+// TestLivenessPartition is the fencing acceptance test: one of 3 live worker
+// processes has every database connection terminated (pg_terminate_backend)
+// while it runs jobs. The process stays alive; it must stop each run it had
+// under way before any other worker starts a run of the same key (read from
+// the processes' timeline), and its runs are given back (the error entry names
+// it) and completed elsewhere or by itself later.
+func TestLivenessPartition(t *testing.T) {
+	ctx := context.Background()
+	instances, jobs := 50, 8
+	if livenessLong() {
+		jobs = 40
+	}
+	schema, inserter := livenessSetup(t)
+	procs := newLivenessProcs(t, schema)
+	workers := []string{procs.start(), procs.start(), procs.start()}
+	insertHot(ctx, t, inserter, instances, jobs)
+	// Long jobs (each followed by a short one of its instance): the worker
+	// cut off is one running a long job and some short ones.
+	long := map[int64]bool{}
+	for i := range 10 {
+		instance := fmt.Sprintf("long-%d", i)
+		res, err := inserter.Insert(ctx, livenessArgs{Instance: instance, SleepMillis: 4000}, nil)
+		require.NoError(t, err)
+		long[res.Job.ID] = true
+		_, err = inserter.Insert(ctx, livenessArgs{Instance: instance, SleepMillis: 100}, nil)
+		require.NoError(t, err)
+	}
+
+	var victim string
+	require.Eventually(t, func() bool {
+		for _, id := range workers {
+			runs := procs.openRuns(id)
+			for _, run := range runs {
+				if long[run.JobID] && len(runs) >= 3 {
+					victim = id
+					return true
+				}
+			}
+		}
+		return false
+	}, 30*time.Second, 5*time.Millisecond)
+	cutAt := time.Now()
+	var terminated int
+	require.NoError(t, testPool(t).QueryRow(ctx,
+		`WITH victim AS MATERIALIZED (
+			SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND application_name = $1 AND pid <> pg_backend_pid()
+		)
+		SELECT count(*) FILTER (WHERE pg_terminate_backend(pid)) FROM victim`, victim).Scan(&terminated))
+	held := procs.openRuns(victim) // what it had under way when cut off
+	require.Positive(t, terminated)
+	t.Logf("terminated %d connections of %s, which ran %d jobs", terminated, victim, len(held))
+
+	waitAllFinished(ctx, t, schema, 3*time.Minute)
+	procs.stopAll()
+
+	overlaps := exclusive.Overlaps(procs.allSpans())
+	require.Empty(t, overlaps, "runs of one key overlapped: %v", overlaps)
+
+	var (
+		givenBack, measured int
+		minMargin           = time.Duration(1<<63 - 1)
+	)
+	for _, run := range held {
+		end, ok := procs.endOf(victim, run.JobID, run.Attempt)
+		require.True(t, ok, "the cut-off worker never ended its run of job %d", run.JobID)
+		if next, ok := procs.nextBegin(run.Key, cutAt, victim); ok {
+			require.True(t, end.Before(next), "key %s: the cut-off worker ended its run at %s, another started one at %s",
+				run.Key, end.Format(time.StampMicro), next.Format(time.StampMicro))
+			minMargin = min(minMargin, next.Sub(end))
+			measured++
+		}
+		state, _, _, errs := livenessJob(ctx, t, schema, run.JobID)
+		require.Equal(t, "completed", state)
+		if strings.Contains(errs, "client "+victim+" ") {
+			givenBack++
+		}
+		if long[run.JobID] {
+			require.Contains(t, errs, "client "+victim+" ", "the long run of job %d was under way when its worker was cut off; it must have been given back", run.JobID)
+		}
+	}
+	require.Positive(t, measured, "no other worker started a job of a key the cut-off worker had under way")
+	t.Logf("%d of its %d runs given back; over %d keys, shortest time from the cut-off worker stopping its run to another worker starting the key: %s",
+		givenBack, len(held), measured, minMargin)
+	// Keys the cut-off worker could not give back (its connections were
+	// gone) are stale once their jobs ended, and swept later; none may be
+	// held by a job still running its attempt.
+	var live int
+	require.NoError(t, testPool(t).QueryRow(ctx, fmt.Sprintf(`SELECT count(*) FROM %[1]s.river_bpmn_exclusive_lock AS lock
+		JOIN %[1]s.river_job AS job ON job.id = lock.job_id
+		WHERE job.state = 'running' AND job.attempt = lock.attempt`, pgx.Identifier{schema}.Sanitize())).Scan(&live))
+	require.Zero(t, live, "an exclusive key is still held by a running job")
+}
+
+// busiest waits until one of workers has at least n runs under way and
+// returns the one with the most.
+func (p *livenessProcs) busiest(workers []string, n int, timeout time.Duration) string {
+	deadline := time.Now().Add(timeout)
+	for {
+		best, most := "", 0
+		for _, id := range workers {
+			if runs := len(p.openRuns(id)); runs > most {
+				best, most = id, runs
+			}
+		}
+		if most >= n {
+			return best
+		}
+		if time.Now().After(deadline) {
+			p.t.Fatalf("no worker has %d runs under way after %s", n, timeout)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
