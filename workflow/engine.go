@@ -68,6 +68,15 @@ type Config struct {
 	// that wake a queue's producers when a key is given back while jobs of
 	// that key wait (0 means exclusive.DefaultWakeCooldown).
 	ExclusiveWakeCooldown time.Duration
+
+	// ProgressInterval is the shortest time between two writes of a running
+	// job's progress (handlers.Progress); 0 means one second.
+	ProgressInterval time.Duration
+
+	// Events, when set, switches job status events on (see EventsConfig and
+	// package events). Nil leaves them as the schema has them (off unless
+	// enabled with EnableEvents).
+	Events *EventsConfig
 }
 
 // Engine is riverbpmn's entry point: it holds the configuration and builds
@@ -111,6 +120,9 @@ func NewEngine(dbPool *pgxpool.Pool, config *Config) (*Engine, error) {
 	}
 	if config.ExclusiveLookahead < 0 {
 		return nil, fmt.Errorf("workflow: Config.ExclusiveLookahead must not be negative, got %d", config.ExclusiveLookahead)
+	}
+	if err := validateJobControl(config); err != nil {
+		return nil, err
 	}
 	e := &Engine{config: *config, defs: defs, defaultRetryCycle: defaultRetryCycle, dbPool: dbPool}
 	e.driver = newDriver(e, dbPool, Acquisition{})

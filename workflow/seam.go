@@ -100,10 +100,12 @@ func (p *pilot) PluginServices() []startstop.Service {
 }
 
 // PluginMaintenanceServices returns the services River runs on the elected
-// leader only: none yet.
+// leader only: the job status event pruner (with Config.Events).
 //
 // Part of River's internal pilot plugin interface.
-func (p *pilot) PluginMaintenanceServices() []startstop.Service { return nil }
+func (p *pilot) PluginMaintenanceServices() []startstop.Service {
+	return p.driver.engine.eventsMaintenanceServices()
+}
 
 // startClient runs once when the client starts; nothing keeps running.
 func (p *pilot) startClient(ctx context.Context, shouldStart bool, started, stopped func()) error {
@@ -114,6 +116,9 @@ func (p *pilot) startClient(ctx context.Context, shouldStart bool, started, stop
 	started()
 	if p.driver.engine == nil {
 		return nil
+	}
+	if err := p.driver.engine.startEvents(ctx); err != nil {
+		return err
 	}
 	return p.driver.engine.SyncJobDefinitions(ctx)
 }

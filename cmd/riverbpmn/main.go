@@ -4,6 +4,10 @@
 //	riverbpmn migrate-down --database-url URL [--schema S] [--max-steps N] [--target-version V]
 //	riverbpmn version      [--database-url URL] [--schema S]
 //	riverbpmn bench        --database-url URL [--schema S] [--mode M]... [--json] [--fetch-latency] (see --help)
+//	riverbpmn progress     --database-url URL [--schema S] (--job ID | --instance ID) [--json]
+//	riverbpmn stop         --database-url URL [--schema S] (--job ID | --instance ID) [--json]
+//	riverbpmn events       --database-url URL [--schema S] [--follow] [--instance ID] [--subscription NAME] [--from F] [--json]
+//	riverbpmn events-enable | events-disable --database-url URL [--schema S] [--json]
 //
 // Flags follow River's CLI: --database-url defaults to $DATABASE_URL.
 // migrate-up applies River's main migration line, then riverbpmn's;
@@ -42,6 +46,11 @@ func commands() []command {
 		{"migrate-down", "roll riverbpmn's migration line back (one step by default)", runMigrateDown},
 		{"version", "print riverbpmn's and River's versions (and the schema's, with --database-url)", runVersion},
 		{"bench", "measure riverbpmn against stock River (throughput, fetch latency)", runBench},
+		{"progress", "show the status and progress of a job (--job) or of every job of a process instance (--instance)", runProgress},
+		{"stop", "ask a job (--job) or every job of a process instance (--instance) to stop", runStop},
+		{"events", "print job status events (--follow: as they happen, from any process)", runEvents},
+		{"events-enable", "switch job status events on in the schema", runEventsEnable},
+		{"events-disable", "switch job status events off in the schema", runEventsDisable},
 	}
 }
 
