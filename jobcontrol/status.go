@@ -131,4 +131,3 @@ func scanStatuses(rows pgx.Rows) ([]*JobStatus, error) {
 	}
 	return out, nil
 }
-
