@@ -12,7 +12,7 @@ doomed AS (
     SELECT txid, id
     FROM /* TEMPLATE: schema */river_bpmn_event
     WHERE NOT EXISTS (SELECT 1 FROM boundary)
-        OR (txid, id) < (SELECT (txid, id) FROM boundary)
+        OR (txid, id) < (SELECT txid, id FROM boundary)
     ORDER BY txid, id
     LIMIT $2::integer
 )

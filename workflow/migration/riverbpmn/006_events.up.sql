@@ -69,7 +69,7 @@ BEGIN
         n.kind,
         n.queue,
         n.attempt,
-        ev.retries_left,
+        CASE WHEN ev.status = 'FAILED' THEN ev.retries_left END,
         CASE WHEN ev.status IN ('FAILED', 'INCIDENT') THEN
             left(n.errors[array_upper(n.errors, 1)] ->> 'error', 4000)
         END,
