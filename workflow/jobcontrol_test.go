@@ -389,7 +389,7 @@ func TestEventsCursorNeverSkips(t *testing.T) {
 	setRunning := engine.sql("UPDATE /* TEMPLATE: schema */river_job SET state = 'running', attempt = 1, attempted_at = now() WHERE id = $1")
 	slow, err := engine.dbPool.Begin(ctx)
 	require.NoError(t, err)
-	defer slow.Rollback(ctx) //nolint:errcheck
+	defer slow.Rollback(ctx)                      //nolint:errcheck
 	_, err = slow.Exec(ctx, setRunning, a.Job.ID) // writes its event first
 	require.NoError(t, err)
 	_, err = engine.dbPool.Exec(ctx, setRunning, b.Job.ID) // commits first
