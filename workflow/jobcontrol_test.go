@@ -263,6 +263,8 @@ func TestStopJob(t *testing.T) {
 func TestJobStatusEvents(t *testing.T) {
 	ctx := context.Background()
 	engine, schema := testEngineWithConfig(t, &Config{Events: &EventsConfig{}})
+	// riverdbtest reuses schemas: leave none with events on.
+	t.Cleanup(func() { require.NoError(t, engine.DisableEvents(context.Background())) })
 	on, err := engine.EventsEnabled(ctx)
 	require.NoError(t, err)
 	require.False(t, on, "off until a client starts or EnableEvents")
@@ -377,6 +379,7 @@ func TestEventsCursorNeverSkips(t *testing.T) {
 	ctx := context.Background()
 	engine, schema := testEngine(t)
 	require.NoError(t, engine.EnableEvents(ctx))
+	t.Cleanup(func() { require.NoError(t, engine.DisableEvents(context.Background())) })
 	worker := newControlWorker()
 	client := newControlClient(t, engine, schema, worker)
 	a, err := client.Insert(ctx, controlArgs{}, nil)
