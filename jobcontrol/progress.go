@@ -199,8 +199,10 @@ func ReporterFrom(ctx context.Context) *Reporter {
 func WorkWithProgress(ctx context.Context, db DB, schema string, jobID int64, attempt int, interval time.Duration, doInner func(context.Context) error) error {
 	r := NewReporter(db, schema, jobID, attempt, interval)
 	err := doInner(WithReporter(ctx, r))
-	closeCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), progressWriteTimeout)
-	defer cancel()
-	_ = r.Close(closeCtx) // informative only; the outcome is the work's
+	if r.used.Load() {
+		closeCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), progressWriteTimeout)
+		defer cancel()
+		_ = r.Close(closeCtx) // informative only; the outcome is the work's
+	}
 	return err
 }
