@@ -415,3 +415,28 @@ func TestEventsCursorNeverSkips(t *testing.T) {
 	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
 	require.Equal(t, []int64{a.Job.ID, b.Job.ID}, ids)
 }
+
+// TestEventsPrunedByLeader: with Config.Events, the elected leader deletes
+// events older than the retention, so the outbox stays bounded.
+func TestEventsPrunedByLeader(t *testing.T) {
+	ctx := context.Background()
+	engine, schema := testEngineWithConfig(t, &Config{Events: &EventsConfig{Retention: time.Millisecond, PruneInterval: 20 * time.Millisecond}})
+	t.Cleanup(func() { require.NoError(t, engine.DisableEvents(context.Background())) })
+	client := newControlClient(t, engine, schema, newControlWorker())
+	require.NoError(t, client.Start(ctx))
+	t.Cleanup(func() { require.NoError(t, client.Stop(context.Background())) })
+
+	res, err := client.Insert(ctx, controlArgs{}, nil)
+	require.NoError(t, err)
+	waitJobState(ctx, t, engine, res.Job.ID, rivertype.JobStateCompleted)
+
+	var written int64
+	require.NoError(t, engine.dbPool.QueryRow(ctx, "SELECT last_value FROM "+
+		pgx.Identifier{schema, "river_bpmn_event_id_seq"}.Sanitize()).Scan(&written))
+	require.GreaterOrEqual(t, written, int64(2), "RUNNING and SUCCEEDED were recorded")
+	require.Eventually(t, func() bool {
+		var left int
+		require.NoError(t, engine.dbPool.QueryRow(ctx, engine.sql("SELECT count(*) FROM /* TEMPLATE: schema */river_bpmn_event")).Scan(&left))
+		return left == 0
+	}, 30*time.Second, 20*time.Millisecond, "the leader prunes them")
+}
