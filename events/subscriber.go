@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -201,11 +202,11 @@ func (s *subscriber) start(ctx context.Context) error {
 	if err := s.db.QueryRow(ctx, render(subscriptionGetSQL, s.cfg.Schema), s.cfg.Name).Scan(&txid, &s.cursor.ID); err != nil {
 		return fmt.Errorf("events: reading subscription %q: %w", s.cfg.Name, err)
 	}
-	c, err := ParseCursor(txid + ":0")
+	tx, err := strconv.ParseUint(txid, 10, 64)
 	if err != nil {
-		return err
+		return fmt.Errorf("events: subscription %q: transaction id %q: %w", s.cfg.Name, txid, err)
 	}
-	s.cursor.TxID = c.TxID
+	s.cursor.TxID = tx
 	return nil
 }
 
