@@ -11,7 +11,8 @@ var _ rivertype.WorkerMiddleware = (*middleware)(nil)
 // Work runs on the work path of every job a client with the engine's
 // middleware works. The exclusive hook is outermost, so that a job's key is
 // given back last, after the retry bookkeeping, as soon as the work returns
-// (see workExclusive and workWithRetryBookkeeping).
+// (see workExclusive and workWithRetryBookkeeping). Progress and stop
+// (workControl) are innermost, next to the work itself.
 func (m *middleware) Work(ctx context.Context, job *rivertype.JobRow, doInner func(context.Context) error) error {
 	return m.engine.workExclusive(ctx, job, func(ctx context.Context) error {
 		return m.engine.workWithRetryBookkeeping(ctx, job, func(ctx context.Context) error {
