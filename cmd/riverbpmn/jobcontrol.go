@@ -193,6 +193,9 @@ func runEvents(ctx context.Context, args []string, stdout io.Writer) error {
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
+	if subscription != "" && !follow {
+		return errors.New("--subscription needs --follow (without it, events prints what is retained and keeps no position)")
+	}
 	var start *events.Cursor
 	switch {
 	case from == "beginning", from == "" && !follow:

@@ -97,4 +97,7 @@ func TestJobControlCommands(t *testing.T) {
 	code, _, errOut = runCLI(t, append([]string{"events", "--from", "yesterday"}, db...)...)
 	require.Equal(t, exitError, code)
 	require.Contains(t, errOut, `--from: events: cursor "yesterday" is not of the form txid:id`)
+	code, _, errOut = runCLI(t, append([]string{"events", "--subscription", "x"}, db...)...)
+	require.Equal(t, exitError, code)
+	require.Contains(t, errOut, "--subscription needs --follow")
 }
