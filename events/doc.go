@@ -21,9 +21,11 @@
 // time of the change.
 //
 // How it is read. Subscribe reads the outbox by cursor, (transaction id, row
-// id), taking only rows of transactions that had ended when it looked; a
-// subscriber that resumes after its last cursor therefore misses nothing,
-// whatever order transactions committed in. A named subscription keeps its
+// id), taking only rows below the oldest transaction that was still running
+// in this database when it looked; a subscriber that resumes after its last
+// cursor therefore misses nothing, whatever order transactions committed in.
+// A long-running transaction in the database delays delivery until it ends
+// (transactions known to run in other databases of the server do not). A named subscription keeps its
 // cursor in river_bpmn_event_subscription, so a process that restarts resumes
 // where it stopped; delivery is at least once (events after the last saved
 // cursor are delivered again; Event.ID tells them apart). LISTEN/NOTIFY only

@@ -105,6 +105,7 @@ var (
 	readSQL               = mustSQL("read.sql")
 	pendingSQL            = mustSQL("pending.sql")
 	horizonSQL            = mustSQL("horizon.sql")
+	lastSQL               = mustSQL("last.sql")
 	pruneSQL              = mustSQL("prune.sql")
 	subscriptionGetSQL    = mustSQL("subscription_get.sql")
 	subscriptionCreateSQL = mustSQL("subscription_create.sql")
@@ -162,8 +163,8 @@ func Enabled(ctx context.Context, db DB, schema string) (bool, error) {
 	return on, nil
 }
 
-// Read returns at most limit events after cursor, in cursor order, from
-// transactions that have ended. Fewer than limit does not mean there are no
+// Read returns at most limit events after cursor, in cursor order, below the
+// oldest transaction still running in the database. Fewer than limit does not mean there are no
 // more: an event of a transaction still running comes later (see Pending).
 func Read(ctx context.Context, db DB, schema string, after Cursor, limit int) ([]Event, error) {
 	if limit <= 0 {
@@ -237,6 +238,28 @@ func Now(ctx context.Context, db DB) (Cursor, error) {
 		return Cursor{}, fmt.Errorf("events: transaction horizon %q: %w", txid, err)
 	}
 	return Cursor{TxID: tx}, nil
+}
+
+// Last returns the cursor of the last event written, committed or not yet
+// readable; ok is false when the outbox is empty.
+func Last(ctx context.Context, db DB, schema string) (c Cursor, ok bool, err error) {
+	var txid string
+	err = db.QueryRow(ctx, render(lastSQL, schema)).Scan(&txid, &c.ID)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Cursor{}, false, nil
+	}
+	if err != nil {
+		return Cursor{}, false, fmt.Errorf("events: reading the last event: %w%s", err, migrationHint(err))
+	}
+	if c.TxID, err = strconv.ParseUint(txid, 10, 64); err != nil {
+		return Cursor{}, false, fmt.Errorf("events: last event: transaction id %q: %w", txid, err)
+	}
+	return c, true, nil
+}
+
+// Less says whether c comes before other in cursor order.
+func (c Cursor) Less(other Cursor) bool {
+	return c.TxID < other.TxID || (c.TxID == other.TxID && c.ID < other.ID)
 }
 
 // DefaultPruneBatch is how many events one Prune statement deletes.

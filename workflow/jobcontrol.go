@@ -209,6 +209,15 @@ func (e *Engine) ReadEvents(ctx context.Context, after events.Cursor, limit int)
 	return events.Read(ctx, e.dbPool, e.config.Schema, after, limit)
 }
 
+// LastEvent returns the cursor of the last event written; ok is false when
+// there is none (see events.Last).
+func (e *Engine) LastEvent(ctx context.Context) (c events.Cursor, ok bool, err error) {
+	if e.dbPool == nil {
+		return events.Cursor{}, false, errNoPool
+	}
+	return events.Last(ctx, e.dbPool, e.config.Schema)
+}
+
 // EventsNow returns the cursor of "from now on" (see events.Now).
 func (e *Engine) EventsNow(ctx context.Context) (events.Cursor, error) {
 	if e.dbPool == nil {

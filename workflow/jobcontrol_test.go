@@ -440,3 +440,37 @@ func TestEventsPrunedByLeader(t *testing.T) {
 		return left == 0
 	}, 30*time.Second, 20*time.Millisecond, "the leader prunes them")
 }
+
+// TestEventsNotHeldBackByOtherDatabases: a transaction running in another
+// database of the server cannot write events here, so it does not hold
+// delivery back (one in this database does: TestEventsCursorNeverSkips).
+func TestEventsNotHeldBackByOtherDatabases(t *testing.T) {
+	ctx := context.Background()
+	engine, schema := testEngine(t)
+	require.NoError(t, engine.EnableEvents(ctx))
+	t.Cleanup(func() { require.NoError(t, engine.DisableEvents(context.Background())) })
+
+	config := engine.dbPool.Config().ConnConfig.Copy()
+	config.Database = "postgres"
+	other, err := pgx.ConnectConfig(ctx, config)
+	require.NoError(t, err)
+	defer other.Close(ctx)
+	otherTx, err := other.Begin(ctx)
+	require.NoError(t, err)
+	defer otherTx.Rollback(ctx)                               //nolint:errcheck
+	_, err = otherTx.Exec(ctx, "SELECT pg_current_xact_id()") // takes an xid, stays open
+	require.NoError(t, err)
+
+	start, err := engine.EventsNow(ctx)
+	require.NoError(t, err)
+	client := newControlClient(t, engine, schema, newControlWorker())
+	res, err := client.Insert(ctx, controlArgs{}, &river.InsertOpts{ScheduledAt: time.Now().Add(time.Hour)})
+	require.NoError(t, err)
+	_, err = engine.StopJob(ctx, res.Job.ID)
+	require.NoError(t, err)
+
+	batch, err := engine.ReadEvents(ctx, start, 10)
+	require.NoError(t, err)
+	require.Len(t, batch, 1)
+	require.Equal(t, events.Aborted, batch[0].Status)
+}

@@ -241,25 +241,35 @@ func runEvents(ctx context.Context, args []string, stdout io.Writer) error {
 		}
 		return err
 	}
-	// Without --follow: everything retained after the start, then stop.
+	// Without --follow: every event written before now, then stop. Events
+	// of transactions that were still running are waited for (a while).
 	cursor := events.Cursor{}
 	if start != nil {
 		cursor = *start
 	} else if cursor, err = engine.EventsNow(ctx); err != nil {
 		return err
 	}
-	for {
+	end, any, err := engine.LastEvent(ctx)
+	if err != nil || !any {
+		return err
+	}
+	deadline := time.Now().Add(listWait)
+	for cursor.Less(end) {
 		batch, err := engine.ReadEvents(ctx, cursor, events.DefaultBatchSize)
 		if err != nil {
 			return err
 		}
 		if len(batch) == 0 {
-			return nil
+			if time.Now().After(deadline) {
+				return fmt.Errorf("events up to %s are held back by a transaction still running on the server; try again, or use --follow", end)
+			}
+			time.Sleep(50 * time.Millisecond)
+			continue
 		}
 		cursor = batch[len(batch)-1].Cursor
 		matching := batch[:0:0]
 		for _, ev := range batch {
-			if instance == "" || ev.ProcessInstanceID == instance {
+			if (instance == "" || ev.ProcessInstanceID == instance) && !end.Less(ev.Cursor) {
 				matching = append(matching, ev)
 			}
 		}
@@ -267,7 +277,12 @@ func runEvents(ctx context.Context, args []string, stdout io.Writer) error {
 			return err
 		}
 	}
+	return nil
 }
+
+// listWait is how long `events` without --follow waits for events held back
+// by transactions still running.
+const listWait = 30 * time.Second
 
 func formatEvent(ev *events.Event) string {
 	var b strings.Builder

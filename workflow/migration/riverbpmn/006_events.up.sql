@@ -9,12 +9,12 @@
 --
 -- The cursor. Events are ordered by (txid, id): txid is the writing
 -- transaction's 64-bit id, id a sequence within it. A reader only takes rows
--- whose txid is below the xmin of its own snapshot, that is rows of
--- transactions that had ended when the reader looked: a row with a lower
--- (txid, id) than one already read can never appear later, so a reader that
+-- whose txid is below the oldest transaction of this database still running
+-- when the reader looked (events/sql/read.sql): a row with a lower (txid,
+-- id) than one already read can never appear later, so a reader that
 -- resumes after its last (txid, id) misses nothing. (A plain serial id does
 -- not have this property: ids are taken at insert, transactions commit in
--- another order.) A long-running transaction anywhere on the server delays
+-- another order.) A long-running transaction in this database delays
 -- delivery until it ends; it never loses an event.
 CREATE TABLE /* TEMPLATE: schema */river_bpmn_event (
     txid xid8 NOT NULL DEFAULT pg_current_xact_id(),
