@@ -169,5 +169,7 @@ func (e *Engine) NewDriver(acq Acquisition) (*Driver, error) {
 // Middleware returns the middleware that gives inserted jobs their job
 // context. Add it to river.Config.Middleware of every client that inserts
 // BPMN jobs; River runs it for all six insert calls. On the work path it
-// gives a job's exclusive key back as soon as the job's work returns.
+// gives a job's exclusive key back as soon as the job's work returns, gives
+// the work its progress reporter (handlers.Progress), and ends a job whose
+// stop request reached it ABORTED (see StopJob).
 func (e *Engine) Middleware() rivertype.Middleware { return e.middleware }
