@@ -12,11 +12,12 @@ var _ rivertype.WorkerMiddleware = (*middleware)(nil)
 // middleware works. The exclusive hook is outermost, so that a job's key is
 // given back last, after the retry bookkeeping, as soon as the work returns
 // (see workExclusive and workWithRetryBookkeeping). Progress and stop
-// (workControl) are innermost, next to the work itself.
+// (workControl) sit between them: stop sees the outcome the retry
+// bookkeeping chose (a conflict's snooze needs no stop check).
 func (m *middleware) Work(ctx context.Context, job *rivertype.JobRow, doInner func(context.Context) error) error {
 	return m.engine.workExclusive(ctx, job, func(ctx context.Context) error {
-		return m.engine.workWithRetryBookkeeping(ctx, job, func(ctx context.Context) error {
-			return m.engine.workControl(ctx, job, doInner)
+		return m.engine.workControl(ctx, job, func(ctx context.Context) error {
+			return m.engine.workWithRetryBookkeeping(ctx, job, doInner)
 		})
 	})
 }
