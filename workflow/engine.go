@@ -92,6 +92,15 @@ type Config struct {
 	// Logger receives the engine's own log messages. Nil means the logger of
 	// the engine's most recently built client (river.Config.Logger).
 	Logger *slog.Logger
+
+	// ProgressInterval is the shortest time between two writes of a running
+	// job's progress (handlers.Progress); 0 means one second.
+	ProgressInterval time.Duration
+
+	// Events, when set, switches job status events on (see EventsConfig and
+	// package events). Nil leaves them as the schema has them (off unless
+	// enabled with EnableEvents).
+	Events *EventsConfig
 }
 
 // Engine is riverbpmn's entry point: it holds the configuration and builds
@@ -146,6 +155,9 @@ func NewEngine(dbPool *pgxpool.Pool, config *Config) (*Engine, error) {
 	if config.Liveness.Enabled && dbPool == nil {
 		return nil, fmt.Errorf("workflow: Config.Liveness needs a database pool: %w", errNoPool)
 	}
+	if err := validateJobControl(config); err != nil {
+		return nil, err
+	}
 	e := &Engine{config: *config, defs: defs, defaultRetryCycle: defaultRetryCycle, dbPool: dbPool}
 	e.driver = newDriver(e, dbPool, Acquisition{})
 	e.middleware = &middleware{engine: e}
@@ -188,7 +200,9 @@ func (e *Engine) NewDriver(acq Acquisition) (*Driver, error) {
 // (MaxAttempts) from their retry cycle; River runs it for all six insert
 // calls. On the work path it applies the retry bookkeeping of conflict
 // failures (see ErrConflict) and gives a job's exclusive key back as soon as
-// the job's work returns. A client on the engine's driver without it refuses
+// the job's work returns, gives the work its progress reporter
+// (handlers.Progress), and ends a job whose stop request reached it ABORTED
+// (see StopJob). A client on the engine's driver without it refuses
 // to start and to insert (ErrClientNotWired); NewClient and ClientConfig add
 // it for you.
 func (e *Engine) Middleware() rivertype.Middleware {

@@ -21,6 +21,12 @@ const MigrationLine = "riverbpmn"
 //go:embed migration/riverbpmn/*.sql
 var migrationFS embed.FS
 
+// eventsMigrationVersion is the version of the migration that adds the job
+// status event outbox (009_events), and eventsMigrationTables its tables.
+const eventsMigrationVersion = 9
+
+var eventsMigrationTables = []string{"river_bpmn_event", "river_bpmn_event_subscription"}
+
 // migrationTruncateTables returns the tables of our line that hold data at
 // version (0 = latest). Version 1 only adds an index.
 func migrationTruncateTables(version int) []string { //nolint:unparam // grows with the line
@@ -42,6 +48,9 @@ func migrationTruncateTables(version int) []string { //nolint:unparam // grows w
 	}
 	if version == 0 || version >= livenessMigrationVersion {
 		tables = append(tables, "river_bpmn_client_session")
+	}
+	if version == 0 || version >= eventsMigrationVersion {
+		tables = append(tables, eventsMigrationTables...)
 	}
 	return tables
 }

@@ -111,10 +111,15 @@ func (p *pilot) PluginServices() []startstop.Service {
 }
 
 // PluginMaintenanceServices returns the services River runs on the elected
-// leader only: the one applying scheduled suspensions.
+// leader only: the one applying scheduled suspensions, and the job status
+// event pruner (with Config.Events). Each has a type of its own: River keys
+// maintenance services by type name, so two of one type would replace each
+// other.
 //
 // Part of River's internal pilot plugin interface.
-func (p *pilot) PluginMaintenanceServices() []startstop.Service { return p.suspensionServices() }
+func (p *pilot) PluginMaintenanceServices() []startstop.Service {
+	return append(p.suspensionServices(), p.driver.engine.eventsMaintenanceServices()...)
+}
 
 // startClient runs once when the client starts; nothing keeps running.
 func (p *pilot) startClient(ctx context.Context, shouldStart bool, started, stopped func()) error {
@@ -127,6 +132,9 @@ func (p *pilot) startClient(ctx context.Context, shouldStart bool, started, stop
 		return nil
 	}
 	if err := p.checkWiring(ctx); err != nil {
+		return err
+	}
+	if err := p.driver.engine.startEvents(ctx); err != nil {
 		return err
 	}
 	return p.driver.engine.SyncJobDefinitions(ctx)

@@ -26,6 +26,10 @@
 //	riverbpmn activate     (same flags as suspend)
 //	riverbpmn suspended    --database-url URL [--schema S] [--json]
 //	riverbpmn client-sessions --database-url URL [--schema S] [--json]
+//	riverbpmn progress     --database-url URL [--schema S] (--job ID | --instance ID) [--json]
+//	riverbpmn stop         --database-url URL [--schema S] (--job ID | --instance ID) [--json]
+//	riverbpmn events       --database-url URL [--schema S] [--follow] [--instance ID] [--subscription NAME] [--from F] [--json]
+//	riverbpmn events-enable | events-disable --database-url URL [--schema S] [--json]
 //
 // Flags follow River's CLI: --database-url defaults to $DATABASE_URL.
 // migrate-up applies River's main migration line, then riverbpmn's;
@@ -79,6 +83,11 @@ func commands() []command {
 		{"activate", "activate a job definition, process definition, process instance or job", runActivate},
 		{"suspended", "list suspended targets and scheduled suspensions", runSuspended},
 		{"client-sessions", "list the liveness sessions of clients (alive, or dead until taken over)", runClientSessions},
+		{"progress", "show the status and progress of a job (--job) or of every job of a process instance (--instance)", runProgress},
+		{"stop", "ask a job (--job) or every job of a process instance (--instance) to stop", runStop},
+		{"events", "print job status events (--follow: as they happen, from any process)", runEvents},
+		{"events-enable", "switch job status events on in the schema", runEventsEnable},
+		{"events-disable", "switch job status events off in the schema", runEventsDisable},
 	}
 }
 

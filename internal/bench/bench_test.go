@@ -15,6 +15,8 @@ import (
 	"github.com/riverqueue/river/rivertype"
 	"github.com/stretchr/testify/require"
 
+	"github.com/riverbpmn/riverbpmn/events"
+
 	"github.com/riverbpmn/riverbpmn/workflow"
 )
 
@@ -71,8 +73,8 @@ func TestSelectModes(t *testing.T) {
 	for _, m := range all {
 		names = append(names, m.Name)
 	}
-	require.Equal(t, []string{"none", "exclusive", "exclusive-one-instance", "priority-range-deployment"}, names, "diagnostic modes only when named")
-	require.Equal(t, []string{"none", "exclusive", "exclusive-one-instance", "priority-range-deployment", "stock-metadata", "priority"}, ModeNames())
+	require.Equal(t, []string{"none", "exclusive", "exclusive-one-instance", "events", "priority-range-deployment"}, names, "diagnostic modes only when named")
+	require.Equal(t, []string{"none", "exclusive", "exclusive-one-instance", "events", "priority-range-deployment", "stock-metadata", "priority"}, ModeNames())
 
 	some, err := selectModes([]string{"priority-range-deployment", "none", "none"})
 	require.NoError(t, err)
@@ -80,7 +82,7 @@ func TestSelectModes(t *testing.T) {
 	require.Equal(t, "priority-range-deployment", some[0].Name)
 
 	_, err = selectModes([]string{"sideways"})
-	require.ErrorContains(t, err, `unknown mode "sideways" (known: none, exclusive, exclusive-one-instance, priority-range-deployment, stock-metadata, priority)`)
+	require.ErrorContains(t, err, `unknown mode "sideways" (known: none, exclusive, exclusive-one-instance, events, priority-range-deployment, stock-metadata, priority)`)
 }
 
 // TestMetadataSQLMatchesMiddleware checks that the fetch latency backlog,
@@ -122,15 +124,16 @@ func TestRunThroughput(t *testing.T) {
 	ctx := context.Background()
 	pool := riversharedtest.DBPool(ctx, t)
 	var progress bytes.Buffer
+	schema := testSchema(t, pool)
 	report, err := Run(ctx, pool, Options{
-		Schema:        testSchema(t, pool),
+		Schema:        schema,
 		Jobs:          200,
 		Workers:       20,
 		Rounds:        1,
 		FetchCooldown: 5 * time.Millisecond,
 		// The exclusive modes have workloads of their own (10,000 and
 		// 2,000 jobs), too big for a unit test.
-		Modes:    []string{"none", "priority-range-deployment"},
+		Modes:    []string{"none", "events", "priority-range-deployment"},
 		Progress: &progress,
 	})
 	require.NoError(t, err)
@@ -138,7 +141,10 @@ func TestRunThroughput(t *testing.T) {
 	require.Positive(t, report.Machine.CPUs)
 	require.Contains(t, report.Machine.Postgres, "PostgreSQL")
 	require.Empty(t, report.FetchLatency)
-	require.Len(t, report.Throughput, 2, "the modes named")
+	require.Len(t, report.Throughput, 3, "the modes named")
+	on, err := events.Enabled(ctx, pool, schema)
+	require.NoError(t, err)
+	require.False(t, on, "the events mode switches events off again")
 	for _, res := range report.Throughput {
 		require.Equal(t, 200, res.Jobs)
 		for _, side := range []SideResult{res.Stock, res.RiverBPMN} {

@@ -97,6 +97,26 @@ func (env *Env) exclusiveSide() (*Side, error) {
 	}, nil
 }
 
+// eventsSide is the riverbpmn side with job status events enabled for the
+// run; Cleanup switches them off and empties the outbox.
+func eventsSide(ctx context.Context, env *Env) (*Side, error) {
+	side, err := env.RiverBPMN(workflow.Acquisition{})
+	if err != nil {
+		return nil, err
+	}
+	if err := env.Engine.EnableEvents(ctx); err != nil {
+		return nil, err
+	}
+	side.Cleanup = func(ctx context.Context) error {
+		if err := env.Engine.DisableEvents(ctx); err != nil {
+			return err
+		}
+		_, err := env.Pool.Exec(ctx, "TRUNCATE "+table(env.Options.Schema, "river_bpmn_event"))
+		return err
+	}
+	return side, nil
+}
+
 // Side is how one side of a comparison runs: the River driver and
 // middleware of its client and the jobs it inserts.
 type Side struct {
@@ -109,6 +129,10 @@ type Side struct {
 	// Workload gives every job its job context; nil inserts plain River
 	// jobs (the stock side).
 	Workload *Workload
+
+	// Cleanup, if set, runs after the side's run (even a failed one), to
+	// undo what Setup changed in the database.
+	Cleanup func(ctx context.Context) error
 }
 
 // stockSide is stock River: its own pgx driver, no middleware, plain jobs.
@@ -173,6 +197,12 @@ func Modes() []Mode {
 				side.Workload.Instances = 1
 				return side, nil
 			},
+		},
+		{
+			Name:    "events",
+			Summary: "job status events on (outbox trigger, RUNNING and SUCCEEDED per job); off again after the run",
+			Target:  0.90,
+			Setup:   eventsSide,
 		},
 		{
 			Name:    "priority-range-deployment",

@@ -98,6 +98,11 @@ func runThroughput(ctx context.Context, pool *pgxpool.Pool, opts *Options) ([]Mo
 				return nil, fmt.Errorf("mode %s: setup: %w", mode.Name, err)
 			}
 			bpmn, err := runOnce(ctx, pool, opts, side, jobs, workers)
+			if side.Cleanup != nil {
+				if cleanupErr := side.Cleanup(context.WithoutCancel(ctx)); cleanupErr != nil && err == nil {
+					err = fmt.Errorf("cleanup: %w", cleanupErr)
+				}
+			}
 			if err != nil {
 				return nil, fmt.Errorf("round %d, mode %s, riverbpmn: %w", round, mode.Name, err)
 			}

@@ -1,0 +1,346 @@
+package main
+
+// Verbs for running jobs: progress, stop, and job status events.
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/riverbpmn/riverbpmn/events"
+	"github.com/riverbpmn/riverbpmn/jobcontrol"
+	"github.com/riverbpmn/riverbpmn/workflow"
+)
+
+// jobTarget is the --job / --instance pair of progress and stop.
+type jobTarget struct {
+	jobID    int64
+	instance string
+}
+
+func (t *jobTarget) register(fs *flag.FlagSet) {
+	fs.Int64Var(&t.jobID, "job", 0, "job id")
+	fs.StringVar(&t.instance, "instance", "", "process instance id (every job of the instance)")
+}
+
+func (t *jobTarget) validate() error {
+	switch {
+	case t.jobID == 0 && t.instance == "":
+		return errors.New("give --job ID or --instance ID")
+	case t.jobID != 0 && t.instance != "":
+		return errors.New("give --job or --instance, not both")
+	case t.jobID < 0:
+		return fmt.Errorf("--job must be a positive job id, got %d", t.jobID)
+	}
+	return nil
+}
+
+// engineFor connects and returns an engine on the --schema.
+func engineFor(ctx context.Context, db *dbFlags) (*workflow.Engine, func(), error) {
+	pool, err := db.connect(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	engine, err := workflow.NewEngine(pool, &workflow.Config{Schema: db.schema})
+	if err != nil {
+		pool.Close()
+		return nil, nil, err
+	}
+	return engine, pool.Close, nil
+}
+
+func runProgress(ctx context.Context, args []string, stdout io.Writer) error {
+	var (
+		db     dbFlags
+		out    outputFlag
+		target jobTarget
+		fs     = newFlagSet("progress")
+	)
+	db.register(fs)
+	out.register(fs)
+	target.register(fs)
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if err := target.validate(); err != nil {
+		return err
+	}
+	engine, done, err := engineFor(ctx, &db)
+	if err != nil {
+		return err
+	}
+	defer done()
+
+	var statuses []*jobcontrol.JobStatus
+	if target.jobID != 0 {
+		st, err := engine.JobStatus(ctx, target.jobID)
+		if err != nil {
+			return err
+		}
+		statuses = []*jobcontrol.JobStatus{st}
+	} else if statuses, err = engine.ProcessInstanceStatus(ctx, target.instance); err != nil {
+		return err
+	}
+	var v any = statuses
+	if target.jobID != 0 {
+		v = statuses[0]
+	}
+	return out.print(stdout, v, func(w io.Writer) error {
+		if len(statuses) == 0 {
+			_, err := fmt.Fprintf(w, "process instance %q has no jobs\n", target.instance)
+			return err
+		}
+		for _, st := range statuses {
+			progress := "no progress reported"
+			if p := st.Progress; p != nil {
+				progress = fmt.Sprintf("%d/%d", p.Done, p.Total)
+				if p.Percent != nil {
+					progress += fmt.Sprintf(" (%.2f%%)", *p.Percent)
+				}
+				progress += " at " + p.UpdatedAt.Format(time.RFC3339)
+			}
+			if _, err := fmt.Fprintf(w, "job %d %s: %s (%s, attempt %d): %s\n",
+				st.JobID, st.Kind, st.Status, st.State, st.Attempt, progress); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+func runStop(ctx context.Context, args []string, stdout io.Writer) error {
+	var (
+		db     dbFlags
+		out    outputFlag
+		target jobTarget
+		fs     = newFlagSet("stop")
+	)
+	db.register(fs)
+	out.register(fs)
+	target.register(fs)
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if err := target.validate(); err != nil {
+		return err
+	}
+	engine, done, err := engineFor(ctx, &db)
+	if err != nil {
+		return err
+	}
+	defer done()
+
+	var results []jobcontrol.StopResult
+	if target.jobID != 0 {
+		res, err := engine.StopJob(ctx, target.jobID)
+		if err != nil {
+			return err
+		}
+		results = []jobcontrol.StopResult{*res}
+	} else if results, err = engine.StopProcessInstance(ctx, target.instance); err != nil {
+		return err
+	}
+	var v any = results
+	if target.jobID != 0 {
+		v = results[0]
+	}
+	return out.print(stdout, v, func(w io.Writer) error {
+		if len(results) == 0 {
+			_, err := fmt.Fprintf(w, "process instance %q has no jobs\n", target.instance)
+			return err
+		}
+		for _, res := range results {
+			var what string
+			switch res.Outcome {
+			case jobcontrol.StopAborted:
+				what = "was waiting; aborted, it will not run"
+			case jobcontrol.StopRequested:
+				what = "is running; stop requested, it ends ABORTED when its work returns"
+			default:
+				what = "had already finished (" + res.State + "); left as it is"
+			}
+			if _, err := fmt.Fprintf(w, "job %d %s\n", res.JobID, what); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+func runEvents(ctx context.Context, args []string, stdout io.Writer) error {
+	var (
+		db           dbFlags
+		out          outputFlag
+		follow       bool
+		instance     string
+		subscription string
+		from         string
+		pollInterval time.Duration
+		fs           = newFlagSet("events")
+	)
+	db.register(fs)
+	out.register(fs)
+	fs.BoolVar(&follow, "follow", false, "keep printing events as they happen (until interrupted)")
+	fs.StringVar(&instance, "instance", "", "only events of jobs of this process instance")
+	fs.StringVar(&subscription, "subscription", "", "durable subscription name: resume where the last run with this name stopped")
+	fs.StringVar(&from, "from", "", `where to start: "beginning", "now", or a cursor txid:id (default: beginning, or now with --follow)`)
+	fs.DurationVar(&pollInterval, "poll-interval", events.DefaultPollInterval, "how often to look without a notification (--follow)")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if subscription != "" && !follow {
+		return errors.New("--subscription needs --follow (without it, events prints what is retained and keeps no position)")
+	}
+	var start *events.Cursor
+	switch {
+	case from == "beginning", from == "" && !follow:
+		start = &events.Cursor{}
+	case from == "now", from == "":
+	default:
+		c, err := events.ParseCursor(from)
+		if err != nil {
+			return fmt.Errorf("--from: %w", err)
+		}
+		start = &c
+	}
+	engine, done, err := engineFor(ctx, &db)
+	if err != nil {
+		return err
+	}
+	defer done()
+
+	// One event per line; with --json, one JSON object per line (JSON Lines).
+	enc := json.NewEncoder(stdout)
+	print := func(_ context.Context, batch []events.Event) error {
+		for i := range batch {
+			ev := &batch[i]
+			if out.json {
+				if err := enc.Encode(ev); err != nil {
+					return err
+				}
+				continue
+			}
+			if _, err := fmt.Fprintln(stdout, formatEvent(ev)); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	cfg := &events.SubscribeConfig{
+		Name: subscription, From: start, ProcessInstanceID: instance, PollInterval: pollInterval,
+	}
+	if follow {
+		err := engine.SubscribeEvents(ctx, cfg, print)
+		if errors.Is(err, context.Canceled) {
+			return nil // interrupted: the normal end of --follow
+		}
+		return err
+	}
+	// Without --follow: every event written before now, then stop. Events
+	// of transactions that were still running are waited for (a while).
+	cursor := events.Cursor{}
+	if start != nil {
+		cursor = *start
+	} else if cursor, err = engine.EventsNow(ctx); err != nil {
+		return err
+	}
+	end, any, err := engine.LastEvent(ctx)
+	if err != nil || !any {
+		return err
+	}
+	deadline := time.Now().Add(listWait)
+	for cursor.Less(end) {
+		batch, err := engine.ReadEvents(ctx, cursor, events.DefaultBatchSize)
+		if err != nil {
+			return err
+		}
+		if len(batch) == 0 {
+			if time.Now().After(deadline) {
+				return fmt.Errorf("events up to %s are held back by a transaction still running on the server; try again, or use --follow", end)
+			}
+			time.Sleep(50 * time.Millisecond)
+			continue
+		}
+		cursor = batch[len(batch)-1].Cursor
+		matching := batch[:0:0]
+		for _, ev := range batch {
+			if (instance == "" || ev.ProcessInstanceID == instance) && !end.Less(ev.Cursor) {
+				matching = append(matching, ev)
+			}
+		}
+		if err := print(ctx, matching); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// listWait is how long `events` without --follow waits for events held back
+// by transactions still running.
+const listWait = 30 * time.Second
+
+func formatEvent(ev *events.Event) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s %-9s job %d %s attempt %d", ev.At.Format(time.RFC3339Nano), ev.Status, ev.JobID, ev.Kind, ev.Attempt)
+	if ev.ProcessInstanceID != "" {
+		fmt.Fprintf(&b, " instance %s", ev.ProcessInstanceID)
+	}
+	if ev.RetriesLeft != nil {
+		if *ev.RetriesLeft {
+			b.WriteString(" (will retry)")
+		} else {
+			b.WriteString(" (no retries left)")
+		}
+	}
+	if ev.Error != "" {
+		fmt.Fprintf(&b, ": %s", ev.Error)
+	}
+	fmt.Fprintf(&b, " [%s]", ev.Cursor)
+	return b.String()
+}
+
+func runEventsEnable(ctx context.Context, args []string, stdout io.Writer) error {
+	return runEventsSwitch(ctx, "events-enable", args, stdout, (*workflow.Engine).EnableEvents)
+}
+
+func runEventsDisable(ctx context.Context, args []string, stdout io.Writer) error {
+	return runEventsSwitch(ctx, "events-disable", args, stdout, (*workflow.Engine).DisableEvents)
+}
+
+func runEventsSwitch(ctx context.Context, name string, args []string, stdout io.Writer, change func(*workflow.Engine, context.Context) error) error {
+	var (
+		db  dbFlags
+		out outputFlag
+		fs  = newFlagSet(name)
+	)
+	db.register(fs)
+	out.register(fs)
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	engine, done, err := engineFor(ctx, &db)
+	if err != nil {
+		return err
+	}
+	defer done()
+	if err := change(engine, ctx); err != nil {
+		return err
+	}
+	on, err := engine.EventsEnabled(ctx)
+	if err != nil {
+		return err
+	}
+	return out.print(stdout, map[string]bool{"events_enabled": on}, func(w io.Writer) error {
+		state := "off"
+		if on {
+			state = "on"
+		}
+		_, err := fmt.Fprintf(w, "job status events: %s\n", state)
+		return err
+	})
+}

@@ -1,0 +1,43 @@
+// Package events records job status changes in an outbox table and lets any
+// process connected to the database follow them.
+//
+// What is recorded. While events are enabled (Enable), a statement trigger on
+// river_job writes one row per status change into river_bpmn_event, in the
+// same transaction as the change, so no event describes something that did
+// not commit:
+//
+//   - RUNNING: a fetch moved the job to running;
+//   - SUCCEEDED: the job completed;
+//   - FAILED: an attempt failed (RetriesLeft says whether the job will run
+//     again), the job was discarded, or it cancelled itself (river.JobCancel
+//     from its work);
+//   - ABORTED: the job was cancelled after a stop request (River's
+//     cancel_attempted_at marker in its metadata: riverbpmn's StopJob, River's
+//     JobCancel, River UI's cancel button);
+//   - INCIDENT: a job with a job context was discarded, which opens a
+//     failedJob incident (riverbpmn/004).
+//
+// Each event carries the job id, kind, queue, attempt, job context and the
+// time of the change.
+//
+// How it is read. Subscribe reads the outbox by cursor, (transaction id, row
+// id), taking only rows below the oldest transaction that was still running
+// in this database when it looked; a subscriber that resumes after its last
+// cursor therefore misses nothing, whatever order transactions committed in.
+// A long-running transaction in the database delays delivery until it ends
+// (transactions known to run in other databases of the server do not). A named subscription keeps its
+// cursor in river_bpmn_event_subscription, so a process that restarts resumes
+// where it stopped; delivery is at least once (events after the last saved
+// cursor are delivered again; Event.ID tells them apart). LISTEN/NOTIFY only
+// wakes subscribers early; they also poll, so a lost notification delays an
+// event by at most the poll interval.
+//
+// Cost. Off, nothing exists on river_job: no trigger, no statement, no index
+// write. On, one INSERT ... SELECT per UPDATE statement on river_job (River's
+// fetch and completer update in batches, so one per batch) and one
+// notification per statement that recorded something.
+//
+// Retention. Prune deletes events older than a retention, in cursor order;
+// the engine runs it on River's elected leader (Config.Events). A subscriber
+// away for longer than the retention misses what was pruned.
+package events

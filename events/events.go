@@ -1,0 +1,312 @@
+package events
+
+import (
+	"context"
+	"embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+// DB is what the package needs from a database handle; *pgxpool.Pool and
+// pgx.Tx have it.
+type DB interface {
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+// Status is what happened to a job.
+type Status string
+
+// The statuses events report (REGARDS' job events, plus INCIDENT).
+const (
+	Running   Status = "RUNNING"
+	Succeeded Status = "SUCCEEDED"
+	Failed    Status = "FAILED"
+	Aborted   Status = "ABORTED"
+	Incident  Status = "INCIDENT"
+)
+
+// Event is one job status change.
+type Event struct {
+	// ID is the event's id, unique in its schema (at-least-once delivery may
+	// repeat an event; the ID says so).
+	ID int64 `json:"id"`
+	// Cursor is the event's position; a subscriber that resumes after it
+	// gets the events that follow.
+	Cursor Cursor `json:"cursor"`
+	Status Status `json:"status"`
+	JobID  int64  `json:"job_id"`
+	Kind   string `json:"kind"`
+	Queue  string `json:"queue"`
+	// Attempt is the job's attempt when the change happened.
+	Attempt int `json:"attempt"`
+	// RetriesLeft is set for FAILED: whether the job will run again.
+	RetriesLeft *bool `json:"retries_left,omitempty"`
+	// Error is the attempt's error, for FAILED and INCIDENT.
+	Error string `json:"error,omitempty"`
+	// ProcessInstanceID and JobContext come from the job's job context
+	// (metadata "bpmn"); empty for a plain River job.
+	ProcessInstanceID string          `json:"process_instance_id,omitempty"`
+	JobContext        json.RawMessage `json:"job_context,omitempty"`
+	// At is when the change happened; CreatedAt when it was recorded.
+	At        time.Time `json:"at"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+// Cursor is a position in the outbox. The zero Cursor is the beginning.
+type Cursor struct {
+	// TxID is the 64-bit id of the transaction that wrote the event.
+	TxID uint64 `json:"txid"`
+	// ID is the event's id.
+	ID int64 `json:"id"`
+}
+
+// String returns the cursor as "txid:id", the form ParseCursor reads.
+func (c Cursor) String() string { return fmt.Sprintf("%d:%d", c.TxID, c.ID) }
+
+// ParseCursor reads a cursor written by Cursor.String.
+func ParseCursor(s string) (Cursor, error) {
+	tx, id, ok := strings.Cut(s, ":")
+	if ok {
+		txid, err1 := strconv.ParseUint(tx, 10, 64)
+		eid, err2 := strconv.ParseInt(id, 10, 64)
+		if err1 == nil && err2 == nil && eid >= 0 {
+			return Cursor{TxID: txid, ID: eid}, nil
+		}
+	}
+	return Cursor{}, fmt.Errorf("events: cursor %q is not of the form txid:id (two non-negative integers)", s)
+}
+
+func (c Cursor) args() []any { return []any{strconv.FormatUint(c.TxID, 10), c.ID} }
+
+//go:embed sql/*.sql
+var sqlFS embed.FS
+
+func mustSQL(name string) string {
+	b, err := sqlFS.ReadFile("sql/" + name)
+	if err != nil {
+		panic("events: missing embedded SQL file " + name)
+	}
+	return string(b)
+}
+
+var (
+	enableSQL             = mustSQL("enable.sql")
+	disableSQL            = mustSQL("disable.sql")
+	enabledSQL            = mustSQL("enabled.sql")
+	readSQL               = mustSQL("read.sql")
+	pendingSQL            = mustSQL("pending.sql")
+	horizonSQL            = mustSQL("horizon.sql")
+	lastSQL               = mustSQL("last.sql")
+	pruneSQL              = mustSQL("prune.sql")
+	subscriptionGetSQL    = mustSQL("subscription_get.sql")
+	subscriptionCreateSQL = mustSQL("subscription_create.sql")
+	subscriptionSaveSQL   = mustSQL("subscription_save.sql")
+	subscriptionDeleteSQL = mustSQL("subscription_delete.sql")
+)
+
+// render fills River's schema marker: the quoted schema and a dot, or nothing
+// for the connection's search_path.
+func render(sql, schema string) string {
+	prefix := ""
+	if schema != "" {
+		prefix = pgx.Identifier{schema}.Sanitize() + "."
+	}
+	return strings.ReplaceAll(sql, "/* TEMPLATE: schema */", prefix)
+}
+
+func schemaArg(schema string) any {
+	if schema == "" {
+		return nil
+	}
+	return schema
+}
+
+// Enable creates the trigger that records events on schema's river_job
+// (empty schema: the connection's search_path). It is idempotent. It takes
+// a short lock on river_job (as any CREATE TRIGGER does), so Enabled is
+// checked first and nothing is done when events are already on.
+func Enable(ctx context.Context, db DB, schema string) error {
+	on, err := Enabled(ctx, db, schema)
+	if err != nil || on {
+		return err
+	}
+	if _, err := db.Exec(ctx, render(enableSQL, schema)); err != nil {
+		return fmt.Errorf("events: enabling events in schema %s: %w%s", schemaName(schema), err, migrationHint(err))
+	}
+	return nil
+}
+
+// Disable drops the trigger; from then on nothing is recorded and nothing
+// is paid. The outbox and the subscriptions are kept.
+func Disable(ctx context.Context, db DB, schema string) error {
+	if _, err := db.Exec(ctx, render(disableSQL, schema)); err != nil {
+		return fmt.Errorf("events: disabling events in schema %s: %w", schemaName(schema), err)
+	}
+	return nil
+}
+
+// Enabled says whether events are recorded in schema.
+func Enabled(ctx context.Context, db DB, schema string) (bool, error) {
+	var on bool
+	if err := db.QueryRow(ctx, enabledSQL, schemaArg(schema)).Scan(&on); err != nil {
+		return false, fmt.Errorf("events: checking whether events are enabled in schema %s: %w", schemaName(schema), err)
+	}
+	return on, nil
+}
+
+// Read returns at most limit events after cursor, in cursor order, below the
+// oldest transaction still running in the database. Fewer than limit does not mean there are no
+// more: an event of a transaction still running comes later (see Pending).
+func Read(ctx context.Context, db DB, schema string, after Cursor, limit int) ([]Event, error) {
+	if limit <= 0 {
+		return nil, fmt.Errorf("events: limit must be positive, got %d", limit)
+	}
+	rows, err := db.Query(ctx, render(readSQL, schema), append(after.args(), limit)...)
+	if err != nil {
+		return nil, fmt.Errorf("events: reading events: %w%s", err, migrationHint(err))
+	}
+	defer rows.Close()
+	var out []Event
+	for rows.Next() {
+		var (
+			ev          Event
+			txid        string
+			attempt     int16
+			errText     *string
+			pi          *string
+			retriesLeft *bool
+			jobContext  []byte
+		)
+		if err := rows.Scan(&txid, &ev.ID, &ev.Status, &ev.JobID, &ev.Kind, &ev.Queue, &attempt, &retriesLeft,
+			&errText, &pi, &jobContext, &ev.At, &ev.CreatedAt); err != nil {
+			return nil, fmt.Errorf("events: reading events: %w", err)
+		}
+		tx, err := strconv.ParseUint(txid, 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("events: reading events: transaction id %q: %w", txid, err)
+		}
+		ev.Cursor = Cursor{TxID: tx, ID: ev.ID}
+		ev.Attempt = int(attempt)
+		ev.RetriesLeft = retriesLeft
+		if errText != nil {
+			ev.Error = *errText
+		}
+		if pi != nil {
+			ev.ProcessInstanceID = *pi
+		}
+		if jobContext != nil {
+			ev.JobContext = jobContext
+		}
+		ev.At, ev.CreatedAt = ev.At.UTC(), ev.CreatedAt.UTC()
+		out = append(out, ev)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("events: reading events: %w", err)
+	}
+	return out, nil
+}
+
+// Pending says whether an event after cursor exists that Read cannot return
+// yet, because the transaction that wrote it (or an older one) was still
+// running.
+func Pending(ctx context.Context, db DB, schema string, after Cursor) (bool, error) {
+	var pending bool
+	if err := db.QueryRow(ctx, render(pendingSQL, schema), after.args()...).Scan(&pending); err != nil {
+		return false, fmt.Errorf("events: checking for pending events: %w", err)
+	}
+	return pending, nil
+}
+
+// Now returns the cursor of "from now on": a subscriber starting there gets
+// every event of transactions that had not ended yet, and later ones.
+func Now(ctx context.Context, db DB) (Cursor, error) {
+	var txid string
+	if err := db.QueryRow(ctx, horizonSQL).Scan(&txid); err != nil {
+		return Cursor{}, fmt.Errorf("events: reading the transaction horizon: %w", err)
+	}
+	tx, err := strconv.ParseUint(txid, 10, 64)
+	if err != nil {
+		return Cursor{}, fmt.Errorf("events: transaction horizon %q: %w", txid, err)
+	}
+	return Cursor{TxID: tx}, nil
+}
+
+// Last returns the cursor of the last event written, committed or not yet
+// readable; ok is false when the outbox is empty.
+func Last(ctx context.Context, db DB, schema string) (c Cursor, ok bool, err error) {
+	var txid string
+	err = db.QueryRow(ctx, render(lastSQL, schema)).Scan(&txid, &c.ID)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Cursor{}, false, nil
+	}
+	if err != nil {
+		return Cursor{}, false, fmt.Errorf("events: reading the last event: %w%s", err, migrationHint(err))
+	}
+	if c.TxID, err = strconv.ParseUint(txid, 10, 64); err != nil {
+		return Cursor{}, false, fmt.Errorf("events: last event: transaction id %q: %w", txid, err)
+	}
+	return c, true, nil
+}
+
+// Less says whether c comes before other in cursor order.
+func (c Cursor) Less(other Cursor) bool {
+	return c.TxID < other.TxID || (c.TxID == other.TxID && c.ID < other.ID)
+}
+
+// DefaultPruneBatch is how many events one Prune statement deletes.
+const DefaultPruneBatch = 10_000
+
+// Prune deletes the events written before olderThan, in cursor order (it
+// stops at the first event written later), batch rows per statement
+// (DefaultPruneBatch if batch <= 0). It returns how many it deleted.
+func Prune(ctx context.Context, db DB, schema string, olderThan time.Time, batch int) (int64, error) {
+	if batch <= 0 {
+		batch = DefaultPruneBatch
+	}
+	var total int64
+	for {
+		tag, err := db.Exec(ctx, render(pruneSQL, schema), olderThan, batch)
+		if err != nil {
+			return total, fmt.Errorf("events: pruning events: %w%s", err, migrationHint(err))
+		}
+		total += tag.RowsAffected()
+		if tag.RowsAffected() < int64(batch) {
+			return total, nil
+		}
+	}
+}
+
+// DeleteSubscription forgets a named subscription; it reports whether one
+// existed.
+func DeleteSubscription(ctx context.Context, db DB, schema, name string) (bool, error) {
+	tag, err := db.Exec(ctx, render(subscriptionDeleteSQL, schema), name)
+	if err != nil {
+		return false, fmt.Errorf("events: deleting subscription %q: %w", name, err)
+	}
+	return tag.RowsAffected() > 0, nil
+}
+
+func schemaName(schema string) string {
+	if schema == "" {
+		return "(search_path)"
+	}
+	return strconv.Quote(schema)
+}
+
+// migrationHint adds what to do when riverbpmn's migration 006 is missing.
+func migrationHint(err error) string {
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) && (pgErr.Code == "42P01" || pgErr.Code == "42883") {
+		return " (are riverbpmn's migrations applied? run `riverbpmn migrate-up`)"
+	}
+	return ""
+}
