@@ -33,7 +33,9 @@ func ExampleEngine_SubscribeEvents() {
 
 	// Clients of an engine with Config.Events switch events on when they
 	// start; the elected leader prunes events older than a day.
-	engine := mustEngine(dbPool, &workflow.Config{Schema: schema, Events: &workflow.EventsConfig{Retention: 24 * time.Hour}})
+	config := shipOrderConfig(schema)
+	config.Events = &workflow.EventsConfig{Retention: 24 * time.Hour}
+	engine := mustEngine(dbPool, config)
 	defer engine.DisableEvents(ctx) //nolint:errcheck // the example's schema is reused by tests
 
 	workers := river.NewWorkers()
@@ -78,7 +80,7 @@ func ExampleEngine_SubscribeEvents() {
 	}
 
 	// Output:
-	// shipping for order-7 (activity ship)
+	// shipping for order-7 (activity ship, job definition ship-async)
 	// RUNNING ship_order order-7
 	// SUCCEEDED ship_order order-7
 }
@@ -93,7 +95,7 @@ func ExampleEngine_StopJob() {
 	}
 	defer dbPool.Close()
 	schema := riverdbtest.TestSchema(ctx, testutil.PanicTB(), mustEngine(dbPool, &workflow.Config{}).Driver(), nil)
-	engine := mustEngine(dbPool, &workflow.Config{Schema: schema})
+	engine := mustEngine(dbPool, shipOrderConfig(schema))
 
 	client, err := river.NewClient(engine.Driver(), &river.Config{
 		Middleware: []rivertype.Middleware{engine.Middleware()},
@@ -130,4 +132,16 @@ func mustEngine(dbPool *pgxpool.Pool, config *workflow.Config) *workflow.Engine 
 		panic(err)
 	}
 	return engine
+}
+
+// shipOrderConfig declares the process and job definition that ShipOrderArgs
+// names, on schema.
+func shipOrderConfig(schema string) *workflow.Config {
+	return &workflow.Config{
+		Schema:             schema,
+		ProcessDefinitions: []workflow.ProcessDefinition{{Key: "order_fulfilment"}},
+		JobDefinitions: []workflow.JobDefinition{{
+			ID: "ship-async", ProcessDefinitionKey: "order_fulfilment", ActivityID: "ship", Kind: "ship_order",
+		}},
+	}
 }
