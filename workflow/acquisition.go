@@ -7,6 +7,8 @@ import (
 	"sync"
 	"text/template"
 
+	"github.com/riverbpmn/riverbpmn/exclusive"
+	"github.com/riverbpmn/riverbpmn/fetchplan"
 	"github.com/riverbpmn/riverbpmn/priority"
 )
 
@@ -108,35 +110,92 @@ func (s *deploymentSet) remove(id string) bool {
 	return found
 }
 
-// fetchQuery is a client's fetch query: its SQL and the names of its
-// parameters in $1, $2, ... order.
-type fetchQuery struct {
-	sql  string
-	args []string
+// acquisitionParts returns the fetch plan parts of acq (package fetchplan),
+// in the precedence of their order keys: by priority, then timers first,
+// then by due date; then the filters. Each order has its partial index in
+// migration riverbpmn/003 (named in the comment); deployments are read from
+// the driver's set at each fetch. A new acquisition option is a new part
+// here, and nothing else in the fetch changes.
+func acquisitionParts(acq *Acquisition, deployments *deploymentSet) []fetchplan.Part {
+	const (
+		priorityExpr   = schemaMarker + "river_bpmn_priority(river_job.metadata)"
+		isTimerExpr    = schemaMarker + "river_bpmn_is_timer(river_job.metadata)"
+		deploymentExpr = schemaMarker + "river_bpmn_deployment(river_job.metadata)"
+	)
+	var parts []fetchplan.Part
+	if acq.ByPriority { // index river_bpmn_fetch_p*
+		parts = append(parts, fetchplan.Part{Name: "ByPriority", Order: []fetchplan.OrderKey{{Expr: priorityExpr, Desc: true}}})
+	}
+	if acq.TimersFirst { // index river_bpmn_fetch_*t*
+		parts = append(parts, fetchplan.Part{Name: "TimersFirst", Order: []fetchplan.OrderKey{{Expr: isTimerExpr, Desc: true}}})
+	}
+	if acq.ByDueDate { // index river_bpmn_fetch_*d
+		parts = append(parts, fetchplan.Part{Name: "ByDueDate", Order: []fetchplan.OrderKey{{Expr: "river_job.scheduled_at"}}})
+	}
+	if r := acq.PriorityRange; r != nil { // a filter on the ByPriority index's leading key
+		min, max := r.Min, r.Max
+		parts = append(parts, fetchplan.Part{
+			Name:   "PriorityRange",
+			Filter: priorityExpr + " BETWEEN @priority_min::bigint AND @priority_max::bigint",
+			Params: []fetchplan.Param{
+				{Name: "priority_min", Value: func() any { return min }},
+				{Name: "priority_max", Value: func() any { return max }},
+			},
+		})
+	}
+	if acq.DeploymentAware { // a filter: registered deployments, plus every job with no deployment
+		parts = append(parts, fetchplan.Part{
+			Name:   "DeploymentAware",
+			Filter: "(" + deploymentExpr + " IS NULL OR " + deploymentExpr + " = ANY(@deployments::text[]))",
+			Params: []fetchplan.Param{{Name: "deployments", Value: func() any { return deployments.snapshot() }}},
+		})
+	}
+	return parts
 }
 
-var jobGetAvailableTemplate = mustReadSQL("job_get_available.sql")
+// fetchQuery is a client's fetch query: its SQL, the names of its
+// parameters in $1, $2, ... order, and the values of the plan's own
+// parameters (the fetch's parameters, such as the queue, come from River).
+type fetchQuery struct {
+	sql       string
+	args      []string
+	exclusive bool
+	params    map[string]func() any
+}
 
-// newFetchQuery renders the fetch query for acq. Parameters are numbered in
-// the order they first appear, so a clause that is left out leaves no gap.
-func newFetchQuery(acq *Acquisition, schema string) (*fetchQuery, error) {
-	q := &fetchQuery{}
-	arg := func(name string) string {
-		i := slices.Index(q.args, name)
-		if i < 0 {
-			q.args = append(q.args, name)
-			i = len(q.args) - 1
-		}
-		return fmt.Sprintf("$%d", i+1)
-	}
-	tmpl, err := template.New("job_get_available.sql").Funcs(template.FuncMap{"arg": arg}).Parse(jobGetAvailableTemplate)
+var jobGetAvailableTemplate = template.Must(template.New("job_get_available.sql").Funcs(template.FuncMap{
+	"filters": func(string) []string { return nil },
+	"orderBy": func(string) string { return "" },
+	"before":  func(string, string) string { return "" },
+}).Parse(mustReadSQL("job_get_available.sql")))
+
+// newFetchQuery renders the fetch query of plan for schema, with the
+// exclusive step of scope (none: no exclusive step). Parameters are
+// numbered in the order they first appear, so a clause that is left out
+// leaves no gap.
+func newFetchQuery(plan *fetchplan.Plan, schema string, scope exclusive.Scope) (*fetchQuery, error) {
+	tmpl, err := jobGetAvailableTemplate.Clone()
 	if err != nil {
 		return nil, err
 	}
+	tmpl.Funcs(template.FuncMap{
+		"filters": plan.Filters,
+		"orderBy": plan.OrderBy,
+		"before":  plan.Before,
+	})
 	var sb strings.Builder
-	if err := tmpl.Execute(&sb, acq); err != nil {
+	if err := tmpl.Execute(&sb, struct{ Exclusive bool }{scope.Enabled()}); err != nil {
 		return nil, err
 	}
-	q.sql = renderSQL(sb.String(), schema)
+	numbered := fetchplan.Number(sb.String())
+	q := &fetchQuery{args: numbered.Names, exclusive: scope.Enabled(), params: map[string]func() any{}}
+	for _, param := range plan.Params() {
+		q.params[param.Name] = param.Value
+	}
+	if q.exclusive {
+		q.sql = renderExclusiveSQL(numbered.SQL, schema, scope)
+	} else {
+		q.sql = renderSQL(numbered.SQL, schema)
+	}
 	return q, nil
 }

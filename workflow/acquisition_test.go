@@ -197,12 +197,14 @@ func TestAcquisitionPriorityRange(t *testing.T) {
 		_, err = engine.NewDriver(Acquisition{DeploymentAware: true, Deployments: []string{"bad\x01"}})
 		require.ErrorContains(t, err, `deployment id "bad\x01" contains control character U+0001`)
 
+		// Every valid acquisition combines with exclusivity.
 		exclusiveEngine, err := NewEngine(nil, &Config{ExclusiveScope: exclusive.ProcessInstance})
 		require.NoError(t, err)
-		_, err = exclusiveEngine.NewDriver(Acquisition{ByPriority: true})
-		require.ErrorContains(t, err, "cannot be combined with Config.ExclusiveScope")
-		_, err = exclusiveEngine.NewDriver(Acquisition{})
+		_, err = exclusiveEngine.NewDriver(Acquisition{ByPriority: true, TimersFirst: true, ByDueDate: true,
+			PriorityRange: &priority.Range{Min: 0, Max: 4}, DeploymentAware: true, Deployments: []string{"d"}})
 		require.NoError(t, err)
+		_, err = exclusiveEngine.NewDriver(Acquisition{PriorityRange: &priority.Range{Min: 0, Max: 4}})
+		require.EqualError(t, err, "workflow: Acquisition.PriorityRange [0, 4] applies only when acquiring by priority; set ByPriority")
 	})
 }
 

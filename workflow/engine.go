@@ -129,16 +129,12 @@ func (e *Engine) Driver() *Driver { return e.driver }
 // registered deployments, a driver of its own: the deployments registered on
 // a driver are those of the clients built from it.
 //
-// Exclusive execution (Config.ExclusiveScope) has its own fetch query, in
-// River's order; combining it with an acquisition option is rejected here
-// rather than silently ignored.
+// Every acquisition option combines with every other and with exclusive
+// execution (Config.ExclusiveScope): the client's fetch query is assembled
+// from the options it enables (see Acquisition for the semantics).
 func (e *Engine) NewDriver(acq Acquisition) (*Driver, error) {
 	if err := acq.Validate(); err != nil {
 		return nil, err
-	}
-	if e.config.ExclusiveScope != exclusive.None &&
-		(acq.ByPriority || acq.TimersFirst || acq.ByDueDate || acq.PriorityRange != nil || acq.DeploymentAware) {
-		return nil, fmt.Errorf("workflow: Acquisition %+v cannot be combined with Config.ExclusiveScope %v yet: exclusive fetching uses River's order", acq, e.config.ExclusiveScope)
 	}
 	acq.Deployments = slices.Clone(acq.Deployments)
 	if acq.PriorityRange != nil {

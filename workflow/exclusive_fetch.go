@@ -91,10 +91,8 @@ package workflow
 // in-place updates of one small row.
 
 import (
-	"cmp"
 	"context"
 	"fmt"
-	"math"
 	"regexp"
 	"strings"
 	"time"
@@ -108,10 +106,13 @@ import (
 )
 
 var (
-	jobGetAvailableExclusiveSQL = mustReadSQL("job_get_available_exclusive.sql")
-	exclusiveKeyExpressionSQL   = map[exclusive.Scope]string{
+	exclusiveKeyExpressionSQL = map[exclusive.Scope]string{
 		exclusive.ProcessInstance:     mustReadSQL("exclusive_key_process_instance.sql"),
 		exclusive.RootProcessInstance: mustReadSQL("exclusive_key_root_process_instance.sql"),
+	}
+	exclusiveKeyGuardSQL = map[exclusive.Scope]string{
+		exclusive.ProcessInstance:     mustReadSQL("exclusive_key_guard_process_instance.sql"),
+		exclusive.RootProcessInstance: mustReadSQL("exclusive_key_guard_root_process_instance.sql"),
 	}
 	exclusiveKeySQL         = mustReadSQL("exclusive_key.sql")
 	exclusiveStaleLocksSQL  = mustReadSQL("exclusive_stale_locks.sql")
@@ -132,6 +133,9 @@ var (
 	// "/* KEY_EXPRESSION: alias */": the scope's key expression of the row
 	// alias, as its index has it (for index conditions).
 	keyExpressionMarker = regexp.MustCompile(`/\* KEY_EXPRESSION: ([a-z_]+) \*/`)
+	// "/* KEY_GUARD: alias */": whether the key fields of the row alias are
+	// of the types a key needs (strings), as the exclusive key requires.
+	keyGuardMarker = regexp.MustCompile(`/\* KEY_GUARD: ([a-z_]+) \*/`)
 	// "/* LOCK_IS_LIVE: alias */": whether the lock row alias holds its key.
 	lockIsLiveMarker = regexp.MustCompile(`/\* LOCK_IS_LIVE: ([a-z_]+) \*/`)
 	// "/* WAITING_FOR: expression */": whether the river_job row waiting is an
@@ -142,12 +146,14 @@ var (
 // renderExclusiveSQL renders an exclusive .sql template for schema and scope:
 // the markers above, then renderSQL's. With scope None every key is NULL.
 func renderExclusiveSQL(tmpl, schema string, scope exclusive.Scope) string {
-	keyExpression := "NULL::text"
+	keyExpression, keyGuard := "NULL::text", "true"
 	if scope.Enabled() {
 		keyExpression = stripSQLComments(exclusiveKeyExpressionSQL[scope])
+		keyGuard = stripSQLComments(exclusiveKeyGuardSQL[scope])
 	}
 	forAlias := func(sql, alias string) string { return strings.ReplaceAll(sql, "river_job.", alias+".") }
-	key := "(" + strings.ReplaceAll(stripSQLComments(exclusiveKeySQL), "KEY_EXPRESSION", keyExpression) + ")"
+	key := "(" + strings.NewReplacer("KEY_EXPRESSION", keyExpression, "KEY_GUARD", "("+keyGuard+")").
+		Replace(stripSQLComments(exclusiveKeySQL)) + ")"
 
 	rendered := replaceMarker(tmpl, exclusiveKeyMarker, func(alias string) string {
 		if alias == "" {
@@ -160,6 +166,9 @@ func renderExclusiveSQL(tmpl, schema string, scope exclusive.Scope) string {
 	})
 	rendered = replaceMarker(rendered, keyExpressionMarker, func(alias string) string {
 		return "(" + forAlias(keyExpression, alias) + ")"
+	})
+	rendered = replaceMarker(rendered, keyGuardMarker, func(alias string) string {
+		return "(" + forAlias(keyGuard, alias) + ")"
 	})
 	rendered = replaceMarker(rendered, lockIsLiveMarker, func(alias string) string {
 		return strings.ReplaceAll(stripSQLComments(lockIsLiveSQL), "LOCK_ALIAS", alias)
@@ -193,10 +202,11 @@ func (p *pilot) exclusiveEnabled() bool {
 }
 
 // jobGetAvailableExclusive is JobGetAvailable with strict exclusivity, in one
-// statement (sql/job_get_available_exclusive.sql).
+// statement (the exclusive half of sql/job_get_available.sql).
 func (p *pilot) jobGetAvailableExclusive(
 	ctx context.Context,
 	exec riverdriver.Executor,
+	query *fetchQuery,
 	params *riverdriver.JobGetAvailableParams,
 ) (*riverdriver.JobGetAvailableResult, error) {
 	q, err := p.driver.querier(exec)
@@ -207,17 +217,8 @@ func (p *pilot) jobGetAvailableExclusive(
 	defer cancel()
 
 	engine := p.driver.engine
-	lookahead := cmp.Or(engine.config.ExclusiveLookahead, exclusive.DefaultLookahead)
 	releasesBefore := engine.exclusive.releaseSeq.Load()
-	rows, err := q.Query(ctx, engine.exclusive.sql(jobGetAvailableExclusiveSQL, params.Schema),
-		params.Queue,
-		params.Kind,
-		params.Now,
-		int32(min(params.MaxToLock, math.MaxInt32)),      //nolint:gosec // bounded above
-		int32(min(params.MaxAttemptedBy, math.MaxInt32)), //nolint:gosec // bounded above
-		params.ClientID,
-		int32(min(max(lookahead, params.MaxToLock), math.MaxInt32)), //nolint:gosec // bounded above
-	)
+	rows, err := q.Query(ctx, query.sql, p.fetchArgs(query, params)...)
 	if err != nil {
 		return nil, interpretError(err)
 	}
