@@ -255,3 +255,145 @@ func TestFetchComposesModel(t *testing.T) {
 		})
 	}
 }
+
+// TestExclusiveKeyOfAgreesWithSQL writes valid and corrupt job contexts as
+// raw SQL would and checks, under both scopes, that the key the fetch's SQL
+// computes (as ExclusiveWait reports it), ExclusiveKeyOf and, for rows that
+// JobContextOf accepts, exclusive.Key of the context all agree, with the
+// documented choice for corrupt rows: no key unless the instance id is a
+// string; a string instance id keeps its key whatever else is corrupt.
+func TestExclusiveKeyOfAgreesWithSQL(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	rows := []struct {
+		metadata         string
+		wantPI, wantRoot string
+		goAccepts        bool
+	}{
+		{`{"bpmn": {"process_instance_id": "42", "process_definition_key": "p", "exclusive": true}}`, "42", "42", true},
+		{`{"bpmn": {"process_instance_id": "sub", "root_process_instance_id": "top", "process_definition_key": "p", "exclusive": true}}`, "sub", "top", true},
+		{`{"bpmn": {"process_instance_id": "sub", "root_process_instance_id": null, "process_definition_key": "p", "exclusive": true}}`, "sub", "sub", true},
+		{`{"bpmn": {"process_instance_id": "sub", "root_process_instance_id": "", "process_definition_key": "p", "exclusive": true}}`, "sub", "sub", true},
+		{`{"bpmn": {"process_instance_id": "pi", "process_definition_key": "p", "exclusive": false}}`, "", "", true},
+		{`{"bpmn": {"process_instance_id": "", "process_definition_key": "p", "exclusive": true}}`, "", "", true},
+		{`{"bpmn": {"process_definition_key": "p", "exclusive": true}}`, "", "", true},
+		{`{}`, "", "", false},
+		// Corrupt: a number or an object where the instance id belongs takes
+		// no key (so the numeric 42 never holds back the jobs of instance "42").
+		{`{"bpmn": {"process_instance_id": 42, "process_definition_key": "p", "exclusive": true}}`, "", "", false},
+		{`{"bpmn": {"process_instance_id": {"id": "42"}, "process_definition_key": "p", "exclusive": true}}`, "", "", false},
+		{`{"bpmn": {"process_instance_id": ["42"], "exclusive": true}}`, "", "", false},
+		{`{"bpmn": {"process_instance_id": "42", "exclusive": "true"}}`, "", "", false},
+		{`{"bpmn": {"process_instance_id": "42", "exclusive": 1}}`, "", "", false},
+		{`{"bpmn": {"root_process_instance_id": "top", "exclusive": true}}`, "", "", false},
+		// Corrupt root: no key with the root scope, the instance's with the
+		// instance scope.
+		{`{"bpmn": {"process_instance_id": "sub", "root_process_instance_id": 7, "exclusive": true}}`, "sub", "", false},
+		// Corrupt elsewhere: the key stays, in sequence with the instance.
+		{`{"bpmn": {"process_instance_id": "42", "process_definition_key": "p", "exclusive": true, "priority": "high"}}`, "42", "42", false},
+		{`{"bpmn": {"process_instance_id": "42", "process_definition_key": {"k": 1}, "exclusive": true, "deployment_id": 9}}`, "42", "42", false},
+		{`{"bpmn": "oops"}`, "", "", false},
+		{`{"bpmn": null}`, "", "", false},
+		{`[1, 2]`, "", "", false},
+		{`"bpmn"`, "", "", false},
+	}
+	for _, scope := range []exclusive.Scope{exclusive.ProcessInstance, exclusive.RootProcessInstance} {
+		t.Run(scopeName(scope), func(t *testing.T) {
+			t.Parallel()
+			engine, schema := testEngineWithConfig(t, &Config{ExclusiveScope: scope})
+			for _, row := range rows {
+				var id int64
+				require.NoError(t, engine.dbPool.QueryRow(ctx, fmt.Sprintf(`
+					INSERT INTO %s.river_job (args, kind, max_attempts, metadata, priority, queue, state, scheduled_at)
+					VALUES ('{}', 'k', 25, $1, 1, 'default', 'available', now()) RETURNING id`, pgx.Identifier{schema}.Sanitize()),
+					row.metadata).Scan(&id))
+				job, err := engine.Driver().GetExecutor().JobGetByID(ctx, &riverdriver.JobGetByIDParams{ID: id, Schema: schema})
+				require.NoError(t, err)
+
+				want := map[exclusive.Scope]string{exclusive.ProcessInstance: row.wantPI, exclusive.RootProcessInstance: row.wantRoot}[scope]
+				wait, err := engine.ExclusiveWait(ctx, id)
+				require.NoError(t, err)
+				require.Equal(t, want, wait.Key, "SQL key of %s", row.metadata)
+				goKey, ok := ExclusiveKeyOf(job, scope)
+				require.Equal(t, want, goKey, "ExclusiveKeyOf of %s", row.metadata)
+				require.Equal(t, want != "", ok)
+
+				jc, err := JobContextOf(job)
+				if !row.goAccepts {
+					require.Error(t, err, "JobContextOf accepts %s", row.metadata)
+					continue
+				}
+				require.NoError(t, err, row.metadata)
+				key, _ := exclusive.Key(scope, jc.Exclusive != nil && *jc.Exclusive, jc.ProcessInstanceID, jc.RootProcessInstanceID)
+				require.Equal(t, want, key, "exclusive.Key of JobContextOf(%s)", row.metadata)
+			}
+		})
+	}
+}
+
+// TestExclusiveDifferentHeads: two clients with different filters see
+// different heads of one key. Instance pi has three waiting jobs: p15 (of
+// deployment d1), p8 (d2) and p3 (d1). Client A (by priority, range [0, 10],
+// deployment d1) may take only p3; client B (by priority, range [5, 20],
+// deployments d1 and d2) may take p15 and p8; client C works another queue,
+// which holds a fourth job of pi, in River's order. Each client's head is
+// the first job of pi it may take, so pi's jobs run in an order no single
+// client's order gives (p3, p15, C's job, p8 here); exclusivity stays
+// absolute across the three: while one of them holds pi, the others fetch
+// nothing of it.
+func TestExclusiveDifferentHeads(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	engine, schema := testEngineWithConfig(t, &Config{ExclusiveScope: exclusive.ProcessInstance})
+	ident := pgx.Identifier{schema}.Sanitize()
+	insert := func(queue string, prio int64, dep string) int64 {
+		var id int64
+		require.NoError(t, engine.dbPool.QueryRow(ctx, fmt.Sprintf(`
+			INSERT INTO %s.river_job (args, kind, max_attempts, metadata, priority, queue, state, scheduled_at)
+			VALUES ('{}', 'k', 25, $1, 1, $2, 'available', now() - interval '1 minute') RETURNING id`, ident),
+			mustMarshal(map[string]any{"bpmn": map[string]any{
+				"process_instance_id": "pi", "process_definition_key": "p", "exclusive": true, "priority": prio, "deployment_id": dep,
+			}}), queue).Scan(&id))
+		return id
+	}
+	p15, p8, p3 := insert("default", 15, "d1"), insert("default", 8, "d2"), insert("default", 3, "d1")
+	other := insert("other", 0, "d1")
+
+	type client struct {
+		name   string
+		driver *Driver
+		queue  string
+	}
+	a := client{"A", testDriver(t, engine, Acquisition{ByPriority: true, PriorityRange: &priority.Range{Min: 0, Max: 10},
+		DeploymentAware: true, Deployments: []string{"d1"}}), "default"}
+	b := client{"B", testDriver(t, engine, Acquisition{ByPriority: true, PriorityRange: &priority.Range{Min: 5, Max: 20},
+		DeploymentAware: true, Deployments: []string{"d1", "d2"}}), "default"}
+	c := client{"C", engine.Driver(), "other"}
+	fetch := func(cl client) []int64 {
+		res, err := newPilot(cl.driver).JobGetAvailable(ctx, cl.driver.GetExecutor(), nil, &riverdriver.JobGetAvailableParams{
+			ClientID: cl.name, MaxAttemptedBy: 10, MaxToLock: 10, Queue: cl.queue, Schema: schema,
+		})
+		require.NoError(t, err)
+		return jobIDs(res.Jobs)
+	}
+	finish := func(id int64) { // the job's outcome is written: its lock is stale
+		_, err := engine.dbPool.Exec(ctx, fmt.Sprintf(`UPDATE %s.river_job SET state = 'completed', finalized_at = now() WHERE id = $1`, ident), id)
+		require.NoError(t, err)
+	}
+
+	require.Equal(t, []int64{p3}, fetch(a), "A's head of pi: p3, the only job of pi it may take")
+	require.Empty(t, fetch(b), "B's head of pi is p15, but A holds pi")
+	require.Empty(t, fetch(c), "C, on another queue with other options, waits for pi too")
+	finish(p3)
+	require.Equal(t, []int64{p15}, fetch(b), "B's head: p15")
+	require.Empty(t, fetch(a), "nothing of pi is left that A may take")
+	require.Empty(t, fetch(c))
+	finish(p15)
+	require.Equal(t, []int64{other}, fetch(c))
+	require.Empty(t, fetch(b), "C holds pi")
+	finish(other)
+	require.Equal(t, []int64{p8}, fetch(b))
+	finish(p8)
+	require.Empty(t, fetch(a))
+	require.Empty(t, fetch(b))
+}
