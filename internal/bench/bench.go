@@ -35,7 +35,8 @@ type Options struct {
 	// every run, so it must be a schema of its own.
 	Schema string
 
-	// Jobs is the size of the queued backlog each throughput run works off.
+	// Jobs is the size of the queued backlog each throughput run works off;
+	// zero means each mode's own default (Mode.Jobs), else DefaultOptions.Jobs.
 	Jobs int
 	// Workers is the queue's MaxWorkers.
 	Workers int
@@ -90,9 +91,6 @@ func (o Options) withDefaults() Options {
 	d := DefaultOptions
 	if o.Schema == "" {
 		o.Schema = d.Schema
-	}
-	if o.Jobs == 0 {
-		o.Jobs = d.Jobs
 	}
 	if o.Workers == 0 {
 		o.Workers = d.Workers

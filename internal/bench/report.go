@@ -39,6 +39,12 @@ func (r *Report) WriteTable(w io.Writer) error {
 		for _, res := range r.Throughput {
 			fmt.Fprintf(w, "  %s: %s\n", res.Mode, res.Summary)
 		}
+		for _, res := range r.Throughput {
+			if res.Versus != "" {
+				fmt.Fprintf(w, "  %s vs %s (riverbpmn jobs/s, medians): %.1f%% %s\n", res.Mode, res.Versus, 100*res.VersusRatio,
+					targetText(res.VersusTarget, res.MeetsVersusTarget, "(target >= %.0f%%)", 100*res.VersusTarget))
+			}
+		}
 	}
 
 	if len(r.FetchLatency) > 0 {
