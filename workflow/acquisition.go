@@ -15,8 +15,35 @@ import (
 // Acquisition configures how one client picks the jobs it fetches. The zero
 // value enables nothing: the client fetches exactly as stock River does (in
 // River's order). The ordering options combine, in this precedence: by
-// priority, then timers first, then by due date; River's own order breaks
-// ties. Every combination is served by an index of migration riverbpmn/003.
+// priority, then timers first, then by due date; River's own order
+// (priority, scheduled_at, id) breaks ties. The filters (PriorityRange,
+// DeploymentAware) restrict which jobs the client may take. Every
+// combination is served by an index (River's, or one of migration
+// riverbpmn/003) and builds one query, once per client (package fetchplan).
+//
+// Every option combines with exclusive execution (Config.ExclusiveScope):
+//
+//   - Exclusivity stays absolute: while an exclusive job of key K runs on
+//     any client, no other exclusive job of K starts, whatever the clients'
+//     options, queues or kinds.
+//   - Across keys, the client fetches in its acquisition order.
+//   - Within one key, the job that runs next on the client is the key's
+//     head: the first waiting job of the key in the client's order among the
+//     jobs this client may take. On a by-priority client a priority-10 job
+//     of an instance runs before its priority-1 sibling; on a timers-first
+//     client the instance's timers run before its other jobs.
+//   - Clients with different filters may see different heads of one key:
+//     each runs the first job it may take, and a job it may not take never
+//     holds it back. The key's jobs then run one at a time in an order that
+//     no single client's order gives (say priority 3 on a client of range
+//     [0, 10], then priority 15 on a client of range [5, 20]).
+//   - The next exclusive job of a key starts as soon as its predecessor's
+//     work returns, without waiting for a poll, with any options.
+//
+// A job whose context holds a bad value (a priority that is a string, a
+// deployment that is a number) counts as priority 0, not a timer, with no
+// deployment; its exclusive key is ExclusiveKeyOf's. Bad data never stops
+// other jobs from being fetched.
 type Acquisition struct {
 	// ByPriority fetches jobs by their int64 priority, highest first
 	// (strictly: no aging).

@@ -49,6 +49,9 @@ type Config struct {
 	// opts out with NonExclusive); jobs without a process instance, and
 	// non-exclusive jobs, are never held back.
 	//
+	// Exclusivity combines with every Acquisition option of the engine's
+	// drivers (see Acquisition for what a job's key and order then mean).
+	//
 	// The zero value, exclusive.None, leaves fetching to River's own query:
 	// jobs still record their exclusive flag, but nothing is sequenced. It is
 	// opt-in so that an engine configured with nothing behaves exactly like

@@ -2,10 +2,11 @@ package workflow
 
 // Exclusive jobs: the fetch path.
 //
-// With Config.ExclusiveScope enabled, the pilot fetches with
-// sql/job_get_available_exclusive.sql instead of River's query, and the work
-// middleware (exclusive_work.go) gives keys back. Everything is keyed by the
-// job's exclusive key (exclusive.Key; sql/exclusive_key_*.sql).
+// With Config.ExclusiveScope enabled, every client of the engine fetches with
+// the exclusive half of sql/job_get_available.sql: its own fetch plan (the
+// filters and order of its Acquisition, package fetchplan) plus the exclusive
+// step; the work middleware (exclusive_work.go) gives keys back. Everything is
+// keyed by the job's exclusive key (ExclusiveKeyOf; sql/exclusive_key*.sql).
 //
 // # Invariant
 //
@@ -21,6 +22,12 @@ package workflow
 //	     the outcome, the worker committed river.JobCompleteTx, the rescuer
 //	     moved a stuck job, the job was snoozed or interrupted. The row is
 //	     then stale: a fetch may take it over, the sweeper may delete it.
+//
+// The invariant does not depend on the clients' acquisition options: a
+// client's filters and order decide only which jobs it considers and in
+// which order (below), never how a key is taken or given back. So it holds
+// between clients with different orders, priority ranges, deployments,
+// queues and kinds alike.
 //
 // J's work runs only while it holds K: River runs only jobs the fetch
 // returned, so the work starts after the fetch committed, and (r1) happens
@@ -63,6 +70,21 @@ package workflow
 //     a cycle. The key is read again from the locked row version, so a
 //     metadata change racing with the fetch cannot slip through.
 //
+// # Which job of a key runs next
+//
+// A fetch takes, of each key that no running attempt holds, only its head:
+// the first waiting job of the key in the client's order among the jobs the
+// client may take (available, due, in the queue it fetches, of a kind it
+// works, and passing its filters: priority range, registered deployments).
+// Across keys, jobs come in the client's order. The order and filters are
+// the client's fetch plan; the head probe compares a job with the earlier
+// jobs of its key in that same order (fetchplan.Plan.Before) under the same
+// filters. Two clients with different filters can see different heads of
+// one key: each runs the first job it may take, and a job it may not take
+// never holds it back (TestExclusiveDifferentHeads). The key's jobs then run
+// in an order no single client's order gives, one at a time all the same.
+// A job that no client may take waits, and holds nothing back.
+//
 // Retries, snoozes, cancellations and client stop all end the work function
 // (r1); a job that never reaches the middleware (unknown kind, undecodable
 // row) gives its key back when River's producer reports it finished
@@ -83,10 +105,14 @@ package workflow
 // wakes the queue's producers with River's own insert notification (Waker,
 // exclusive_work.go).
 //
-// The fetch streams available jobs in River's order over River's fetch index
-// and keeps a job with a key only if no running attempt holds the key and no
-// earlier job of the key waits (two index probes), stopping as soon as it has
-// enough jobs and after at most Config.ExclusiveLookahead rows. Lock rows are
+// The fetch streams available jobs in the client's order over that order's
+// index (River's fetch index, or one of migration riverbpmn/003) and keeps a
+// job with a key only if no running attempt holds the key and no earlier job
+// of the key that the client may take waits (two index probes; the
+// head-of-key index holds a key's waiting jobs in River's order, so with
+// another order the probe reads the key's waiting jobs in the queue),
+// stopping as soon as it has enough jobs and after at most
+// Config.ExclusiveLookahead rows. Lock rows are
 // kept when a key is given back, so taking and giving back a key are
 // in-place updates of one small row.
 
