@@ -3,6 +3,7 @@ package workflow
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"math/rand/v2"
 	"os"
@@ -325,4 +326,64 @@ func TestComposeStress(t *testing.T) {
 		t.Logf("without exclusivity: %d overlapping pairs", len(overlaps))
 		require.NotEmpty(t, overlaps, "without exclusivity, jobs of one instance do overlap: the check can fail")
 	})
+}
+
+// TestExclusiveWakeAcrossFilteredClients: the next job of a key may be one
+// only another client may take. Client A (range [0, 5], MaxWorkers 1) runs
+// p1 of instance pi, with a full fetch, so River would fetch again by itself
+// (and find nothing it may take); client B (range [10, 100]) came back
+// short while pi was held and polls only every 10 s. When A gives pi back,
+// its engine wakes the queue because its client has filters, and B starts
+// p50 at once rather than at its next poll.
+func TestExclusiveWakeAcrossFilteredClients(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	schema := exclSchema(t)
+	rec := &composeRecorder{finished: map[int64]int{}, follows: map[int64]bool{}, failed: map[int64]bool{}}
+	newClient := func(i int, rng priority.Range) *river.Client[pgx.Tx] {
+		engine, err := NewEngine(exclNodePool(t, 4), &Config{Schema: schema, ExclusiveScope: exclusive.ProcessInstance})
+		require.NoError(t, err)
+		driver, err := engine.NewDriver(Acquisition{ByPriority: true, PriorityRange: &rng})
+		require.NoError(t, err)
+		workers := river.NewWorkers()
+		river.AddWorker(workers, &composeWorker{rec: rec, client: i})
+		client, err := river.NewClient(driver, &river.Config{
+			FetchCooldown: 5 * time.Millisecond, FetchPollInterval: 10 * time.Second,
+			Logger:     slog.New(slog.DiscardHandler),
+			Middleware: []rivertype.Middleware{engine.Middleware()},
+			Queues:     map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: 1}},
+			Schema:     schema, TestOnly: true, Workers: workers,
+		})
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = client.Stop(context.WithoutCancel(ctx)) })
+		return client
+	}
+	a := newClient(0, priority.Range{Min: 0, Max: 5})
+	b := newClient(1, priority.Range{Min: 10, Max: 100})
+	_, err := a.InsertMany(ctx, []river.InsertManyParams{
+		{Args: composeArgs{Instance: "pi", Priority: 1, SleepMicros: 300_000}},
+		{Args: composeArgs{Instance: "pi", Priority: 50}},
+	})
+	require.NoError(t, err)
+
+	require.NoError(t, a.Start(ctx))
+	require.Eventually(t, func() bool {
+		var running int
+		require.NoError(t, testPool(t).QueryRow(ctx, fmt.Sprintf(`SELECT count(*) FROM %s.river_job WHERE state = 'running'`,
+			pgx.Identifier{schema}.Sanitize())).Scan(&running))
+		return running == 1
+	}, 10*time.Second, time.Millisecond, "A runs p1")
+	require.NoError(t, b.Start(ctx)) // B's first fetch finds pi held
+	require.Eventually(t, func() bool {
+		rec.mu.Lock()
+		defer rec.mu.Unlock()
+		return len(rec.runs) == 2
+	}, 5*time.Second, time.Millisecond, "B starts p50 well before its 10 s poll")
+
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	first, second := rec.runs[0], rec.runs[1]
+	require.Equal(t, []int{0, 1}, []int{first.client, second.client})
+	require.False(t, second.start.Before(first.end), "one at a time")
+	t.Logf("p50 started %s after p1 ended", second.start.Sub(first.end).Round(time.Millisecond))
 }

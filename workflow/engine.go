@@ -139,6 +139,9 @@ func (e *Engine) NewDriver(acq Acquisition) (*Driver, error) {
 	if err := acq.Validate(); err != nil {
 		return nil, err
 	}
+	if acq.PriorityRange != nil || acq.DeploymentAware {
+		e.exclusive.filtered.Store(true)
+	}
 	acq.Deployments = slices.Clone(acq.Deployments)
 	if acq.PriorityRange != nil {
 		r := *acq.PriorityRange

@@ -50,6 +50,14 @@ type engineExclusive struct {
 	// releaseSeq counts the keys this engine gave back, so that a fetch can
 	// tell whether one was given back while it ran.
 	releaseSeq atomic.Uint64
+
+	// filtered is set once a driver of the engine has acquisition filters
+	// (a priority range, deployments). Its clients may not take the next
+	// job of a key they give back, so a full fetch of theirs is no promise
+	// that the job is found at once: every release with a waiting job then
+	// wakes the queue (within the waker's cooldown), for whichever client
+	// may take it.
+	filtered atomic.Bool
 }
 
 // queueFetchState is what the engine's producers of one queue last saw.
@@ -101,7 +109,7 @@ func (x *engineExclusive) forgetProducer(target string, p *pilot) {
 // waiting jobs: when the engine has no producer on that queue, or any of its
 // producers (on any queue) came back short from its last fetch.
 func (x *engineExclusive) mayNeedWake(target string) bool {
-	if x.hungryProducers.Load() > 0 {
+	if x.hungryProducers.Load() > 0 || x.filtered.Load() {
 		return true
 	}
 	st := x.queueState(target)
@@ -117,6 +125,9 @@ func (x *engineExclusive) mayNeedWake(target string) bool {
 // When the engine has no producer on the queue, or one is waiting after a
 // short fetch, the queue's producers (on any node) are woken.
 func (x *engineExclusive) needsWake(target string) bool {
+	if x.filtered.Load() {
+		return true
+	}
 	st := x.queueState(target)
 	st.mu.Lock()
 	defer st.mu.Unlock()
