@@ -22,10 +22,18 @@
 // qualified ("river_job.metadata"), and name their parameters "@name". The
 // planner renders the same part for other row aliases (the exclusive step
 // compares a job with an earlier job of its key), and the caller numbers the
-// parameters (Params lists them). Adding an option, such as a tenant
-// round-robin order or a "not expired" filter, is adding a Part: nothing
-// else changes, and the plan test renders every combination and checks its
-// plan.
+// parameters (Params lists them). A part may also use the fetch's own
+// parameters without declaring them: @queue, @kind, @now (NULL in
+// production: use coalesce(@now::timestamptz, now())), @client_id.
+//
+// Adding an option is adding a Part, nothing else changes, and the plan test
+// renders every combination and checks its plan. A "not expired" filter is
+// a Filter such as "river_job.metadata -> 'x' ... > coalesce(@now::timestamptz,
+// now())". A tenant round-robin order is an OrderKey once each job carries
+// its place in its tenant's sequence (a per-tenant counter assigned at
+// insert): ordering by that place, then River's order, interleaves tenants;
+// like every order key it needs a partial index on (queue, key, priority,
+// scheduled_at, id) to stream without sorting.
 //
 // This package knows no option and no table layout beyond River's river_job
 // columns; the options' parts are defined where the options are (package
