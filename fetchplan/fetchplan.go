@@ -53,6 +53,11 @@ import (
 type OrderKey struct {
 	Expr string
 	Desc bool
+
+	// KeyIndexed says that, when this key leads the order, the head-of-key
+	// indexes have it right after the key and queue (then River's order),
+	// so the head probe can seek on it (HeadProbes).
+	KeyIndexed bool
 }
 
 // Param is a parameter of a part's SQL: its name (written "@name" in the
@@ -181,6 +186,29 @@ func (p *Plan) Before(earlier, later string) string {
 		left[i], right[i] = e, l
 	}
 	return "(" + strings.Join(left, ", ") + ")\n            < (" + strings.Join(right, ", ") + ")"
+}
+
+// HeadProbes renders the conditions "row earlier comes before row later in
+// the plan's order" as one or more conditions whose disjunction is Before:
+// the exclusive step asks NOT EXISTS of each, so that each can be answered
+// by an index. With River's order, or a leading key that no head-of-key
+// index has, it is Before alone. With a KeyIndexed leading key k it is two:
+// earlier's k strictly better than later's (a range of the index), and k
+// equal with the rest of the order before (an equality, then a row
+// comparison on River's order in the index).
+func (p *Plan) HeadProbes(earlier, later string) []string {
+	keys := p.Order()
+	if len(keys) == len(RiverOrder) || !keys[0].KeyIndexed {
+		return []string{p.Before(earlier, later)}
+	}
+	first := keys[0]
+	e, l := ForAlias(first.Expr, earlier), ForAlias(first.Expr, later)
+	better := e + " < " + l
+	if first.Desc {
+		better = e + " > " + l
+	}
+	rest := &Plan{parts: []Part{{Order: keys[1 : len(keys)-len(RiverOrder)]}}}
+	return []string{better, e + " = " + l + "\n                    AND " + rest.Before(earlier, later)}
 }
 
 // rowRef matches a reference to the row river_job ("river_job." not

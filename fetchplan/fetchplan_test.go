@@ -62,3 +62,24 @@ func TestNumber(t *testing.T) {
 	require.Equal(t, "a = $1::text AND b = ANY($2) AND c = $1 AND d @> e AND f = $3", n.SQL)
 	require.Equal(t, []string{"queue", "kind", "lo_1"}, n.Names)
 }
+
+func TestHeadProbes(t *testing.T) {
+	t.Parallel()
+	river, err := New()
+	require.NoError(t, err)
+	require.Equal(t, []string{river.Before("e", "h")}, river.HeadProbes("e", "h"))
+
+	unindexed, err := New(Part{Name: "due", Order: []OrderKey{{Expr: "river_job.scheduled_at"}}})
+	require.NoError(t, err)
+	require.Equal(t, []string{unindexed.Before("e", "h")}, unindexed.HeadProbes("e", "h"))
+
+	indexed, err := New(
+		Part{Name: "prio", Order: []OrderKey{{Expr: "f(river_job.metadata)", Desc: true, KeyIndexed: true}}},
+		Part{Name: "due", Order: []OrderKey{{Expr: "river_job.scheduled_at"}}},
+	)
+	require.NoError(t, err)
+	require.Equal(t, []string{
+		"f(e.metadata) > f(h.metadata)",
+		"f(e.metadata) = f(h.metadata)\n                    AND (e.scheduled_at, e.priority, e.scheduled_at, e.id)\n            < (h.scheduled_at, h.priority, h.scheduled_at, h.id)",
+	}, indexed.HeadProbes("e", "h"))
+}

@@ -151,7 +151,9 @@ func acquisitionParts(acq *Acquisition, deployments *deploymentSet) []fetchplan.
 	)
 	var parts []fetchplan.Part
 	if acq.ByPriority { // index river_bpmn_fetch_p*
-		parts = append(parts, fetchplan.Part{Name: "ByPriority", Order: []fetchplan.OrderKey{{Expr: priorityExpr, Desc: true}}})
+		// With exclusivity, the head probe seeks on it in the head-of-key
+		// indexes of migration riverbpmn/006.
+		parts = append(parts, fetchplan.Part{Name: "ByPriority", Order: []fetchplan.OrderKey{{Expr: priorityExpr, Desc: true, KeyIndexed: true}}})
 	}
 	if acq.TimersFirst { // index river_bpmn_fetch_*t*
 		parts = append(parts, fetchplan.Part{Name: "TimersFirst", Order: []fetchplan.OrderKey{{Expr: isTimerExpr, Desc: true}}})
@@ -191,9 +193,10 @@ type fetchQuery struct {
 }
 
 var jobGetAvailableTemplate = template.Must(template.New("job_get_available.sql").Funcs(template.FuncMap{
-	"filters": func(string) []string { return nil },
-	"orderBy": func(string) string { return "" },
-	"before":  func(string, string) string { return "" },
+	"filters":    func(string) []string { return nil },
+	"orderBy":    func(string) string { return "" },
+	"before":     func(string, string) string { return "" },
+	"headProbes": func(string, string) []string { return nil },
 }).Parse(mustReadSQL("job_get_available.sql")))
 
 // newFetchQuery renders the fetch query of plan for schema, with the
@@ -206,9 +209,10 @@ func newFetchQuery(plan *fetchplan.Plan, schema string, scope exclusive.Scope) (
 		return nil, err
 	}
 	tmpl.Funcs(template.FuncMap{
-		"filters": plan.Filters,
-		"orderBy": plan.OrderBy,
-		"before":  plan.Before,
+		"filters":    plan.Filters,
+		"orderBy":    plan.OrderBy,
+		"before":     plan.Before,
+		"headProbes": plan.HeadProbes,
 	})
 	var sb strings.Builder
 	if err := tmpl.Execute(&sb, struct{ Exclusive bool }{scope.Enabled()}); err != nil {

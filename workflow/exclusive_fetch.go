@@ -108,9 +108,11 @@ package workflow
 // The fetch streams available jobs in the client's order over that order's
 // index (River's fetch index, or one of migration riverbpmn/003) and keeps a
 // job with a key only if no running attempt holds the key and no earlier job
-// of the key that the client may take waits (two index probes; the
-// head-of-key index holds a key's waiting jobs in River's order, so with
-// another order the probe reads the key's waiting jobs in the queue),
+// of the key that the client may take waits (index probes: one step in the
+// head-of-key index in River's order, migration riverbpmn/005, or, for an
+// order led by priority, in the one by priority, migration riverbpmn/006;
+// with an order led by timers first or due date the probe reads the key's
+// waiting jobs in the queue),
 // stopping as soon as it has enough jobs and after at most
 // Config.ExclusiveLookahead rows. Lock rows are
 // kept when a key is given back, so taking and giving back a key are
@@ -136,6 +138,10 @@ var (
 		exclusive.ProcessInstance:     mustReadSQL("exclusive_key_process_instance.sql"),
 		exclusive.RootProcessInstance: mustReadSQL("exclusive_key_root_process_instance.sql"),
 	}
+	exclusiveKeyJSONBExpressionSQL = map[exclusive.Scope]string{
+		exclusive.ProcessInstance:     mustReadSQL("exclusive_key_jsonb_process_instance.sql"),
+		exclusive.RootProcessInstance: mustReadSQL("exclusive_key_jsonb_root_process_instance.sql"),
+	}
 	exclusiveKeyGuardSQL = map[exclusive.Scope]string{
 		exclusive.ProcessInstance:     mustReadSQL("exclusive_key_guard_process_instance.sql"),
 		exclusive.RootProcessInstance: mustReadSQL("exclusive_key_guard_root_process_instance.sql"),
@@ -159,6 +165,10 @@ var (
 	// "/* KEY_EXPRESSION: alias */": the scope's key expression of the row
 	// alias, as its index has it (for index conditions).
 	keyExpressionMarker = regexp.MustCompile(`/\* KEY_EXPRESSION: ([a-z_]+) \*/`)
+	// "/* KEY_JSONB_EXPRESSION: alias */": the scope's key expression of the
+	// row alias as jsonb, as the priority-order index of migration 006 has
+	// it.
+	keyJSONBExpressionMarker = regexp.MustCompile(`/\* KEY_JSONB_EXPRESSION: ([a-z_]+) \*/`)
 	// "/* KEY_GUARD: alias */": whether the key fields of the row alias are
 	// of the types a key needs (strings), as the exclusive key requires.
 	keyGuardMarker = regexp.MustCompile(`/\* KEY_GUARD: ([a-z_]+) \*/`)
@@ -172,9 +182,10 @@ var (
 // renderExclusiveSQL renders an exclusive .sql template for schema and scope:
 // the markers above, then renderSQL's. With scope None every key is NULL.
 func renderExclusiveSQL(tmpl, schema string, scope exclusive.Scope) string {
-	keyExpression, keyGuard := "NULL::text", "true"
+	keyExpression, keyJSONBExpression, keyGuard := "NULL::text", "NULL::jsonb", "true"
 	if scope.Enabled() {
 		keyExpression = stripSQLComments(exclusiveKeyExpressionSQL[scope])
+		keyJSONBExpression = stripSQLComments(exclusiveKeyJSONBExpressionSQL[scope])
 		keyGuard = stripSQLComments(exclusiveKeyGuardSQL[scope])
 	}
 	forAlias := func(sql, alias string) string { return strings.ReplaceAll(sql, "river_job.", alias+".") }
@@ -192,6 +203,9 @@ func renderExclusiveSQL(tmpl, schema string, scope exclusive.Scope) string {
 	})
 	rendered = replaceMarker(rendered, keyExpressionMarker, func(alias string) string {
 		return "(" + forAlias(keyExpression, alias) + ")"
+	})
+	rendered = replaceMarker(rendered, keyJSONBExpressionMarker, func(alias string) string {
+		return "(" + forAlias(keyJSONBExpression, alias) + ")"
 	})
 	rendered = replaceMarker(rendered, keyGuardMarker, func(alias string) string {
 		return "(" + forAlias(keyGuard, alias) + ")"

@@ -131,8 +131,9 @@ func scopeName(scope exclusive.Scope) string { return strings.ReplaceAll(scope.S
 // EXPLAINs each on 100,000 available jobs, both the plan PostgreSQL makes for
 // given values and the generic plan it caches after a few executions: each
 // reads the queue through the index of its order (River's, or migration
-// riverbpmn/003's), probes the scope's head-of-key index and the lock table's
-// primary key when exclusive, never sorts rows of river_job and never scans
+// riverbpmn/003's), probes the scope's head-of-key index (in River's order,
+// or by priority for a by-priority client) and the lock table's primary key
+// when exclusive, never sorts rows of river_job and never scans
 // the table. The backlog is built once; each EXPLAIN takes milliseconds.
 func TestFetchPlansUseIndexes(t *testing.T) {
 	if testing.Short() {
@@ -164,7 +165,11 @@ func TestFetchPlansUseIndexes(t *testing.T) {
 				plan := explainPlan(ctx, t, conn, query.sql, types, args, literals, generic)
 				want := []string{orderIndex(acq)}
 				if scope.Enabled() {
-					want = append(want, keyIndex[scope], "river_bpmn_exclusive_lock_pkey")
+					headIndex := keyIndex[scope]
+					if acq.ByPriority {
+						headIndex += "_p" // migration 006: a key's jobs by priority
+					}
+					want = append(want, headIndex, "river_bpmn_exclusive_lock_pkey")
 				}
 				t.Run(name, func(t *testing.T) {
 					requireIndexedPlan(t, plan, want...)

@@ -68,13 +68,16 @@ RETURNING
 --
 -- The scan reads available jobs in the client's order over the order's index
 -- (the same as without exclusivity), streamed, and stops as soon as
--- max_to_lock jobs qualify. Each job with a key costs two index probes: an
--- earlier waiting job of the key that this client may take (index
--- river_bpmn_job_exclusive_*, which holds a key's waiting jobs in River's
--- order: with River's order the probe is one index step; with another order
--- it reads the key's waiting jobs in the queue) and the key's lock (primary
--- key). At most lookahead available jobs are looked at, so a queue whose head
--- is a long run of jobs of held keys costs a bounded scan.
+-- max_to_lock jobs qualify. Each job with a key costs index probes: for an
+-- earlier waiting job of the key that this client may take, and for the key's
+-- lock (primary key). The first probe is one index step with River's order
+-- (index river_bpmn_job_exclusive_*, migration 005, a key's waiting jobs in
+-- River's order) and with an order led by priority (two probes, index
+-- river_bpmn_job_exclusive_*_p, migration 006, a key's waiting jobs by
+-- priority); with an order led by timers first or due date it reads the
+-- key's waiting jobs in the queue. At most lookahead available jobs are
+-- looked at, so a queue whose head is a long run of jobs of held keys costs a
+-- bounded scan.
 WITH candidate AS (
     SELECT
         head.id
@@ -108,11 +111,21 @@ WITH candidate AS (
             -- No job of the key that this client may take comes before this
             -- one in the client's order, so a fetch takes at most one job
             -- per key: the head. Checked first: it alone turns away the
-            -- later jobs of a key, however many follow it...
+            -- later jobs of a key, however many follow it. "Comes before"
+            -- is one condition, or two when the order leads with a key the
+            -- head-of-key indexes have (by priority: a higher priority, or
+            -- the same and earlier in River's order), each an index probe...
+{{- $byIndexedKey := gt (len (headProbes "earlier" "head")) 1}}
+{{- range headProbes "earlier" "head"}}
             NOT EXISTS (
                 SELECT 1
                 FROM /* TEMPLATE: schema */river_job AS earlier
+{{- if $byIndexedKey}}
+                -- The key as jsonb: the index of migration 006, in priority order.
+                WHERE /* KEY_JSONB_EXPRESSION: earlier */ = to_jsonb(head.exclusive_key)
+{{- else}}
                 WHERE /* KEY_EXPRESSION: earlier */ = head.exclusive_key
+{{- end}}
                     AND /* KEY_GUARD: earlier */
                     AND earlier.queue = @queue::text
                     AND earlier.state = 'available'
@@ -122,13 +135,15 @@ WITH candidate AS (
 {{- range filters "earlier"}}
                     AND {{.}}
 {{- end}}
-                    AND {{before "earlier" "head"}}
+                    AND {{.}}
             )
+            AND
+{{- end}}
             -- ...and no running attempt holds the key (a lock row may exist,
             -- free or stale), judged in this statement's snapshot. A scalar
             -- subquery, so it is one primary-key probe per job rather than a
             -- hash of the whole lock table, which keeps recently freed rows.
-            AND NOT coalesce((
+            NOT coalesce((
                 SELECT /* LOCK_IS_LIVE: lock */
                 FROM /* TEMPLATE: schema */river_bpmn_exclusive_lock AS lock
                 WHERE lock.key = head.exclusive_key
