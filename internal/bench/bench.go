@@ -68,6 +68,11 @@ type Options struct {
 	// Samples is the number of fetches timed per variant and size.
 	Samples int
 
+	// InsertCost measures what the head-of-key indexes by priority
+	// (migration riverbpmn/006) cost the insert of exclusive jobs, instead
+	// of the throughput benchmark.
+	InsertCost bool
+
 	// Progress receives progress lines; nil discards them.
 	Progress io.Writer
 }
@@ -166,6 +171,8 @@ type Report struct {
 	// FetchLatency has one entry per backlog size (fetch latency
 	// benchmark).
 	FetchLatency []SizeResult `json:"fetch_latency,omitempty"`
+	// InsertCost is the insert cost benchmark's result.
+	InsertCost *InsertCostResult `json:"insert_cost,omitempty"`
 }
 
 // Machine identifies the machine and software a report was measured on.
@@ -215,6 +222,11 @@ func Run(ctx context.Context, pool *pgxpool.Pool, opts Options) (*Report, error)
 		report.Settings.Samples = opts.Samples
 		report.Settings.FetchSize = fetchSize
 		report.FetchLatency, err = runFetchLatency(ctx, pool, &opts)
+		return report, err
+	}
+	if opts.InsertCost {
+		report.Settings.Rounds = opts.Rounds
+		report.InsertCost, err = runInsertCost(ctx, pool, &opts)
 		return report, err
 	}
 	report.Settings.Jobs = opts.Jobs

@@ -263,3 +263,28 @@ func TestEstimate(t *testing.T) {
 	require.Len(t, perMode, 3)
 	require.Equal(t, perMode[0]+perMode[1]+perMode[2], total)
 }
+
+// TestRunInsertCost runs a tiny insert cost benchmark: samples with and
+// without the indexes of migration 006, which are back afterwards.
+func TestRunInsertCost(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := riversharedtest.DBPool(ctx, t)
+	schema := testSchema(t, pool)
+	report, err := Run(ctx, pool, Options{Schema: schema, Jobs: 500, Rounds: 2, InsertCost: true})
+	require.NoError(t, err)
+	c := report.InsertCost
+	require.NotNil(t, c)
+	require.Equal(t, 500, c.Jobs)
+	require.Len(t, c.With.Samples, 2)
+	require.Len(t, c.Without.Samples, 2)
+	require.Positive(t, c.Ratio)
+	for _, name := range insertCostIndexes {
+		var exists bool
+		require.NoError(t, pool.QueryRow(ctx, "SELECT to_regclass($1) IS NOT NULL", table(schema, name)).Scan(&exists))
+		require.True(t, exists, "index %s is restored", name)
+	}
+	var out bytes.Buffer
+	require.NoError(t, report.WriteTable(&out))
+	require.Contains(t, out.String(), "insert cost: 500 exclusive jobs")
+}

@@ -47,6 +47,13 @@ func (r *Report) WriteTable(w io.Writer) error {
 		}
 	}
 
+	if c := r.InsertCost; c != nil {
+		fmt.Fprintf(w, "insert cost: %d exclusive jobs per INSERT ... SELECT, %d samples each, indexes %v\n", c.Jobs, len(c.With.Samples), c.Indexes)
+		fmt.Fprintf(w, "  with the indexes:    median %.0fms (min-max %.0f-%.0f)\n", c.With.Median, c.With.Min, c.With.Max)
+		fmt.Fprintf(w, "  without the indexes: median %.0fms (min-max %.0f-%.0f)\n", c.Without.Median, c.Without.Min, c.Without.Max)
+		fmt.Fprintf(w, "  ratio: x%.2f\n", c.Ratio)
+	}
+
 	if len(r.FetchLatency) > 0 {
 		fmt.Fprintf(w, "fetch latency: single fetches of %d jobs, %d per variant and size, jobs put back after each\n\n", s.FetchSize, s.Samples)
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
