@@ -72,7 +72,7 @@ func TestSelectModes(t *testing.T) {
 		names = append(names, m.Name)
 	}
 	require.Equal(t, []string{"none", "exclusive", "camunda", "exclusive-one-instance", "priority-range-deployment"}, names, "diagnostic modes only when named")
-	require.Equal(t, []string{"none", "exclusive", "camunda", "exclusive-one-instance", "priority-range-deployment", "stock-metadata", "priority"}, ModeNames())
+	require.Equal(t, []string{"none", "exclusive", "camunda", "exclusive-one-instance", "priority-range-deployment", "stock-metadata", "priority", "exclusive-priority"}, ModeNames())
 
 	some, err := selectModes([]string{"priority-range-deployment", "none", "none"})
 	require.NoError(t, err)
@@ -80,7 +80,7 @@ func TestSelectModes(t *testing.T) {
 	require.Equal(t, "priority-range-deployment", some[0].Name)
 
 	_, err = selectModes([]string{"sideways"})
-	require.ErrorContains(t, err, `unknown mode "sideways" (known: none, exclusive, camunda, exclusive-one-instance, priority-range-deployment, stock-metadata, priority)`)
+	require.ErrorContains(t, err, `unknown mode "sideways" (known: none, exclusive, camunda, exclusive-one-instance, priority-range-deployment, stock-metadata, priority, exclusive-priority)`)
 }
 
 // TestMetadataSQLMatchesMiddleware checks that the fetch latency backlog,

@@ -205,6 +205,22 @@ func Modes() []Mode {
 			},
 		},
 		{
+			Name:       "exclusive-priority",
+			Summary:    "diagnostic: the camunda mode without its filters (exclusive per process instance, by priority)",
+			Diagnostic: true,
+			Jobs:       10_000,
+			Rate:       1_500,
+			Versus:     "exclusive",
+			Setup: func(_ context.Context, env *Env) (*Side, error) {
+				side, err := env.exclusiveSide(workflow.Acquisition{ByPriority: true})
+				if err != nil {
+					return nil, err
+				}
+				side.Workload.Instances = env.Options.Instances
+				return side, nil
+			},
+		},
+		{
 			Name:    "exclusive-one-instance",
 			Summary: "strict exclusivity, one process instance with all jobs exclusive (default 2,000), MaxWorkers 1",
 			Jobs:    2_000,
