@@ -157,7 +157,8 @@ WITH candidate AS (
 -- change to it cannot slip through. The client's filters are judged in the
 -- statement's snapshot, not again here (a job whose priority is changed while
 -- it is being fetched may go to the client that saw it before the change):
--- evaluating them again per locked row doubled the fetch's cost.
+-- evaluating them again per locked row took about a quarter of a filtered
+-- fetch's time.
 locked_jobs AS (
     SELECT
         river_job.id,
