@@ -302,7 +302,7 @@ func schemaName(schema string) string {
 	return strconv.Quote(schema)
 }
 
-// migrationHint adds what to do when riverbpmn's migration 006 is missing.
+// migrationHint adds what to do when riverbpmn's migration 009 (events) is missing.
 func migrationHint(err error) string {
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) && (pgErr.Code == "42P01" || pgErr.Code == "42883") {

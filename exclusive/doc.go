@@ -18,6 +18,12 @@
 // The enforcement lives in package workflow, which composes this package: the
 // fetch takes a key in the same statement that moves the job to running, and
 // the work middleware gives it back when the job's work function returns.
+// Exclusivity composes with every acquisition option of a client (ordering
+// by priority, timers first, due date; priority ranges; deployments): across
+// keys a client fetches in its own order, and of each free key it takes the
+// head, the first waiting job of the key in its order among the jobs it may
+// take (workflow.Acquisition says more, including what two clients with
+// different filters do).
 // The invariant and the race analysis are written down in
 // workflow/exclusive_fetch.go.
 package exclusive

@@ -7,14 +7,43 @@ import (
 	"sync"
 	"text/template"
 
+	"github.com/riverbpmn/riverbpmn/exclusive"
+	"github.com/riverbpmn/riverbpmn/fetchplan"
 	"github.com/riverbpmn/riverbpmn/priority"
 )
 
 // Acquisition configures how one client picks the jobs it fetches. The zero
 // value enables nothing: the client fetches exactly as stock River does (in
 // River's order). The ordering options combine, in this precedence: by
-// priority, then timers first, then by due date; River's own order breaks
-// ties. Every combination is served by an index of migration riverbpmn/003.
+// priority, then timers first, then by due date; River's own order
+// (priority, scheduled_at, id) breaks ties. The filters (PriorityRange,
+// DeploymentAware) restrict which jobs the client may take. Every
+// combination is served by an index (River's, or one of migration
+// riverbpmn/003) and builds one query, once per client (package fetchplan).
+//
+// Every option combines with exclusive execution (Config.ExclusiveScope):
+//
+//   - Exclusivity stays absolute: while an exclusive job of key K runs on
+//     any client, no other exclusive job of K starts, whatever the clients'
+//     options, queues or kinds.
+//   - Across keys, the client fetches in its acquisition order.
+//   - Within one key, the job that runs next on the client is the key's
+//     head: the first waiting job of the key in the client's order among the
+//     jobs this client may take. On a by-priority client a priority-10 job
+//     of an instance runs before its priority-1 sibling; on a timers-first
+//     client the instance's timers run before its other jobs.
+//   - Clients with different filters may see different heads of one key:
+//     each runs the first job it may take, and a job it may not take never
+//     holds it back. The key's jobs then run one at a time in an order that
+//     no single client's order gives (say priority 3 on a client of range
+//     [0, 10], then priority 15 on a client of range [5, 20]).
+//   - The next exclusive job of a key starts as soon as its predecessor's
+//     work returns, without waiting for a poll, with any options.
+//
+// A job whose context holds a bad value (a priority that is a string, a
+// deployment that is a number) counts as priority 0, not a timer, with no
+// deployment; its exclusive key is ExclusiveKeyOf's. Bad data never stops
+// other jobs from being fetched.
 type Acquisition struct {
 	// ByPriority fetches jobs by their int64 priority, highest first
 	// (strictly: no aging).
@@ -108,35 +137,96 @@ func (s *deploymentSet) remove(id string) bool {
 	return found
 }
 
-// fetchQuery is a client's fetch query: its SQL and the names of its
-// parameters in $1, $2, ... order.
-type fetchQuery struct {
-	sql  string
-	args []string
+// acquisitionParts returns the fetch plan parts of acq (package fetchplan),
+// in the precedence of their order keys: by priority, then timers first,
+// then by due date; then the filters. Each order has its partial index in
+// migration riverbpmn/003 (named in the comment); deployments are read from
+// the driver's set at each fetch. A new acquisition option is a new part
+// here, and nothing else in the fetch changes.
+func acquisitionParts(acq *Acquisition, deployments *deploymentSet) []fetchplan.Part {
+	const (
+		priorityExpr   = schemaMarker + "river_bpmn_priority(river_job.metadata)"
+		isTimerExpr    = schemaMarker + "river_bpmn_is_timer(river_job.metadata)"
+		deploymentExpr = schemaMarker + "river_bpmn_deployment(river_job.metadata)"
+	)
+	var parts []fetchplan.Part
+	if acq.ByPriority { // index river_bpmn_fetch_p*
+		// With exclusivity, the head probe seeks on it in the head-of-key
+		// indexes of migration riverbpmn/010.
+		parts = append(parts, fetchplan.Part{Name: "ByPriority", Order: []fetchplan.OrderKey{{Expr: priorityExpr, Desc: true, KeyIndexed: true}}})
+	}
+	if acq.TimersFirst { // index river_bpmn_fetch_*t*
+		parts = append(parts, fetchplan.Part{Name: "TimersFirst", Order: []fetchplan.OrderKey{{Expr: isTimerExpr, Desc: true}}})
+	}
+	if acq.ByDueDate { // index river_bpmn_fetch_*d
+		parts = append(parts, fetchplan.Part{Name: "ByDueDate", Order: []fetchplan.OrderKey{{Expr: "river_job.scheduled_at"}}})
+	}
+	if r := acq.PriorityRange; r != nil { // a filter on the ByPriority index's leading key
+		min, max := r.Min, r.Max
+		parts = append(parts, fetchplan.Part{
+			Name:   "PriorityRange",
+			Filter: priorityExpr + " BETWEEN @priority_min::bigint AND @priority_max::bigint",
+			Params: []fetchplan.Param{
+				{Name: "priority_min", Value: func() any { return min }},
+				{Name: "priority_max", Value: func() any { return max }},
+			},
+		})
+	}
+	if acq.DeploymentAware { // a filter: registered deployments, plus every job with no deployment
+		parts = append(parts, fetchplan.Part{
+			Name:   "DeploymentAware",
+			Filter: "(" + deploymentExpr + " IS NULL OR " + deploymentExpr + " = ANY(@deployments::text[]))",
+			Params: []fetchplan.Param{{Name: "deployments", Value: func() any { return deployments.snapshot() }}},
+		})
+	}
+	return parts
 }
 
-var jobGetAvailableTemplate = mustReadSQL("job_get_available.sql")
+// fetchQuery is a client's fetch query: its SQL, the names of its
+// parameters in $1, $2, ... order, and the values of the plan's own
+// parameters (the fetch's parameters, such as the queue, come from River).
+type fetchQuery struct {
+	sql       string
+	args      []string
+	exclusive bool
+	params    map[string]func() any
+}
 
-// newFetchQuery renders the fetch query for acq. Parameters are numbered in
-// the order they first appear, so a clause that is left out leaves no gap.
-func newFetchQuery(acq *Acquisition, schema string) (*fetchQuery, error) {
-	q := &fetchQuery{}
-	arg := func(name string) string {
-		i := slices.Index(q.args, name)
-		if i < 0 {
-			q.args = append(q.args, name)
-			i = len(q.args) - 1
-		}
-		return fmt.Sprintf("$%d", i+1)
-	}
-	tmpl, err := template.New("job_get_available.sql").Funcs(template.FuncMap{"arg": arg}).Parse(jobGetAvailableTemplate)
+var jobGetAvailableTemplate = template.Must(template.New("job_get_available.sql").Funcs(template.FuncMap{
+	"filters":    func(string) []string { return nil },
+	"orderBy":    func(string) string { return "" },
+	"before":     func(string, string) string { return "" },
+	"headProbes": func(string, string) []string { return nil },
+}).Parse(mustReadSQL("job_get_available.sql")))
+
+// newFetchQuery renders the fetch query of plan for schema, with the
+// exclusive step of scope (none: no exclusive step). Parameters are
+// numbered in the order they first appear, so a clause that is left out
+// leaves no gap.
+func newFetchQuery(plan *fetchplan.Plan, schema string, scope exclusive.Scope) (*fetchQuery, error) {
+	tmpl, err := jobGetAvailableTemplate.Clone()
 	if err != nil {
 		return nil, err
 	}
+	tmpl.Funcs(template.FuncMap{
+		"filters":    plan.Filters,
+		"orderBy":    plan.OrderBy,
+		"before":     plan.Before,
+		"headProbes": plan.HeadProbes,
+	})
 	var sb strings.Builder
-	if err := tmpl.Execute(&sb, acq); err != nil {
+	if err := tmpl.Execute(&sb, struct{ Exclusive bool }{scope.Enabled()}); err != nil {
 		return nil, err
 	}
-	q.sql = renderSQL(sb.String(), schema)
+	numbered := fetchplan.Number(sb.String())
+	q := &fetchQuery{args: numbered.Names, exclusive: scope.Enabled(), params: map[string]func() any{}}
+	for _, param := range plan.Params() {
+		q.params[param.Name] = param.Value
+	}
+	if q.exclusive {
+		q.sql = renderExclusiveSQL(numbered.SQL, schema, scope)
+	} else {
+		q.sql = renderSQL(numbered.SQL, schema)
+	}
 	return q, nil
 }

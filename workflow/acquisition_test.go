@@ -197,12 +197,14 @@ func TestAcquisitionPriorityRange(t *testing.T) {
 		_, err = engine.NewDriver(Acquisition{DeploymentAware: true, Deployments: []string{"bad\x01"}})
 		require.ErrorContains(t, err, `deployment id "bad\x01" contains control character U+0001`)
 
+		// Every valid acquisition combines with exclusivity.
 		exclusiveEngine, err := NewEngine(nil, &Config{ExclusiveScope: exclusive.ProcessInstance})
 		require.NoError(t, err)
-		_, err = exclusiveEngine.NewDriver(Acquisition{ByPriority: true})
-		require.ErrorContains(t, err, "cannot be combined with Config.ExclusiveScope")
-		_, err = exclusiveEngine.NewDriver(Acquisition{})
+		_, err = exclusiveEngine.NewDriver(Acquisition{ByPriority: true, TimersFirst: true, ByDueDate: true,
+			PriorityRange: &priority.Range{Min: 0, Max: 4}, DeploymentAware: true, Deployments: []string{"d"}})
 		require.NoError(t, err)
+		_, err = exclusiveEngine.NewDriver(Acquisition{PriorityRange: &priority.Range{Min: 0, Max: 4}})
+		require.EqualError(t, err, "workflow: Acquisition.PriorityRange [0, 4] applies only when acquiring by priority; set ByPriority")
 	})
 }
 
@@ -450,77 +452,4 @@ func TestAcquisitionBadMetadata(t *testing.T) {
 		// priority 0, in River's order:
 		"string-priority", "fraction-priority", "huge-priority", "bpmn-not-object", "not-object"}, got,
 		"good-1 is of unregistered dep-b; the rest still fetch")
-}
-
-// TestFetchPlansUseIndexes explains every acquisition variant's fetch query
-// on 100,000 available jobs: each reads an index in the order of its ORDER BY
-// and never sorts the candidates.
-func TestFetchPlansUseIndexes(t *testing.T) {
-	if testing.Short() {
-		t.Skip("inserts 100k jobs")
-	}
-	t.Parallel()
-	ctx := context.Background()
-	engine, schema := testEngine(t)
-	ident := pgx.Identifier{schema}.Sanitize()
-
-	_, err := engine.dbPool.Exec(ctx, fmt.Sprintf(`
-		INSERT INTO %s.river_job (args, kind, max_attempts, metadata, priority, queue, state, scheduled_at)
-		SELECT '{}', 'kind_' || (i %% 4), 25,
-			CASE WHEN i %% 10 = 0 THEN '{}'::jsonb ELSE jsonb_build_object('bpmn', jsonb_build_object(
-				'process_definition_key', 'p', 'priority', (i * 7919) %% 1000 - 500,
-				'job_type', CASE WHEN i %% 7 = 0 THEN 'timer' ELSE 'async' END,
-				'deployment_id', 'dep-' || (i %% 5))) END,
-			1 + i %% 4, CASE WHEN i %% 3 = 0 THEN 'other' ELSE 'default' END, 'available',
-			now() - (i %% 3600) * interval '1 second'
-		FROM generate_series(1, 100000) AS i`, ident))
-	require.NoError(t, err)
-	_, err = engine.dbPool.Exec(ctx, fmt.Sprintf("ANALYZE %s.river_job", ident))
-	require.NoError(t, err)
-
-	rng := &priority.Range{Min: -100, Max: 300}
-	variants := []struct {
-		acq   Acquisition
-		index string
-	}{
-		{Acquisition{}, "river_job_prioritized_fetching_index"},
-		{Acquisition{ByPriority: true}, "river_bpmn_fetch_p"},
-		{Acquisition{TimersFirst: true}, "river_bpmn_fetch_t"},
-		{Acquisition{ByDueDate: true}, "river_bpmn_fetch_d"},
-		{Acquisition{ByPriority: true, TimersFirst: true}, "river_bpmn_fetch_pt"},
-		{Acquisition{ByPriority: true, ByDueDate: true}, "river_bpmn_fetch_pd"},
-		{Acquisition{TimersFirst: true, ByDueDate: true}, "river_bpmn_fetch_td"},
-		{Acquisition{ByPriority: true, TimersFirst: true, ByDueDate: true}, "river_bpmn_fetch_ptd"},
-		{Acquisition{ByPriority: true, PriorityRange: rng}, "river_bpmn_fetch_p"},
-		{Acquisition{ByPriority: true, PriorityRange: rng, DeploymentAware: true, Deployments: []string{"dep-1", "dep-2"}}, "river_bpmn_fetch_p"},
-		{Acquisition{ByPriority: true, ByDueDate: true, PriorityRange: rng, DeploymentAware: true}, "river_bpmn_fetch_pd"},
-		{Acquisition{TimersFirst: true, ByDueDate: true, DeploymentAware: true, Deployments: []string{"dep-3"}}, "river_bpmn_fetch_td"},
-		{Acquisition{DeploymentAware: true, Deployments: []string{"dep-3"}}, "river_job_prioritized_fetching_index"},
-	}
-	for _, v := range variants {
-		name := fmt.Sprintf("%+v", v.acq)
-		driver := testDriver(t, engine, v.acq)
-		p := newPilot(driver)
-		query, err := p.fetchQuery(schema)
-		require.NoError(t, err)
-		params := &riverdriver.JobGetAvailableParams{ClientID: "c", MaxAttemptedBy: 100, MaxToLock: 100, Queue: "default", Schema: schema}
-
-		// EXPLAIN without ANALYZE: the plan, without locking anything.
-		var plan string
-		require.NoError(t, engine.dbPool.QueryRow(ctx, "EXPLAIN (FORMAT TEXT) "+query.sql, p.fetchArgs(query.fetchQuery, params)...).Scan(&plan))
-		rows, err := engine.dbPool.Query(ctx, "EXPLAIN (FORMAT TEXT) "+query.sql, p.fetchArgs(query.fetchQuery, params)...)
-		require.NoError(t, err)
-		var lines []string
-		for rows.Next() {
-			var line string
-			require.NoError(t, rows.Scan(&line))
-			lines = append(lines, line)
-		}
-		require.NoError(t, rows.Err())
-		plan = strings.Join(lines, "\n")
-
-		require.Contains(t, plan, "Index Scan using "+v.index+" on river_job", "%s:\n%s", name, plan)
-		require.NotContains(t, plan, "Sort", "%s:\n%s", name, plan)
-		require.NotContains(t, plan, "Seq Scan", "%s:\n%s", name, plan)
-	}
 }

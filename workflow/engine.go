@@ -55,6 +55,9 @@ type Config struct {
 	// opts out with NonExclusive); jobs without a process instance, and
 	// non-exclusive jobs, are never held back.
 	//
+	// Exclusivity combines with every Acquisition option of the engine's
+	// drivers (see Acquisition for what a job's key and order then mean).
+	//
 	// The zero value, exclusive.None, leaves fetching to River's own query:
 	// jobs still record their exclusive flag, but nothing is sequenced. It is
 	// opt-in so that an engine configured with nothing behaves exactly like
@@ -175,16 +178,15 @@ func (e *Engine) Driver() *Driver { return e.driver }
 // registered deployments, a driver of its own: the deployments registered on
 // a driver are those of the clients built from it.
 //
-// Exclusive execution (Config.ExclusiveScope) has its own fetch query, in
-// River's order; combining it with an acquisition option is rejected here
-// rather than silently ignored.
+// Every acquisition option combines with every other and with exclusive
+// execution (Config.ExclusiveScope): the client's fetch query is assembled
+// from the options it enables (see Acquisition for the semantics).
 func (e *Engine) NewDriver(acq Acquisition) (*Driver, error) {
 	if err := acq.Validate(); err != nil {
 		return nil, err
 	}
-	if e.config.ExclusiveScope != exclusive.None &&
-		(acq.ByPriority || acq.TimersFirst || acq.ByDueDate || acq.PriorityRange != nil || acq.DeploymentAware) {
-		return nil, fmt.Errorf("workflow: Acquisition %+v cannot be combined with Config.ExclusiveScope %v yet: exclusive fetching uses River's order", acq, e.config.ExclusiveScope)
+	if acq.PriorityRange != nil || acq.DeploymentAware {
+		e.exclusive.filtered.Store(true)
 	}
 	acq.Deployments = slices.Clone(acq.Deployments)
 	if acq.PriorityRange != nil {

@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/riverbpmn/riverbpmn/exclusive"
+	"github.com/riverbpmn/riverbpmn/priority"
 )
 
 // chainArgs is a job that, until Left reaches zero, inserts its follow-up:
@@ -30,7 +31,8 @@ type chainArgs struct {
 func (chainArgs) Kind() string { return "excl_chain" }
 
 func (a chainArgs) JobContext() JobContext {
-	return JobContext{ProcessInstanceID: a.Instance, ProcessDefinitionKey: "excl_process"}
+	p := int64(5)
+	return JobContext{ProcessInstanceID: a.Instance, ProcessDefinitionKey: "excl_process", DeploymentID: "dep-chain", Priority: &p}
 }
 
 type chainWorker struct {
@@ -56,9 +58,26 @@ func (w *chainWorker) Work(ctx context.Context, job *river.Job[chainArgs]) error
 // poll interval (10 s) far longer than the whole test: a chain of 20 jobs
 // each inserting the next, and 20 jobs of one instance inserted up front. A
 // poll-bound run would take minutes; River's completer delay (key freed only
-// when the outcome is written) would show as gaps of up to ~250 ms.
+// when the outcome is written) would show as gaps of up to ~250 ms. It runs
+// with River's order and with every acquisition option on.
 func TestExclusiveNextJobStartsWithoutPoll(t *testing.T) {
 	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		acq  *Acquisition
+	}{
+		{"RiverOrder", nil},
+		{"EveryOption", &Acquisition{ByPriority: true, TimersFirst: true, ByDueDate: true,
+			PriorityRange: &priority.Range{Min: 0, Max: 10}, DeploymentAware: true, Deployments: []string{"dep-chain"}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			testExclusiveNextJobStartsWithoutPoll(t, tc.acq)
+		})
+	}
+}
+
+func testExclusiveNextJobStartsWithoutPoll(t *testing.T, acq *Acquisition) {
 	ctx := context.Background()
 	schema := exclSchema(t)
 	rec := newExclRecorder(exclusive.ProcessInstance)
@@ -66,10 +85,15 @@ func TestExclusiveNextJobStartsWithoutPoll(t *testing.T) {
 	pool := exclNodePool(t, 4)
 	engine, err := NewEngine(pool, &Config{Schema: schema, ExclusiveScope: exclusive.ProcessInstance})
 	require.NoError(t, err)
+	driver := engine.Driver()
+	if acq != nil {
+		driver, err = engine.NewDriver(*acq)
+		require.NoError(t, err)
+	}
 	workers := river.NewWorkers()
 	river.AddWorker(workers, &chainWorker{rec: rec})
 	river.AddWorker(workers, &exclWorker{rec: rec})
-	client, err := river.NewClient(engine.Driver(), &river.Config{
+	client, err := river.NewClient(driver, &river.Config{
 		FetchCooldown:     5 * time.Millisecond,
 		FetchPollInterval: 10 * time.Second,
 		Logger:            slog.New(slog.DiscardHandler),

@@ -188,11 +188,9 @@ func TestExclusiveFetchUsesIndexes(t *testing.T) {
 		}[scope]
 		for _, generic := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%s/generic=%t", strings.ReplaceAll(scope.String(), " ", "_"), generic), func(t *testing.T) {
-				fetch := renderExclusiveSQL(jobGetAvailableExclusiveSQL, schema, scope)
-				plan := explainPlan(ctx, t, conn, fetch,
-					[]string{"text", "text[]", "timestamptz", "int", "int", "text", "int"},
-					[]any{"default", nil, nil, 100, 100, "explain-client", exclusive.DefaultLookahead},
-					[]string{"'default'", "NULL", "NULL", "100", "100", "'explain-client'", fmt.Sprint(exclusive.DefaultLookahead)}, generic)
+				fetch := testFetchQuery(t, schema, scope, Acquisition{})
+				types, args, literals := fetch.explainArgs(t)
+				plan := explainPlan(ctx, t, conn, fetch.sql, types, args, literals, generic)
 				requireIndexedPlan(t, plan, "river_job_prioritized_fetching_index", keyIndex, "river_bpmn_exclusive_lock_pkey")
 
 				release := renderExclusiveSQL(exclusiveReleaseSQL, schema, scope)
@@ -216,8 +214,9 @@ func TestExclusiveFetchUsesIndexes(t *testing.T) {
 	require.NoError(t, err)
 	defer func() { require.NoError(t, tx.Rollback(ctx)) }()
 	start := time.Now()
-	rows, err := tx.Query(ctx, renderExclusiveSQL(jobGetAvailableExclusiveSQL, schema, exclusive.ProcessInstance),
-		"default", nil, nil, 100, 100, "explain-client", exclusive.DefaultLookahead)
+	fetch := testFetchQuery(t, schema, exclusive.ProcessInstance, Acquisition{})
+	_, fetchArgs, _ := fetch.explainArgs(t)
+	rows, err := tx.Query(ctx, fetch.sql, fetchArgs...)
 	require.NoError(t, err)
 	jobs := scanExclusiveFetchRows(t, rows)
 	elapsed := time.Since(start)
@@ -227,17 +226,16 @@ func TestExclusiveFetchUsesIndexes(t *testing.T) {
 	_, err = tx.Exec(ctx, "SAVEPOINT again")
 	require.NoError(t, err)
 	start = time.Now()
-	rows, err = tx.Query(ctx, renderExclusiveSQL(jobGetAvailableExclusiveSQL, schema, exclusive.ProcessInstance),
-		"default", nil, nil, 100, 100, "explain-client", exclusive.DefaultLookahead)
+	rows, err = tx.Query(ctx, fetch.sql, fetchArgs...)
 	require.NoError(t, err)
 	require.Len(t, scanExclusiveFetchRows(t, rows), 100)
 	elapsedAgain := time.Since(start)
 	_, err = tx.Exec(ctx, "ROLLBACK TO SAVEPOINT again")
 	require.NoError(t, err)
 	start = time.Now()
-	stockQuery, err := newFetchQuery(&Acquisition{}, schema)
-	require.NoError(t, err)
-	rows, err = tx.Query(ctx, stockQuery.sql, "default", nil, nil, 100, 100, "explain-client")
+	stockQuery := testFetchQuery(t, schema, exclusive.None, Acquisition{})
+	_, stockArgs, _ := stockQuery.explainArgs(t)
+	rows, err = tx.Query(ctx, stockQuery.sql, stockArgs...)
 	require.NoError(t, err)
 	stock, _, err := scanJobRows(rows)
 	require.NoError(t, err)
@@ -258,6 +256,54 @@ func TestExclusiveFetchUsesIndexes(t *testing.T) {
 		require.NoError(t, err)
 		require.GreaterOrEqual(t, n, 100, "held keys are skipped")
 	}
+}
+
+// testFetchQuery renders the fetch query of a client with acquisition acq on
+// an engine enforcing scope.
+func testFetchQuery(t testing.TB, schema string, scope exclusive.Scope, acq Acquisition) *testQuery {
+	t.Helper()
+	engine, err := NewEngine(nil, &Config{ExclusiveScope: scope})
+	require.NoError(t, err)
+	driver, err := engine.NewDriver(acq)
+	require.NoError(t, err)
+	query, err := newPilot(driver).fetchQuery(schema)
+	require.NoError(t, err)
+	return &testQuery{fetchQuery: query.fetchQuery}
+}
+
+type testQuery struct{ *fetchQuery }
+
+// explainArgs returns the parameter types, values and SQL literals of a
+// fetch of up to 100 jobs of queue default, every kind, at the database's
+// now, with the plan's own parameters at their current values.
+func (q *testQuery) explainArgs(t testing.TB) (types []string, args []any, literals []string) {
+	t.Helper()
+	for _, name := range q.args {
+		switch name {
+		case "queue":
+			types, args, literals = append(types, "text"), append(args, "default"), append(literals, "'default'")
+		case "kind":
+			types, args, literals = append(types, "text[]"), append(args, nil), append(literals, "NULL")
+		case "now":
+			types, args, literals = append(types, "timestamptz"), append(args, nil), append(literals, "NULL")
+		case "max_to_lock", "max_attempted_by":
+			types, args, literals = append(types, "int"), append(args, 100), append(literals, "100")
+		case "lookahead":
+			types, args, literals = append(types, "int"), append(args, exclusive.DefaultLookahead), append(literals, fmt.Sprint(exclusive.DefaultLookahead))
+		case "client_id":
+			types, args, literals = append(types, "text"), append(args, "explain-client"), append(literals, "'explain-client'")
+		case "priority_min", "priority_max":
+			v := q.params[name]().(int64)
+			types, args, literals = append(types, "bigint"), append(args, v), append(literals, fmt.Sprint(v))
+		case "deployments":
+			v := q.params[name]().([]string)
+			lit := "'{" + strings.Join(v, ",") + "}'"
+			types, args, literals = append(types, "text[]"), append(args, v), append(literals, lit)
+		default:
+			require.FailNow(t, "unknown fetch parameter "+name)
+		}
+	}
+	return types, args, literals
 }
 
 // scanExclusiveFetchRows reads the rows of the exclusive fetch: each job and

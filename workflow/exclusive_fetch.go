@@ -2,10 +2,11 @@ package workflow
 
 // Exclusive jobs: the fetch path.
 //
-// With Config.ExclusiveScope enabled, the pilot fetches with
-// sql/job_get_available_exclusive.sql instead of River's query, and the work
-// middleware (exclusive_work.go) gives keys back. Everything is keyed by the
-// job's exclusive key (exclusive.Key; sql/exclusive_key_*.sql).
+// With Config.ExclusiveScope enabled, every client of the engine fetches with
+// the exclusive half of sql/job_get_available.sql: its own fetch plan (the
+// filters and order of its Acquisition, package fetchplan) plus the exclusive
+// step; the work middleware (exclusive_work.go) gives keys back. Everything is
+// keyed by the job's exclusive key (ExclusiveKeyOf; sql/exclusive_key*.sql).
 //
 // # Invariant
 //
@@ -21,6 +22,12 @@ package workflow
 //	     the outcome, the worker committed river.JobCompleteTx, the rescuer
 //	     moved a stuck job, the job was snoozed or interrupted. The row is
 //	     then stale: a fetch may take it over, the sweeper may delete it.
+//
+// The invariant does not depend on the clients' acquisition options: a
+// client's filters and order decide only which jobs it considers and in
+// which order (below), never how a key is taken or given back. So it holds
+// between clients with different orders, priority ranges, deployments,
+// queues and kinds alike.
 //
 // J's work runs only while it holds K: River runs only jobs the fetch
 // returned, so the work starts after the fetch committed, and (r1) happens
@@ -63,6 +70,21 @@ package workflow
 //     a cycle. The key is read again from the locked row version, so a
 //     metadata change racing with the fetch cannot slip through.
 //
+// # Which job of a key runs next
+//
+// A fetch takes, of each key that no running attempt holds, only its head:
+// the first waiting job of the key in the client's order among the jobs the
+// client may take (available, due, in the queue it fetches, of a kind it
+// works, and passing its filters: priority range, registered deployments).
+// Across keys, jobs come in the client's order. The order and filters are
+// the client's fetch plan; the head probe compares a job with the earlier
+// jobs of its key in that same order (fetchplan.Plan.Before) under the same
+// filters. Two clients with different filters can see different heads of
+// one key: each runs the first job it may take, and a job it may not take
+// never holds it back (TestExclusiveDifferentHeads). The key's jobs then run
+// in an order no single client's order gives, one at a time all the same.
+// A job that no client may take waits, and holds nothing back.
+//
 // Retries, snoozes, cancellations and client stop all end the work function
 // (r1); a job that never reaches the middleware (unknown kind, undecodable
 // row) gives its key back when River's producer reports it finished
@@ -86,18 +108,22 @@ package workflow
 // wakes the queue's producers with River's own insert notification (Waker,
 // exclusive_work.go).
 //
-// The fetch streams available jobs in River's order over River's fetch index
-// and keeps a job with a key only if no running attempt holds the key and no
-// earlier job of the key waits (two index probes), stopping as soon as it has
-// enough jobs and after at most Config.ExclusiveLookahead rows. Lock rows are
+// The fetch streams available jobs in the client's order over that order's
+// index (River's fetch index, or one of migration riverbpmn/003) and keeps a
+// job with a key only if no running attempt holds the key and no earlier job
+// of the key that the client may take waits (index probes: one step in the
+// head-of-key index in River's order, migration riverbpmn/005, or, for an
+// order led by priority, in the one by priority, migration riverbpmn/010;
+// with an order led by timers first or due date the probe reads the key's
+// waiting jobs in the queue),
+// stopping as soon as it has enough jobs and after at most
+// Config.ExclusiveLookahead rows. Lock rows are
 // kept when a key is given back, so taking and giving back a key are
 // in-place updates of one small row.
 
 import (
-	"cmp"
 	"context"
 	"fmt"
-	"math"
 	"regexp"
 	"strings"
 	"time"
@@ -111,10 +137,17 @@ import (
 )
 
 var (
-	jobGetAvailableExclusiveSQL = mustReadSQL("job_get_available_exclusive.sql")
-	exclusiveKeyExpressionSQL   = map[exclusive.Scope]string{
+	exclusiveKeyExpressionSQL = map[exclusive.Scope]string{
 		exclusive.ProcessInstance:     mustReadSQL("exclusive_key_process_instance.sql"),
 		exclusive.RootProcessInstance: mustReadSQL("exclusive_key_root_process_instance.sql"),
+	}
+	exclusiveKeyJSONBExpressionSQL = map[exclusive.Scope]string{
+		exclusive.ProcessInstance:     mustReadSQL("exclusive_key_jsonb_process_instance.sql"),
+		exclusive.RootProcessInstance: mustReadSQL("exclusive_key_jsonb_root_process_instance.sql"),
+	}
+	exclusiveKeyGuardSQL = map[exclusive.Scope]string{
+		exclusive.ProcessInstance:     mustReadSQL("exclusive_key_guard_process_instance.sql"),
+		exclusive.RootProcessInstance: mustReadSQL("exclusive_key_guard_root_process_instance.sql"),
 	}
 	exclusiveKeySQL         = mustReadSQL("exclusive_key.sql")
 	exclusiveStaleLocksSQL  = mustReadSQL("exclusive_stale_locks.sql")
@@ -135,6 +168,13 @@ var (
 	// "/* KEY_EXPRESSION: alias */": the scope's key expression of the row
 	// alias, as its index has it (for index conditions).
 	keyExpressionMarker = regexp.MustCompile(`/\* KEY_EXPRESSION: ([a-z_]+) \*/`)
+	// "/* KEY_JSONB_EXPRESSION: alias */": the scope's key expression of the
+	// row alias as jsonb, as the priority-order index of migration 010 has
+	// it.
+	keyJSONBExpressionMarker = regexp.MustCompile(`/\* KEY_JSONB_EXPRESSION: ([a-z_]+) \*/`)
+	// "/* KEY_GUARD: alias */": whether the key fields of the row alias are
+	// of the types a key needs (strings), as the exclusive key requires.
+	keyGuardMarker = regexp.MustCompile(`/\* KEY_GUARD: ([a-z_]+) \*/`)
 	// "/* LOCK_IS_LIVE: alias */": whether the lock row alias holds its key.
 	lockIsLiveMarker = regexp.MustCompile(`/\* LOCK_IS_LIVE: ([a-z_]+) \*/`)
 	// "/* WAITING_FOR: expression */": whether the river_job row waiting is an
@@ -145,12 +185,15 @@ var (
 // renderExclusiveSQL renders an exclusive .sql template for schema and scope:
 // the markers above, then renderSQL's. With scope None every key is NULL.
 func renderExclusiveSQL(tmpl, schema string, scope exclusive.Scope) string {
-	keyExpression := "NULL::text"
+	keyExpression, keyJSONBExpression, keyGuard := "NULL::text", "NULL::jsonb", "true"
 	if scope.Enabled() {
 		keyExpression = stripSQLComments(exclusiveKeyExpressionSQL[scope])
+		keyJSONBExpression = stripSQLComments(exclusiveKeyJSONBExpressionSQL[scope])
+		keyGuard = stripSQLComments(exclusiveKeyGuardSQL[scope])
 	}
 	forAlias := func(sql, alias string) string { return strings.ReplaceAll(sql, "river_job.", alias+".") }
-	key := "(" + strings.ReplaceAll(stripSQLComments(exclusiveKeySQL), "KEY_EXPRESSION", keyExpression) + ")"
+	key := "(" + strings.NewReplacer("KEY_EXPRESSION", keyExpression, "KEY_GUARD", "("+keyGuard+")").
+		Replace(stripSQLComments(exclusiveKeySQL)) + ")"
 
 	rendered := replaceMarker(tmpl, exclusiveKeyMarker, func(alias string) string {
 		if alias == "" {
@@ -163,6 +206,12 @@ func renderExclusiveSQL(tmpl, schema string, scope exclusive.Scope) string {
 	})
 	rendered = replaceMarker(rendered, keyExpressionMarker, func(alias string) string {
 		return "(" + forAlias(keyExpression, alias) + ")"
+	})
+	rendered = replaceMarker(rendered, keyJSONBExpressionMarker, func(alias string) string {
+		return "(" + forAlias(keyJSONBExpression, alias) + ")"
+	})
+	rendered = replaceMarker(rendered, keyGuardMarker, func(alias string) string {
+		return "(" + forAlias(keyGuard, alias) + ")"
 	})
 	rendered = replaceMarker(rendered, lockIsLiveMarker, func(alias string) string {
 		return strings.ReplaceAll(stripSQLComments(lockIsLiveSQL), "LOCK_ALIAS", alias)
@@ -196,10 +245,11 @@ func (p *pilot) exclusiveEnabled() bool {
 }
 
 // jobGetAvailableExclusive is JobGetAvailable with strict exclusivity, in one
-// statement (sql/job_get_available_exclusive.sql).
+// statement (the exclusive half of sql/job_get_available.sql).
 func (p *pilot) jobGetAvailableExclusive(
 	ctx context.Context,
 	exec riverdriver.Executor,
+	query *fetchQuery,
 	params *riverdriver.JobGetAvailableParams,
 ) (*riverdriver.JobGetAvailableResult, error) {
 	q, err := p.driver.querier(exec)
@@ -210,17 +260,8 @@ func (p *pilot) jobGetAvailableExclusive(
 	defer cancel()
 
 	engine := p.driver.engine
-	lookahead := cmp.Or(engine.config.ExclusiveLookahead, exclusive.DefaultLookahead)
 	releasesBefore := engine.exclusive.releaseSeq.Load()
-	rows, err := q.Query(ctx, engine.exclusive.sql(jobGetAvailableExclusiveSQL, params.Schema),
-		params.Queue,
-		params.Kind,
-		params.Now,
-		int32(min(params.MaxToLock, math.MaxInt32)),      //nolint:gosec // bounded above
-		int32(min(params.MaxAttemptedBy, math.MaxInt32)), //nolint:gosec // bounded above
-		params.ClientID,
-		int32(min(max(lookahead, params.MaxToLock), math.MaxInt32)), //nolint:gosec // bounded above
-	)
+	rows, err := q.Query(ctx, query.sql, p.fetchArgs(query, params)...)
 	if err != nil {
 		return nil, interpretError(err)
 	}

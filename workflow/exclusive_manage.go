@@ -59,7 +59,9 @@ type ExclusiveWait struct {
 	// itself, while it runs.
 	Holder *ExclusiveLock
 	// KeyJobsAhead counts the available jobs of the same key that come before
-	// this one in River's order: they run first, one at a time.
+	// this one in River's order: on clients without acquisition options they
+	// run first, one at a time (a client with options takes a key's jobs in
+	// its own order, among those it may take; see Acquisition).
 	KeyJobsAhead int
 	// Waiting is true when the job is available but cannot start because
 	// another job's running attempt holds its key.

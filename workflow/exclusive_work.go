@@ -50,7 +50,24 @@ type engineExclusive struct {
 	// releaseSeq counts the keys this engine gave back, so that a fetch can
 	// tell whether one was given back while it ran.
 	releaseSeq atomic.Uint64
+
+	// filtered is set once a driver of the engine has acquisition filters
+	// (a priority range, deployments). Its clients may not take the next
+	// job of a key they give back, so a full fetch of theirs is no promise
+	// that the job is found at once: a release with a waiting job that needs
+	// no wake otherwise then wakes the queue through filteredWaker, for
+	// whichever client may take it, at most once per FilteredWakeCooldown
+	// (so a busy engine does not make every producer fetch on every release).
+	filtered      atomic.Bool
+	filteredWaker *exclusive.Waker // nil without a pool
 }
+
+// FilteredWakeCooldown is the shortest time between two wake-ups of a queue
+// sent because a client with acquisition filters gave a key back while its
+// own fetches were full (River's default FetchCooldown): the next job of the
+// key, if only another client may take it, waits at most about this long
+// instead of that client's poll interval.
+const FilteredWakeCooldown = 100 * time.Millisecond
 
 // queueFetchState is what the engine's producers of one queue last saw.
 type queueFetchState struct {
@@ -101,7 +118,7 @@ func (x *engineExclusive) forgetProducer(target string, p *pilot) {
 // waiting jobs: when the engine has no producer on that queue, or any of its
 // producers (on any queue) came back short from its last fetch.
 func (x *engineExclusive) mayNeedWake(target string) bool {
-	if x.hungryProducers.Load() > 0 {
+	if x.hungryProducers.Load() > 0 || x.filtered.Load() {
 		return true
 	}
 	st := x.queueState(target)
@@ -149,6 +166,7 @@ func (e *Engine) initExclusive() {
 	e.exclusive = &engineExclusive{scope: e.config.ExclusiveScope}
 	if e.config.ExclusiveScope.Enabled() && e.dbPool != nil {
 		e.exclusive.waker = exclusive.NewWaker(e.config.ExclusiveWakeCooldown, e.sendWake)
+		e.exclusive.filteredWaker = exclusive.NewWaker(max(e.config.ExclusiveWakeCooldown, FilteredWakeCooldown), e.sendWake)
 	}
 }
 
@@ -246,8 +264,11 @@ func (e *Engine) releaseExclusive(ctx context.Context, held heldKey) {
 		return
 	}
 	if wakeQueue != nil && e.exclusive.waker != nil {
-		if target := wakeTarget(held.schema, *wakeQueue); e.exclusive.needsWake(target) {
+		switch target := wakeTarget(held.schema, *wakeQueue); {
+		case e.exclusive.needsWake(target):
 			e.exclusive.waker.Wake(target)
+		case e.exclusive.filtered.Load():
+			e.exclusive.filteredWaker.Wake(target)
 		}
 	}
 }

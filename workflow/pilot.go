@@ -13,6 +13,8 @@ import (
 	"github.com/riverqueue/river/rivershared/baseservice"
 	"github.com/riverqueue/river/rivershared/riverpilot"
 	"github.com/riverqueue/river/rivertype"
+
+	"github.com/riverbpmn/riverbpmn/exclusive"
 )
 
 // fetchTimeout bounds one fetch, as River bounds its own (HotOperationTimeout).
@@ -61,8 +63,12 @@ func (p *pilot) JobGetAvailable(
 	if params.MaxToLock <= 0 {
 		return &riverdriver.JobGetAvailableResult{}, nil
 	}
-	if p.exclusiveEnabled() {
-		return p.jobGetAvailableExclusive(ctx, exec, params)
+	query, err := p.fetchQuery(params.Schema)
+	if err != nil {
+		return nil, err
+	}
+	if query.exclusive {
+		return p.jobGetAvailableExclusive(ctx, exec, query.fetchQuery, params)
 	}
 
 	q, err := p.driver.querier(exec)
@@ -73,10 +79,6 @@ func (p *pilot) JobGetAvailable(
 	ctx, cancel := context.WithTimeout(ctx, fetchTimeout)
 	defer cancel()
 
-	query, err := p.fetchQuery(params.Schema)
-	if err != nil {
-		return nil, err
-	}
 	rows, err := q.Query(ctx, query.sql, p.fetchArgs(query.fetchQuery, params)...)
 	if err != nil {
 		return nil, interpretError(err)
@@ -88,11 +90,17 @@ func (p *pilot) JobGetAvailable(
 	return &riverdriver.JobGetAvailableResult{Jobs: jobs, DecodeErrors: decodeErrors}, nil
 }
 
+// fetchQuery returns the client's fetch query for schema: its plan with the
+// engine's exclusive step, rendered at the first fetch and kept.
 func (p *pilot) fetchQuery(schema string) (*schemaFetchQuery, error) {
 	if cached := p.query.Load(); cached != nil && cached.schema == schema {
 		return cached, nil
 	}
-	query, err := newFetchQuery(&p.driver.acquisition, schema)
+	scope := exclusive.None
+	if p.exclusiveEnabled() {
+		scope = p.driver.engine.config.ExclusiveScope
+	}
+	query, err := newFetchQuery(p.driver.plan, schema, scope)
 	if err != nil {
 		return nil, err
 	}
@@ -101,7 +109,8 @@ func (p *pilot) fetchQuery(schema string) (*schemaFetchQuery, error) {
 	return rendered, nil
 }
 
-// fetchArgs gives the fetch query's parameters their values for one fetch.
+// fetchArgs gives the fetch query's parameters their values for one fetch:
+// River's fetch parameters, the exclusive lookahead, and the plan's own.
 func (p *pilot) fetchArgs(query *fetchQuery, params *riverdriver.JobGetAvailableParams) []any {
 	args := make([]any, len(query.args))
 	for i, name := range query.args {
@@ -118,14 +127,18 @@ func (p *pilot) fetchArgs(query *fetchQuery, params *riverdriver.JobGetAvailable
 			args[i] = int32(min(params.MaxAttemptedBy, math.MaxInt32)) //nolint:gosec // bounded above
 		case "client_id":
 			args[i] = params.ClientID
-		case "priority_min":
-			args[i] = p.driver.acquisition.PriorityRange.Min
-		case "priority_max":
-			args[i] = p.driver.acquisition.PriorityRange.Max
-		case "deployments":
-			args[i] = p.driver.deployments.snapshot()
+		case "lookahead":
+			lookahead := exclusive.DefaultLookahead
+			if p.driver.engine != nil && p.driver.engine.config.ExclusiveLookahead > 0 {
+				lookahead = p.driver.engine.config.ExclusiveLookahead
+			}
+			args[i] = int32(min(max(lookahead, params.MaxToLock), math.MaxInt32)) //nolint:gosec // bounded above
 		default:
-			panic("workflow: fetch query parameter without a value: " + name)
+			value, ok := query.params[name]
+			if !ok {
+				panic("workflow: fetch query parameter without a value: " + name)
+			}
+			args[i] = value()
 		}
 	}
 	return args

@@ -18,6 +18,8 @@ import (
 	"github.com/riverqueue/river/rivershared/baseservice"
 	"github.com/riverqueue/river/rivershared/riverpilot"
 	"github.com/riverqueue/river/rivershared/startstop"
+
+	"github.com/riverbpmn/riverbpmn/fetchplan"
 )
 
 // Driver is River's pgx v5 driver with riverbpmn plugged in. Pass it to
@@ -36,16 +38,23 @@ type Driver struct {
 	dbPool      *pgxpool.Pool
 	acquisition Acquisition
 	deployments *deploymentSet
+	plan        *fetchplan.Plan // the fetch plan of acquisition
 }
 
 func newDriver(engine *Engine, dbPool *pgxpool.Pool, acquisition Acquisition) *Driver {
-	return &Driver{
+	d := &Driver{
 		Driver:      riverpgxv5.New(dbPool),
 		engine:      engine,
 		dbPool:      dbPool,
 		acquisition: acquisition,
 		deployments: newDeploymentSet(acquisition.Deployments),
 	}
+	plan, err := fetchplan.New(acquisitionParts(&d.acquisition, d.deployments)...)
+	if err != nil { // the parts are riverbpmn's own: a programming error
+		panic(err)
+	}
+	d.plan = plan
+	return d
 }
 
 // UnwrapExecutor returns an executor for tx, as River's driver does. It works

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -39,7 +40,8 @@ func runBench(ctx context.Context, args []string, stdout io.Writer) error {
 	fs.Lookup("schema").DefValue = defaults.Schema
 	db.schema = defaults.Schema
 	fs.Lookup("schema").Usage = "schema for the benchmark's tables, created and migrated if needed; its river_job is emptied between runs"
-	fs.IntVar(&opts.Jobs, "jobs", defaults.Jobs, "queued backlog of each throughput run, inserted before timing")
+	fs.IntVar(&opts.Jobs, "jobs", defaults.Jobs, "queued backlog of each throughput run, inserted before timing, for every mode "+
+		"(when not given: this default, but 10000 for the exclusive and camunda modes and 2000 for exclusive-one-instance)")
 	fs.IntVar(&opts.Workers, "workers", defaults.Workers, "MaxWorkers of the queue")
 	fs.IntVar(&opts.Rounds, "rounds", defaults.Rounds, "stock/riverbpmn pairs per mode")
 	fs.IntVar(&opts.Instances, "instances", defaults.Instances, "process instances the exclusive mode spreads its jobs over")
@@ -48,6 +50,7 @@ func runBench(ctx context.Context, args []string, stdout io.Writer) error {
 	fs.DurationVar(&opts.FetchCooldown, "fetch-cooldown", defaults.FetchCooldown, "river.Config.FetchCooldown of both sides")
 	fs.DurationVar(&opts.FetchPollInterval, "fetch-poll-interval", defaults.FetchPollInterval, "river.Config.FetchPollInterval of both sides")
 	fs.BoolVar(&opts.FetchLatency, "fetch-latency", false, "time single fetches of 100 jobs with large backlogs instead of throughput")
+	fs.BoolVar(&opts.InsertCost, "insert-cost", false, "time queueing --jobs exclusive jobs (--rounds samples) with and without the head-of-key indexes by priority (migration 010) instead of throughput")
 	sizes = intListFlag(defaults.Sizes)
 	fs.Var(&sizes, "sizes", "backlog sizes (available jobs) for --fetch-latency, comma separated")
 	fs.IntVar(&opts.Samples, "samples", defaults.Samples, "fetches timed per variant and size with --fetch-latency")
@@ -60,6 +63,8 @@ func runBench(ctx context.Context, args []string, stdout io.Writer) error {
 		return fmt.Errorf("--work-ms must not be negative, got %d", workMs)
 	}
 	opts.Work = time.Duration(workMs) * time.Millisecond
+	jobsGiven := false
+	fs.Visit(func(f *flag.Flag) { jobsGiven = jobsGiven || f.Name == "jobs" })
 	opts.Modes = modes
 	opts.Sizes = sizes
 	opts.Progress = benchProgress
@@ -70,6 +75,9 @@ func runBench(ctx context.Context, args []string, stdout io.Writer) error {
 		if f.value <= 0 {
 			return fmt.Errorf("--%s must be positive, got %d", f.name, f.value)
 		}
+	}
+	if !jobsGiven {
+		opts.Jobs = 0 // each mode's own default
 	}
 	if strings.TrimSpace(db.schema) == "" {
 		return errors.New("--schema must not be empty: the benchmark needs a schema of its own")

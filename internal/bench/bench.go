@@ -35,7 +35,8 @@ type Options struct {
 	// every run, so it must be a schema of its own.
 	Schema string
 
-	// Jobs is the size of the queued backlog each throughput run works off.
+	// Jobs is the size of the queued backlog each throughput run works off;
+	// zero means each mode's own default (Mode.Jobs), else DefaultOptions.Jobs.
 	Jobs int
 	// Workers is the queue's MaxWorkers.
 	Workers int
@@ -67,6 +68,11 @@ type Options struct {
 	// Samples is the number of fetches timed per variant and size.
 	Samples int
 
+	// InsertCost measures what the head-of-key indexes by priority
+	// (migration riverbpmn/010) cost the insert of exclusive jobs, instead
+	// of the throughput benchmark.
+	InsertCost bool
+
 	// Progress receives progress lines; nil discards them.
 	Progress io.Writer
 }
@@ -90,9 +96,6 @@ func (o Options) withDefaults() Options {
 	d := DefaultOptions
 	if o.Schema == "" {
 		o.Schema = d.Schema
-	}
-	if o.Jobs == 0 {
-		o.Jobs = d.Jobs
 	}
 	if o.Workers == 0 {
 		o.Workers = d.Workers
@@ -168,6 +171,8 @@ type Report struct {
 	// FetchLatency has one entry per backlog size (fetch latency
 	// benchmark).
 	FetchLatency []SizeResult `json:"fetch_latency,omitempty"`
+	// InsertCost is the insert cost benchmark's result.
+	InsertCost *InsertCostResult `json:"insert_cost,omitempty"`
 }
 
 // Machine identifies the machine and software a report was measured on.
@@ -217,6 +222,11 @@ func Run(ctx context.Context, pool *pgxpool.Pool, opts Options) (*Report, error)
 		report.Settings.Samples = opts.Samples
 		report.Settings.FetchSize = fetchSize
 		report.FetchLatency, err = runFetchLatency(ctx, pool, &opts)
+		return report, err
+	}
+	if opts.InsertCost {
+		report.Settings.Rounds = opts.Rounds
+		report.InsertCost, err = runInsertCost(ctx, pool, &opts)
 		return report, err
 	}
 	report.Settings.Jobs = opts.Jobs

@@ -73,8 +73,8 @@ func TestSelectModes(t *testing.T) {
 	for _, m := range all {
 		names = append(names, m.Name)
 	}
-	require.Equal(t, []string{"none", "exclusive", "exclusive-one-instance", "events", "priority-range-deployment"}, names, "diagnostic modes only when named")
-	require.Equal(t, []string{"none", "exclusive", "exclusive-one-instance", "events", "priority-range-deployment", "stock-metadata", "priority"}, ModeNames())
+	require.Equal(t, []string{"none", "exclusive", "camunda", "exclusive-one-instance", "events", "priority-range-deployment"}, names, "diagnostic modes only when named")
+	require.Equal(t, []string{"none", "exclusive", "camunda", "exclusive-one-instance", "events", "priority-range-deployment", "stock-metadata", "priority", "exclusive-priority"}, ModeNames())
 
 	some, err := selectModes([]string{"priority-range-deployment", "none", "none"})
 	require.NoError(t, err)
@@ -82,7 +82,7 @@ func TestSelectModes(t *testing.T) {
 	require.Equal(t, "priority-range-deployment", some[0].Name)
 
 	_, err = selectModes([]string{"sideways"})
-	require.ErrorContains(t, err, `unknown mode "sideways" (known: none, exclusive, exclusive-one-instance, events, priority-range-deployment, stock-metadata, priority)`)
+	require.ErrorContains(t, err, `unknown mode "sideways" (known: none, exclusive, camunda, exclusive-one-instance, events, priority-range-deployment, stock-metadata, priority, exclusive-priority)`)
 }
 
 // TestMetadataSQLMatchesMiddleware checks that the fetch latency backlog,
@@ -131,9 +131,8 @@ func TestRunThroughput(t *testing.T) {
 		Workers:       20,
 		Rounds:        1,
 		FetchCooldown: 5 * time.Millisecond,
-		// The exclusive modes have workloads of their own (10,000 and
-		// 2,000 jobs), too big for a unit test.
-		Modes:    []string{"none", "events", "priority-range-deployment"},
+		// --jobs applies to every mode, the exclusive ones included.
+		Modes:    []string{"none", "events", "priority-range-deployment", "exclusive", "camunda"},
 		Progress: &progress,
 	})
 	require.NoError(t, err)
@@ -141,7 +140,7 @@ func TestRunThroughput(t *testing.T) {
 	require.Positive(t, report.Machine.CPUs)
 	require.Contains(t, report.Machine.Postgres, "PostgreSQL")
 	require.Empty(t, report.FetchLatency)
-	require.Len(t, report.Throughput, 3, "the modes named")
+	require.Len(t, report.Throughput, 5, "the modes named")
 	on, err := events.Enabled(ctx, pool, schema)
 	require.NoError(t, err)
 	require.False(t, on, "the events mode switches events off again")
@@ -160,6 +159,11 @@ func TestRunThroughput(t *testing.T) {
 		require.NotNil(t, res.MeetsTarget)
 	}
 	require.Contains(t, progress.String(), "round 1/1 none")
+	require.Contains(t, progress.String(), "bench: expected to take about")
+	camunda := report.Throughput[3]
+	require.Equal(t, "exclusive", camunda.Versus)
+	require.InDelta(t, camunda.RiverBPMN.JobsPerSecond.Median/report.Throughput[2].RiverBPMN.JobsPerSecond.Median, camunda.VersusRatio, 1e-9)
+	require.NotNil(t, camunda.MeetsVersusTarget)
 
 	var table bytes.Buffer
 	require.NoError(t, report.WriteTable(&table))
@@ -233,4 +237,60 @@ func TestRestoreIndexesAfterInterruptedLoad(t *testing.T) {
 	require.Equal(t, 1, count(), "only the primary key left")
 	require.NoError(t, prepareSchema(ctx, pool, schema))
 	require.Equal(t, before, count())
+}
+
+// TestEstimate checks the duration estimate printed before a run: the
+// exclusive-one-instance mode at default settings (2,000 jobs, MaxWorkers 1,
+// River's 100ms fetch cooldown) takes over 3 minutes per side; --jobs
+// scales every mode, the exclusive ones included.
+func TestEstimate(t *testing.T) {
+	t.Parallel()
+	modes, err := selectModes([]string{"exclusive-one-instance", "exclusive", "camunda"})
+	require.NoError(t, err)
+	opts := DefaultOptions
+	opts.Jobs = 0
+	oneInstance := estimateRun(modes[0], &opts, false)
+	require.Greater(t, oneInstance, 3*time.Minute)
+	require.Less(t, oneInstance, 4*time.Minute)
+
+	fast := opts
+	fast.FetchCooldown = time.Millisecond
+	require.Less(t, estimateRun(modes[0], &fast, false), time.Minute/2)
+
+	small := opts
+	small.Jobs = 200
+	jobs, _ := modeWorkload(modes[1], &small)
+	require.Equal(t, 200, jobs, "--jobs applies to the exclusive mode")
+	require.Less(t, estimateRun(modes[1], &small, false), estimateRun(modes[1], &opts, false))
+	jobs, _ = modeWorkload(modes[2], &opts)
+	require.Equal(t, 10_000, jobs, "without --jobs, the mode's own default")
+
+	total, perMode := estimateThroughput(modes, &opts)
+	require.Len(t, perMode, 3)
+	require.Equal(t, perMode[0]+perMode[1]+perMode[2], total)
+}
+
+// TestRunInsertCost runs a tiny insert cost benchmark: samples with and
+// without the indexes of migration 010, which are back afterwards.
+func TestRunInsertCost(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := riversharedtest.DBPool(ctx, t)
+	schema := testSchema(t, pool)
+	report, err := Run(ctx, pool, Options{Schema: schema, Jobs: 500, Rounds: 2, InsertCost: true})
+	require.NoError(t, err)
+	c := report.InsertCost
+	require.NotNil(t, c)
+	require.Equal(t, 500, c.Jobs)
+	require.Len(t, c.With.Samples, 2)
+	require.Len(t, c.Without.Samples, 2)
+	require.Positive(t, c.Ratio)
+	for _, name := range insertCostIndexes {
+		var exists bool
+		require.NoError(t, pool.QueryRow(ctx, "SELECT to_regclass($1) IS NOT NULL", table(schema, name)).Scan(&exists))
+		require.True(t, exists, "index %s is restored", name)
+	}
+	var out bytes.Buffer
+	require.NoError(t, report.WriteTable(&out))
+	require.Contains(t, out.String(), "insert cost: 500 exclusive jobs")
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/riverqueue/river/riverdriver"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 
+	"github.com/riverbpmn/riverbpmn/exclusive"
 	"github.com/riverbpmn/riverbpmn/workflow"
 )
 
@@ -54,24 +55,37 @@ type VariantResult struct {
 }
 
 // fetchVariant is one way of fetching: stock River (acq nil) or riverbpmn's
-// pilot with an acquisition.
+// pilot with an acquisition, on an engine enforcing exclusivity with scope.
 type fetchVariant struct {
 	name    string
 	summary string
 	acq     *workflow.Acquisition
+	scope   exclusive.Scope
 }
+
+// fetchInstances is the number of process instances the fetch latency
+// backlog's jobs are spread over, round-robin: 10 jobs each at 1M available
+// jobs, as many instances as jobs up to 100k.
+const fetchInstances = 100_000
 
 func fetchVariants(w Workload) []fetchVariant {
 	r := w.PriorityRange()
+	camunda := camundaAcquisition(w)
+	everything := workflow.Acquisition{ByPriority: true, TimersFirst: true, ByDueDate: true, PriorityRange: &r,
+		DeploymentAware: true, Deployments: w.DeploymentIDs()}
 	return []fetchVariant{
-		{"stock", "riverpgxv5 executor JobGetAvailable", nil},
-		{"none", "riverbpmn pilot, no acquisition feature", &workflow.Acquisition{}},
-		{"priority", "by priority", &workflow.Acquisition{ByPriority: true}},
+		{"stock", "riverpgxv5 executor JobGetAvailable", nil, exclusive.None},
+		{"none", "riverbpmn pilot, no acquisition feature", &workflow.Acquisition{}, exclusive.None},
+		{"priority", "by priority", &workflow.Acquisition{ByPriority: true}, exclusive.None},
 		{"priority-range-deployment", "by priority, full range, deployment aware (all deployments)", &workflow.Acquisition{
 			ByPriority: true, PriorityRange: &r, DeploymentAware: true, Deployments: w.DeploymentIDs(),
-		}},
-		{"timers-due-date", "timers first, by due date", &workflow.Acquisition{TimersFirst: true, ByDueDate: true}},
-		{"all-orderings", "by priority, timers first, by due date", &workflow.Acquisition{ByPriority: true, TimersFirst: true, ByDueDate: true}},
+		}, exclusive.None},
+		{"timers-due-date", "timers first, by due date", &workflow.Acquisition{TimersFirst: true, ByDueDate: true}, exclusive.None},
+		{"all-orderings", "by priority, timers first, by due date", &workflow.Acquisition{ByPriority: true, TimersFirst: true, ByDueDate: true}, exclusive.None},
+		{"exclusive", "exclusive per process instance, River's order", &workflow.Acquisition{}, exclusive.ProcessInstance},
+		{"camunda", "exclusive per process instance, by priority, full range, deployment aware (all deployments)", &camunda, exclusive.ProcessInstance},
+		{"exclusive-everything", "exclusive per process instance, by priority, timers first, by due date, full range, deployment aware", &everything, exclusive.ProcessInstance},
+		{"exclusive-root-everything", "exclusive per root process instance, every acquisition option", &everything, exclusive.RootProcessInstance},
 	}
 }
 
@@ -93,6 +107,13 @@ func newFetchFunc(pool *pgxpool.Pool, engine *workflow.Engine, schema string, v 
 			return exec.JobGetAvailable(ctx, params)
 		}
 	} else {
+		if v.scope.Enabled() {
+			var err error
+			engine, err = workflow.NewEngine(pool, &workflow.Config{Schema: schema, ExclusiveScope: v.scope})
+			if err != nil {
+				return nil, err
+			}
+		}
 		driver, err := engine.NewDriver(*v.acq)
 		if err != nil {
 			return nil, err
@@ -126,7 +147,7 @@ func runFetchLatency(ctx context.Context, pool *pgxpool.Pool, opts *Options) ([]
 	if err != nil {
 		return nil, err
 	}
-	workload := Workload{}
+	workload := Workload{Instances: fetchInstances}
 	variants := fetchVariants(workload)
 	fetchers := make([]fetchFunc, len(variants))
 	for i, v := range variants {

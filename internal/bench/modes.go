@@ -28,10 +28,23 @@ type Mode struct {
 	// Summary says in a few words what the mode enables.
 	Summary string
 
-	// Jobs and Workers, when non-zero, replace the command's --jobs and
-	// --workers for this mode, on the stock side too.
+	// Jobs, when non-zero, is the mode's job count when the command is not
+	// given --jobs (DefaultOptions.Jobs otherwise); --jobs always wins.
+	// Workers, when non-zero, replaces the command's --workers for this
+	// mode. Both apply to the stock side too.
 	Jobs    int
 	Workers int
+
+	// Rate is the riverbpmn side's rough throughput in jobs/s on the
+	// 2-core reference machine at River's default fetch settings, for the
+	// duration estimate printed before a run (0: as stock River).
+	Rate float64
+
+	// Versus names another mode whose riverbpmn jobs/s this mode's is
+	// compared with (the report gives the ratio), and VersusTarget is the
+	// lowest acceptable ratio (0: none).
+	Versus       string
+	VersusTarget float64
 
 	// Target is the lowest acceptable ratio of the mode's median jobs/s to
 	// stock River's (0.99 = 99%); zero means none. Reports say whether it is
@@ -80,8 +93,9 @@ func (env *Env) RiverBPMN(acq workflow.Acquisition) (*Side, error) {
 }
 
 // exclusiveSide returns a riverbpmn side on an engine that enforces
-// exclusivity per process instance, on the benchmark's schema.
-func (env *Env) exclusiveSide() (*Side, error) {
+// exclusivity per process instance, on the benchmark's schema, whose client
+// acquires as acq says.
+func (env *Env) exclusiveSide(acq workflow.Acquisition) (*Side, error) {
 	engine, err := workflow.NewEngine(env.Pool, &workflow.Config{
 		Schema:         env.Options.Schema,
 		ExclusiveScope: exclusive.ProcessInstance,
@@ -89,9 +103,13 @@ func (env *Env) exclusiveSide() (*Side, error) {
 	if err != nil {
 		return nil, err
 	}
+	driver, err := engine.NewDriver(acq)
+	if err != nil {
+		return nil, err
+	}
 	workload := env.Workload
 	return &Side{
-		Driver:     engine.Driver(),
+		Driver:     driver,
 		Middleware: []rivertype.Middleware{engine.Middleware()},
 		Workload:   &workload,
 	}, nil
@@ -115,6 +133,14 @@ func eventsSide(ctx context.Context, env *Env) (*Side, error) {
 		return err
 	}
 	return side, nil
+}
+
+// camundaAcquisition is how a Camunda job executor acquires: by priority,
+// within its priority range (here covering every job), deployment aware
+// (here with every deployment of the workload registered).
+func camundaAcquisition(w Workload) workflow.Acquisition {
+	r := w.PriorityRange()
+	return workflow.Acquisition{ByPriority: true, PriorityRange: &r, DeploymentAware: true, Deployments: w.DeploymentIDs()}
 }
 
 // Side is how one side of a comparison runs: the River driver and
@@ -171,11 +197,46 @@ func Modes() []Mode {
 		},
 		{
 			Name:    "exclusive",
-			Summary: "strict exclusivity per process instance: 10,000 jobs over --instances instances (1,000: 10 each)",
+			Summary: "strict exclusivity per process instance, River's order: jobs over --instances instances (default 10,000 jobs, 1,000 instances: 10 each)",
 			Jobs:    10_000,
+			Rate:    1_500,
 			Target:  0.80,
 			Setup: func(_ context.Context, env *Env) (*Side, error) {
-				side, err := env.exclusiveSide()
+				side, err := env.exclusiveSide(workflow.Acquisition{})
+				if err != nil {
+					return nil, err
+				}
+				side.Workload.Instances = env.Options.Instances
+				return side, nil
+			},
+		},
+		{
+			Name: "camunda",
+			Summary: "Camunda's job executor: exclusive per process instance, by priority, a priority range covering every job, " +
+				"deployment aware with the jobs' deployments; the exclusive mode's workload",
+			Jobs:         10_000,
+			Rate:         1_500,
+			Target:       0.80,
+			Versus:       "exclusive",
+			VersusTarget: 0.90,
+			Setup: func(_ context.Context, env *Env) (*Side, error) {
+				side, err := env.exclusiveSide(camundaAcquisition(env.Workload))
+				if err != nil {
+					return nil, err
+				}
+				side.Workload.Instances = env.Options.Instances
+				return side, nil
+			},
+		},
+		{
+			Name:       "exclusive-priority",
+			Summary:    "diagnostic: the camunda mode without its filters (exclusive per process instance, by priority)",
+			Diagnostic: true,
+			Jobs:       10_000,
+			Rate:       1_500,
+			Versus:     "exclusive",
+			Setup: func(_ context.Context, env *Env) (*Side, error) {
+				side, err := env.exclusiveSide(workflow.Acquisition{ByPriority: true})
 				if err != nil {
 					return nil, err
 				}
@@ -185,12 +246,12 @@ func Modes() []Mode {
 		},
 		{
 			Name:    "exclusive-one-instance",
-			Summary: "strict exclusivity, one process instance with 2,000 exclusive jobs, MaxWorkers 1",
+			Summary: "strict exclusivity, one process instance with all jobs exclusive (default 2,000), MaxWorkers 1",
 			Jobs:    2_000,
 			Workers: 1,
 			Target:  0.50,
 			Setup: func(_ context.Context, env *Env) (*Side, error) {
-				side, err := env.exclusiveSide()
+				side, err := env.exclusiveSide(workflow.Acquisition{})
 				if err != nil {
 					return nil, err
 				}

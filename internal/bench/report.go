@@ -39,6 +39,19 @@ func (r *Report) WriteTable(w io.Writer) error {
 		for _, res := range r.Throughput {
 			fmt.Fprintf(w, "  %s: %s\n", res.Mode, res.Summary)
 		}
+		for _, res := range r.Throughput {
+			if res.Versus != "" {
+				fmt.Fprintf(w, "  %s vs %s (riverbpmn jobs/s, medians): %.1f%% %s\n", res.Mode, res.Versus, 100*res.VersusRatio,
+					targetText(res.VersusTarget, res.MeetsVersusTarget, "(target >= %.0f%%)", 100*res.VersusTarget))
+			}
+		}
+	}
+
+	if c := r.InsertCost; c != nil {
+		fmt.Fprintf(w, "insert cost: %d exclusive jobs per INSERT ... SELECT, %d samples each, indexes %v\n", c.Jobs, len(c.With.Samples), c.Indexes)
+		fmt.Fprintf(w, "  with the indexes:    median %.0fms (min-max %.0f-%.0f)\n", c.With.Median, c.With.Min, c.With.Max)
+		fmt.Fprintf(w, "  without the indexes: median %.0fms (min-max %.0f-%.0f)\n", c.Without.Median, c.Without.Min, c.Without.Max)
+		fmt.Fprintf(w, "  ratio: x%.2f\n", c.Ratio)
 	}
 
 	if len(r.FetchLatency) > 0 {

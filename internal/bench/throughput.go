@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -32,6 +33,15 @@ type ModeResult struct {
 	// whether Ratio.JobsPerSecond reaches it.
 	Target      float64 `json:"target,omitempty"`
 	MeetsTarget *bool   `json:"meets_target,omitempty"`
+
+	// Versus names the mode whose riverbpmn jobs/s this one is compared
+	// with (Mode.Versus), when it ran too; VersusRatio is this mode's median
+	// jobs/s over that mode's, VersusTarget the lowest acceptable ratio and
+	// MeetsVersusTarget whether it is reached.
+	Versus            string  `json:"versus,omitempty"`
+	VersusRatio       float64 `json:"versus_ratio,omitempty"`
+	VersusTarget      float64 `json:"versus_target,omitempty"`
+	MeetsVersusTarget *bool   `json:"meets_versus_target,omitempty"`
 }
 
 // SideResult is one side's measurements over all rounds.
@@ -79,6 +89,12 @@ func runThroughput(ctx context.Context, pool *pgxpool.Pool, opts *Options) ([]Mo
 		stock, bpmn []*runResult
 	}
 	accs := make([]acc, len(modes))
+	total, perMode := estimateThroughput(modes, opts)
+	fmt.Fprintf(opts.Progress, "bench: expected to take about %s (a rough estimate from a 2-core reference machine; a loaded machine takes longer)\n", roundEstimate(total))
+	for mi, mode := range modes {
+		jobs, workers := modeWorkload(mode, opts)
+		fmt.Fprintf(opts.Progress, "bench:   %-27s %d rounds x 2 sides x %d jobs, %d workers: about %s\n", mode.Name, opts.Rounds, jobs, workers, roundEstimate(perMode[mi]))
+	}
 	for round := 1; round <= opts.Rounds; round++ {
 		for mi, mode := range modes {
 			jobs, workers := modeWorkload(mode, opts)
@@ -138,14 +154,61 @@ func runThroughput(ctx context.Context, pool *pgxpool.Pool, opts *Options) ([]Mo
 		}
 		results[mi] = res
 	}
+	for mi, mode := range modes {
+		for oi, other := range modes {
+			if mode.Versus == "" || other.Name != mode.Versus {
+				continue
+			}
+			res := &results[mi]
+			res.Versus = other.Name
+			res.VersusRatio = ratio(res.RiverBPMN.JobsPerSecond.Median, results[oi].RiverBPMN.JobsPerSecond.Median)
+			if mode.VersusTarget > 0 {
+				res.VersusTarget = mode.VersusTarget
+				meets := res.VersusRatio >= mode.VersusTarget
+				res.MeetsVersusTarget = &meets
+			}
+		}
+	}
 	return results, nil
+}
+
+// estimateRun is a rough duration of one run of mode on side riverbpmn (or
+// stock, with stock true): queueing the backlog, then working it off at the
+// slowest of the mode's nominal rate and the rate River's fetch loop allows
+// (a producer fetches at most once per cooldown, at most its free slots,
+// and a slot holds a job for at least the work time).
+func estimateRun(mode Mode, opts *Options, stock bool) time.Duration {
+	jobs, workers := modeWorkload(mode, opts)
+	rate := stockRate
+	if !stock && mode.Rate > 0 {
+		rate = mode.Rate
+	}
+	cycle := max(opts.FetchCooldown, opts.Work) + time.Millisecond
+	rate = min(rate, float64(workers)/cycle.Seconds())
+	const queueRate = 20_000 // jobs/s through InsertManyFast, with middleware
+	seconds := float64(jobs)/rate + float64(jobs)/queueRate + 0.5
+	return time.Duration(seconds * float64(time.Second))
+}
+
+// stockRate is stock River's rough throughput in jobs/s with a trivial work
+// function on the 2-core reference machine.
+const stockRate float64 = 2_500
+
+// estimateThroughput is a rough duration of the whole throughput benchmark.
+func estimateThroughput(modes []Mode, opts *Options) (total time.Duration, perMode []time.Duration) {
+	for _, mode := range modes {
+		d := time.Duration(opts.Rounds) * (estimateRun(mode, opts, true) + estimateRun(mode, opts, false))
+		perMode = append(perMode, d)
+		total += d
+	}
+	return total, perMode
 }
 
 // modeWorkload is the job count and worker count of mode's runs.
 func modeWorkload(mode Mode, opts *Options) (jobs, workers int) {
 	jobs, workers = opts.Jobs, opts.Workers
-	if mode.Jobs > 0 {
-		jobs = mode.Jobs
+	if jobs == 0 {
+		jobs = cmp.Or(mode.Jobs, DefaultOptions.Jobs)
 	}
 	if mode.Workers > 0 {
 		workers = mode.Workers
@@ -320,4 +383,12 @@ func (r *fetchRecorder) stop() (durations []time.Duration, empty int) {
 	defer r.mu.Unlock()
 	r.stopped = true
 	return r.durations, r.empty
+}
+
+// roundEstimate rounds an estimate to what it is worth.
+func roundEstimate(d time.Duration) time.Duration {
+	if d < time.Minute {
+		return d.Round(time.Second)
+	}
+	return d.Round(10 * time.Second)
 }

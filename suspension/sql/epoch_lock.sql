@@ -1,7 +1,7 @@
 -- SuspensionEpochLock: serialise suspensions and activations (they are
 -- rare) on the epoch row, and say whether nothing is suspended: then
 -- suspending the first target must wait for every transaction that learnt
--- that nothing is (see lock.sql and migration riverbpmn/006). The lock
+-- that nothing is (see lock.sql and migration riverbpmn/007). The lock
 -- timeout bounds how long inserts queue behind a suspension waiting for a
 -- long inserting transaction.
 SELECT

@@ -1,5 +1,5 @@
 -- SuspensionLock: take, until the end of the transaction, the advisory
--- locks that the insert trigger of migration riverbpmn/006
+-- locks that the insert trigger of migration riverbpmn/007
 -- (river_bpmn_job_insert_hold) takes shared for a job of target ($2 type, $3
 -- id); $1 is AdvisoryLockClass. Runs after epoch_lock.sql in the same
 -- transaction. When nothing is suspended yet ($4), it first takes the lock

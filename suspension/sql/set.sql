@@ -1,6 +1,6 @@
 -- SuspensionSet: suspend ($3 true) or activate ($3 false) target ($1 type,
 -- $2 id). Returns whether its state changed; a change bumps the epoch that
--- REPEATABLE READ inserters check (migration riverbpmn/006). Runs after
+-- REPEATABLE READ inserters check (migration riverbpmn/007). Runs after
 -- lock.sql in the same transaction.
 WITH suspended AS (
     INSERT INTO /* TEMPLATE: schema */river_bpmn_suspension (target_type, target_id)

@@ -1,7 +1,12 @@
 -- The exclusive key of the river_job row named river_job: the scope's key
 -- expression (KEY_EXPRESSION, sql/exclusive_key_*.sql) for a job whose
--- resolved job context says it is exclusive; NULL otherwise (plain River
--- jobs, non-exclusive jobs, jobs of no instance).
+-- resolved job context says it is exclusive (JSON true) and whose key fields
+-- are JSON strings (KEY_GUARD); NULL otherwise (plain River jobs,
+-- non-exclusive jobs, jobs of no instance, and rows whose instance id is not
+-- a string: such a row cannot name an instance, so it never takes the key a
+-- valid job needs). Go reads the same fields the same way
+-- (workflow.ExclusiveKeyOf).
 CASE WHEN river_job.metadata -> 'bpmn' -> 'exclusive' = 'true'::jsonb
+    AND KEY_GUARD
     THEN KEY_EXPRESSION
 END

@@ -21,6 +21,7 @@ SELECT
             /* TEMPLATE: schema */river_job AS ahead
         WHERE
             /* KEY_EXPRESSION: ahead */ = /* EXCLUSIVE_KEY */
+            AND /* KEY_GUARD: ahead */
             AND ahead.queue = river_job.queue
             AND ahead.state = 'available'
             AND ahead.metadata -> 'bpmn' -> 'exclusive' = 'true'::jsonb

@@ -1,7 +1,7 @@
 -- riverbpmn migration line "riverbpmn", version 5: exclusive jobs.
 --
 -- river_bpmn_exclusive_lock has one row per exclusive key in recent use. The
--- key is held while job_id is set: a fetch (sql/job_get_available_exclusive.sql)
+-- key is held while job_id is set: a fetch (sql/job_get_available.sql)
 -- sets it in the statement that moves the job to running; the work middleware
 -- clears it as soon as the job's work function returns. Rows are kept when a
 -- key is given back, so taking and giving back a key are in-place (HOT)

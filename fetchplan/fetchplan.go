@@ -1,0 +1,251 @@
+// Package fetchplan assembles a River client's fetch query from parts.
+//
+// Each acquisition option of riverbpmn is a Part: a filter (a condition a job
+// must meet to be fetched by the client), order keys (which jobs come first),
+// or both, and the parameters its SQL needs. A Plan puts a client's parts
+// together, once, when the client is built:
+//
+//   - the filters are AND-ed to River's own conditions (available, the
+//     queue, the kinds, due);
+//   - the order keys come first, in the order the parts were given, and
+//     River's own order (priority, scheduled_at, id) always ends the order,
+//     so ties are broken as River breaks them and the order is total;
+//   - the same filters and order decide which job of an exclusive key is
+//     its head (Plan.Before), so the exclusive step follows the client's
+//     order too.
+//
+// A Plan with no part renders River's own conditions and order: a client
+// that enables nothing fetches exactly as stock River does. An option that
+// is off contributes nothing: no clause, no parameter.
+//
+// Parts write SQL against the row named river_job, with every column
+// qualified ("river_job.metadata"), and name their parameters "@name". The
+// planner renders the same part for other row aliases (the exclusive step
+// compares a job with an earlier job of its key), and the caller numbers the
+// parameters (Params lists them). A part may also use the fetch's own
+// parameters without declaring them: @queue, @kind, @now (NULL in
+// production: use coalesce(@now::timestamptz, now())), @client_id.
+//
+// Adding an option is adding a Part, nothing else changes, and the plan test
+// renders every combination and checks its plan. A "not expired" filter is
+// a Filter such as "river_job.metadata -> 'x' ... > coalesce(@now::timestamptz,
+// now())". A tenant round-robin order is an OrderKey once each job carries
+// its place in its tenant's sequence (a per-tenant counter assigned at
+// insert): ordering by that place, then River's order, interleaves tenants;
+// like every order key it needs a partial index on (queue, key, priority,
+// scheduled_at, id) to stream without sorting.
+//
+// This package knows no option and no table layout beyond River's river_job
+// columns; the options' parts are defined where the options are (package
+// workflow, acquisition.go).
+package fetchplan
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+)
+
+// OrderKey is one key of a fetch order: an SQL expression over the row
+// river_job, ascending unless Desc. The expression must never be NULL (a
+// NULL makes the head-of-key comparison unknown); wrap it in coalesce.
+type OrderKey struct {
+	Expr string
+	Desc bool
+
+	// KeyIndexed says that, when this key leads the order, the head-of-key
+	// indexes have it right after the key and queue (then River's order),
+	// so the head probe can seek on it (HeadProbes).
+	KeyIndexed bool
+}
+
+// Param is a parameter of a part's SQL: its name (written "@name" in the
+// SQL) and the function giving its value at each fetch (so a value may
+// change at run time, like a set of registered deployments).
+type Param struct {
+	Name  string
+	Value func() any
+}
+
+// Part is what one acquisition option contributes to a client's fetch.
+type Part struct {
+	// Name names the option, for errors and plan tests.
+	Name string
+
+	// Filter is a condition over the row river_job that a job must meet to
+	// be fetched by the client; empty for none.
+	Filter string
+
+	// Order are keys that come before River's order (and before the keys of
+	// later parts).
+	Order []OrderKey
+
+	// Params are the parameters Filter and Order use.
+	Params []Param
+}
+
+// RiverOrder is River's own fetch order, which ends every plan's order.
+var RiverOrder = []OrderKey{
+	{Expr: "river_job.priority"},
+	{Expr: "river_job.scheduled_at"},
+	{Expr: "river_job.id"},
+}
+
+// Plan is a client's fetch, assembled from its parts. It is immutable.
+type Plan struct {
+	parts []Part
+}
+
+// New returns the plan of parts, in the order given (which is the
+// precedence of their order keys). A part with neither a filter nor order
+// keys is an error, as is a parameter name used by two parts.
+func New(parts ...Part) (*Plan, error) {
+	seen := map[string]string{}
+	for _, part := range parts {
+		if part.Filter == "" && len(part.Order) == 0 {
+			return nil, fmt.Errorf("fetchplan: part %q contributes nothing", part.Name)
+		}
+		for _, param := range part.Params {
+			if other, ok := seen[param.Name]; ok {
+				return nil, fmt.Errorf("fetchplan: parameter @%s of part %q is also a parameter of part %q", param.Name, part.Name, other)
+			}
+			seen[param.Name] = part.Name
+		}
+	}
+	return &Plan{parts: slices.Clone(parts)}, nil
+}
+
+// Parts returns the plan's parts.
+func (p *Plan) Parts() []Part { return slices.Clone(p.parts) }
+
+// Params returns the parameters of every part.
+func (p *Plan) Params() []Param {
+	var params []Param
+	for _, part := range p.parts {
+		params = append(params, part.Params...)
+	}
+	return params
+}
+
+// Filters returns the filters of the plan, each rendered for the row named
+// alias.
+func (p *Plan) Filters(alias string) []string {
+	var filters []string
+	for _, part := range p.parts {
+		if part.Filter != "" {
+			filters = append(filters, ForAlias(part.Filter, alias))
+		}
+	}
+	return filters
+}
+
+// Order returns every key of the plan's order, River's last.
+func (p *Plan) Order() []OrderKey {
+	var keys []OrderKey
+	for _, part := range p.parts {
+		keys = append(keys, part.Order...)
+	}
+	return append(keys, RiverOrder...)
+}
+
+// IsRiverOrder reports whether the plan orders as River does (no part adds
+// an order key).
+func (p *Plan) IsRiverOrder() bool { return len(p.Order()) == len(RiverOrder) }
+
+// OrderBy renders the plan's order for the row named alias, as an ORDER BY
+// list.
+func (p *Plan) OrderBy(alias string) string {
+	keys := p.Order()
+	items := make([]string, len(keys))
+	for i, key := range keys {
+		dir := "ASC"
+		if key.Desc {
+			dir = "DESC"
+		}
+		items[i] = ForAlias(key.Expr, alias) + " " + dir
+	}
+	return strings.Join(items, ",\n        ")
+}
+
+// Before renders the condition "row earlier comes before row later in the
+// plan's order", as one row comparison: a descending key swaps its two
+// sides, so (a DESC, b ASC) becomes (later.a, earlier.b) < (earlier.a,
+// later.b). With River's order it is (earlier.priority,
+// earlier.scheduled_at, earlier.id) < (later.priority, later.scheduled_at,
+// later.id), which an index in River's order serves as an index condition.
+func (p *Plan) Before(earlier, later string) string {
+	keys := p.Order()
+	left := make([]string, len(keys))
+	right := make([]string, len(keys))
+	for i, key := range keys {
+		e, l := ForAlias(key.Expr, earlier), ForAlias(key.Expr, later)
+		if key.Desc {
+			e, l = l, e
+		}
+		left[i], right[i] = e, l
+	}
+	return "(" + strings.Join(left, ", ") + ")\n            < (" + strings.Join(right, ", ") + ")"
+}
+
+// HeadProbes renders the conditions "row earlier comes before row later in
+// the plan's order" as one or more conditions whose disjunction is Before:
+// the exclusive step asks NOT EXISTS of each, so that each can be answered
+// by an index. With River's order, or a leading key that no head-of-key
+// index has, it is Before alone. With a KeyIndexed leading key k it is two:
+// earlier's k strictly better than later's (a range of the index), and k
+// equal with the rest of the order before (an equality, then a row
+// comparison on River's order in the index).
+func (p *Plan) HeadProbes(earlier, later string) []string {
+	keys := p.Order()
+	if len(keys) == len(RiverOrder) || !keys[0].KeyIndexed {
+		return []string{p.Before(earlier, later)}
+	}
+	first := keys[0]
+	e, l := ForAlias(first.Expr, earlier), ForAlias(first.Expr, later)
+	better := e + " < " + l
+	if first.Desc {
+		better = e + " > " + l
+	}
+	rest := &Plan{parts: []Part{{Order: keys[1 : len(keys)-len(RiverOrder)]}}}
+	return []string{better, e + " = " + l + "\n                    AND " + rest.Before(earlier, later)}
+}
+
+// rowRef matches a reference to the row river_job ("river_job." not
+// preceded by a word character, a dot or a quote).
+var rowRef = regexp.MustCompile(`(^|[^\w."])river_job\.`)
+
+// ForAlias renders sql, written over the row river_job, for the row alias.
+func ForAlias(sql, alias string) string {
+	if alias == "river_job" {
+		return sql
+	}
+	return rowRef.ReplaceAllString(sql, "${1}"+alias+".")
+}
+
+// paramRef matches a parameter reference, "@name".
+var paramRef = regexp.MustCompile(`@([a-z_][a-z0-9_]*)`)
+
+// Numbered is SQL with numbered parameters, and their names in $1, $2, ...
+// order.
+type Numbered struct {
+	SQL   string
+	Names []string
+}
+
+// Number replaces every "@name" in sql with a positional parameter, numbered
+// in order of first appearance (a name used twice gets one number), so that
+// a clause left out leaves no gap.
+func Number(sql string) Numbered {
+	var names []string
+	out := paramRef.ReplaceAllStringFunc(sql, func(match string) string {
+		name := match[1:]
+		i := slices.Index(names, name)
+		if i < 0 {
+			names = append(names, name)
+			i = len(names) - 1
+		}
+		return fmt.Sprintf("$%d", i+1)
+	})
+	return Numbered{SQL: out, Names: names}
+}

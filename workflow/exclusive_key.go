@@ -1,0 +1,66 @@
+package workflow
+
+import (
+	"encoding/json"
+
+	"github.com/riverqueue/river/rivertype"
+
+	"github.com/riverbpmn/riverbpmn/exclusive"
+)
+
+// ExclusiveKeyOf returns the exclusive key of job under scope, and whether
+// it has one: the key the fetch takes for it (the SQL of
+// sql/exclusive_key.sql reads the same fields the same way;
+// TestExclusiveKeyGoMatchesSQL checks both agree on valid and corrupt rows).
+//
+// The key is read from three fields of the job context only, each on its
+// own: "exclusive" must be JSON true, "process_instance_id" a non-empty JSON
+// string and, with exclusive.RootProcessInstance, "root_process_instance_id"
+// a JSON string, null or absent (empty or absent means the instance is its
+// own root). So:
+//
+//   - for a job whose context JobContextOf accepts, the key is
+//     exclusive.Key of that context;
+//   - a row whose instance id is not a string (a number, an object: someone
+//     wrote it by hand) has no key: it cannot name an instance, so it never
+//     takes the key that the instance's valid jobs need, and it is fetched
+//     like a non-exclusive job;
+//   - a row whose key fields are fine but whose other fields are corrupt (a
+//     string priority), which JobContextOf rejects, keeps its key: it stays
+//     in sequence with the jobs of its instance, rather than running beside
+//     them. Its work gets JobContextOf's error; its key is given back by its
+//     job attempt, like any other.
+func ExclusiveKeyOf(job *rivertype.JobRow, scope exclusive.Scope) (string, bool) {
+	if !scope.Enabled() {
+		return "", false
+	}
+	raw, _ := metadataJobContext(job.Metadata) // errors mean no context
+	if raw == nil {
+		return "", false
+	}
+	var fields struct {
+		Exclusive json.RawMessage `json:"exclusive"`
+		Instance  json.RawMessage `json:"process_instance_id"`
+		Root      json.RawMessage `json:"root_process_instance_id"`
+	}
+	if json.Unmarshal(raw, &fields) != nil { // the context is not an object
+		return "", false
+	}
+	var isExclusive bool
+	if json.Unmarshal(fields.Exclusive, &isExclusive) != nil || !isExclusive {
+		return "", false
+	}
+	var instance, root string
+	if !isJSONString(fields.Instance) || json.Unmarshal(fields.Instance, &instance) != nil {
+		return "", false
+	}
+	if scope == exclusive.RootProcessInstance && len(fields.Root) > 0 && string(fields.Root) != "null" {
+		if !isJSONString(fields.Root) || json.Unmarshal(fields.Root, &root) != nil {
+			return "", false
+		}
+	}
+	return exclusive.Key(scope, true, instance, root)
+}
+
+// isJSONString reports whether raw is a JSON string.
+func isJSONString(raw json.RawMessage) bool { return len(raw) > 0 && raw[0] == '"' }
