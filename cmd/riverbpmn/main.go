@@ -71,6 +71,7 @@ func commands() []command {
 		{"timer", "show one timer", runTimer},
 		{"timer-set-due-date", "move a timer's waiting occurrence (--cascade shifts its cycle)", runTimerSetDueDate},
 		{"timer-cancel", "cancel a timer and its cycle", runTimerCancel},
+		{"console", "serve the operator web console (--listen, --read-only, --riverui-url, --prefix)", runConsole},
 	}
 }
 
