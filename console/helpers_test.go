@@ -156,7 +156,7 @@ func (e *env) serve(opts *console.Options) *browser {
 	require.NoError(e.t, err)
 	b := &browser{t: e.t, server: server, http: &http.Client{Jar: jar}}
 	if opts != nil {
-		b.prefix = opts.Prefix
+		b.prefix = strings.TrimSuffix(opts.Prefix, "/")
 	}
 	return b
 }
