@@ -274,3 +274,41 @@ func TestPagination(t *testing.T) {
 }
 
 var nextRE = regexp.MustCompile(`<a href="/?[^"]*?(/[a-z]+\?[^"]+)" rel="next">`)
+
+// TestInstanceWithTenThousandJobs pages through an instance with 10,000
+// jobs: every page is one keyset range of the instance's index (see
+// workflow.TestProcessInstanceJobsPage for the plan), so the last page
+// renders like the first. The durations are logged, not asserted.
+func TestInstanceWithTenThousandJobs(t *testing.T) {
+	e := newEnv(t)
+	_, err := e.pool.Exec(e.ctx, `
+INSERT INTO `+pgxIdent(e.schema)+`.river_job (args, kind, max_attempts, metadata, priority, queue, state, scheduled_at)
+SELECT '{"instance":"big"}', 'console_task', 25,
+    '{"bpmn":{"process_instance_id":"big","process_definition_key":"order","activity_id":"charge","exclusive":true}}',
+    1, 'default', 'scheduled', now() + interval '1 day'
+FROM generate_series(1, 10000)`)
+	require.NoError(t, err)
+	var ids []int64
+	rows, err := e.pool.Query(e.ctx, `SELECT id FROM `+pgxIdent(e.schema)+`.river_job ORDER BY id`)
+	require.NoError(t, err)
+	for rows.Next() {
+		var id int64
+		require.NoError(t, rows.Scan(&id))
+		ids = append(ids, id)
+	}
+	require.NoError(t, rows.Err())
+	require.Len(t, ids, 10_000)
+	b := e.serve(nil)
+	for _, after := range []int64{0, ids[5_000], ids[9_949]} {
+		start := time.Now()
+		status, body := b.get(fmt.Sprintf("/instance?id=big&after=%d", after))
+		elapsed := time.Since(start)
+		require.Equal(t, http.StatusOK, status)
+		require.Equal(t, console.DefaultPageSize, countOf(body, `<tr id="job-`), "after %d", after)
+		t.Logf("instance page after job %d: %s", after, elapsed)
+	}
+	_, body := b.get(fmt.Sprintf("/instance?id=big&after=%d", ids[9_949]))
+	require.NotContains(t, body, `rel="next"`, "the last page")
+}
+
+func pgxIdent(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }
