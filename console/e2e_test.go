@@ -21,19 +21,26 @@ import (
 	"github.com/riverbpmn/riverbpmn/workflow"
 )
 
-// chromiumPath is Debian's Chromium, installed by scripts/chromium.sh.
-const chromiumPath = "/usr/bin/chromium"
+// chromiumPath is Debian's Chromium, installed by scripts/chromium.sh;
+// $RIVERBPMN_CHROMIUM names another binary.
+func chromiumPath() string {
+	if p := os.Getenv("RIVERBPMN_CHROMIUM"); p != "" {
+		return p
+	}
+	return "/usr/bin/chromium"
+}
 
 // newBrowser starts a headless Chromium that downloads nothing (no
 // component updates, sync or background networking), or skips the test
 // when there is none.
 func newBrowser(t *testing.T) context.Context {
 	t.Helper()
-	if _, err := os.Stat(chromiumPath); err != nil {
-		t.Skipf("no Chromium at %s (%v): run scripts/chromium.sh (apt-get install chromium) to run the browser test", chromiumPath, err)
+	chromium := chromiumPath()
+	if _, err := os.Stat(chromium); err != nil {
+		t.Skipf("no Chromium at %s (%v): run scripts/chromium.sh (apt-get install chromium) to run the browser test", chromium, err)
 	}
 	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
-		chromedp.ExecPath(chromiumPath),
+		chromedp.ExecPath(chromium),
 		chromedp.Headless,
 		chromedp.NoSandbox,
 		chromedp.DisableGPU,
@@ -50,7 +57,7 @@ func newBrowser(t *testing.T) context.Context {
 	t.Cleanup(func() { cancel(); cancelAlloc() })
 	// The first Run starts the browser; it lives as long as ctx.
 	if err := chromedp.Do(ctx); err != nil {
-		t.Skipf("Chromium at %s does not start: %v", chromiumPath, err)
+		t.Skipf("Chromium at %s does not start: %v", chromium, err)
 	}
 	return ctx
 }
