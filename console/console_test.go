@@ -119,6 +119,19 @@ func TestCSRF(t *testing.T) {
 	resp.Body.Close()
 	require.Equal(t, http.StatusForbidden, resp.StatusCode)
 
+	// Only GET, HEAD and POST; and every response forbids scripts and framing.
+	req, err = http.NewRequest(http.MethodPut, b.server.URL+action, nil)
+	require.NoError(t, err)
+	resp, err = b.http.Do(req)
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusMethodNotAllowed, resp.StatusCode)
+	resp, err = b.http.Get(b.server.URL + "/incidents")
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Contains(t, resp.Header.Get("Content-Security-Policy"), "default-src 'none'")
+	require.Equal(t, "DENY", resp.Header.Get("X-Frame-Options"))
+
 	open, err := e.engine.OpenIncidents(e.ctx)
 	require.NoError(t, err)
 	require.Len(t, open, 1, "nothing changed")
