@@ -88,6 +88,7 @@ func commands() []command {
 		{"events", "print job status events (--follow: as they happen, from any process)", runEvents},
 		{"events-enable", "switch job status events on in the schema", runEventsEnable},
 		{"events-disable", "switch job status events off in the schema", runEventsDisable},
+		{"console", "serve the operator web console (--listen, --read-only, --riverui-url, --prefix)", runConsole},
 	}
 }
 

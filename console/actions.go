@@ -1,0 +1,168 @@
+package console
+
+import (
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// An action does one change and says what it did; the console then
+// redirects (303) to the page the form was on, which shows the message.
+type actionFunc func(r *http.Request) (string, error)
+
+// action wraps a change: CSRF check (read-only mode is refused earlier, in
+// ServeHTTP), then the change, then a redirect back with the outcome.
+func (h *Handler) action(f actionFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		r.Body = http.MaxBytesReader(w, r.Body, 64<<10)
+		if err := r.ParseForm(); err != nil {
+			http.Error(w, "console: reading the form: "+err.Error(), http.StatusBadRequest)
+			return
+		}
+		if problem := h.csrfProblem(r); problem != "" {
+			http.Error(w, "console: refused: "+problem, http.StatusForbidden)
+			return
+		}
+		msg, err := f(r)
+		if err != nil {
+			h.setFlash(w, err.Error(), true)
+		} else {
+			h.setFlash(w, msg, false)
+		}
+		http.Redirect(w, r, h.returnTo(r), http.StatusSeeOther)
+	}
+}
+
+// returnTo is the page to go back to after an action: the form's "return"
+// field when it is a path inside the console, else the incidents page.
+func (h *Handler) returnTo(r *http.Request) string {
+	back := r.PostFormValue("return")
+	inside := h.opts.Prefix + "/"
+	if strings.HasPrefix(back, inside) && !strings.HasPrefix(back, "//") && !strings.ContainsAny(back, "\\\r\n") {
+		return back
+	}
+	return h.opts.Prefix + "/incidents"
+}
+
+func pathID(r *http.Request, what string) (int64, error) {
+	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
+	if err != nil || id <= 0 {
+		return 0, fmt.Errorf("%s id %q is not a positive integer", what, r.PathValue("id"))
+	}
+	return id, nil
+}
+
+func formInt(r *http.Request, field string) (int64, error) {
+	s := strings.TrimSpace(r.PostFormValue(field))
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("%s %q is not an integer", field, s)
+	}
+	return n, nil
+}
+
+func (h *Handler) setRetries(r *http.Request) (string, error) {
+	id, err := pathID(r, "job")
+	if err != nil {
+		return "", err
+	}
+	n, err := formInt(r, "retries")
+	if err != nil {
+		return "", err
+	}
+	if n < 0 || n > 1<<15 {
+		return "", fmt.Errorf("retries %d is out of range: 0 to 32767", n)
+	}
+	if err := h.engine.SetJobRetries(r.Context(), id, int(n)); err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("Job %d: retries set to %d.", id, n), nil
+}
+
+func (h *Handler) setJobPriority(r *http.Request) (string, error) {
+	id, err := pathID(r, "job")
+	if err != nil {
+		return "", err
+	}
+	p, err := formInt(r, "priority")
+	if err != nil {
+		return "", err
+	}
+	if err := h.engine.SetJobPriority(r.Context(), id, p); err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("Job %d: priority set to %d.", id, p), nil
+}
+
+func (h *Handler) setOverride(r *http.Request) (string, error) {
+	def := r.PostFormValue("definition")
+	p, err := formInt(r, "priority")
+	if err != nil {
+		return "", err
+	}
+	cascade := r.PostFormValue("cascade") != ""
+	if err := h.engine.SetOverridingJobPriority(r.Context(), def, p, cascade); err != nil {
+		return "", err
+	}
+	if cascade {
+		return fmt.Sprintf("Job definition %q: overriding priority set to %d, and applied to its unfinished jobs.", def, p), nil
+	}
+	return fmt.Sprintf("Job definition %q: overriding priority set to %d (for new jobs).", def, p), nil
+}
+
+func (h *Handler) clearOverride(r *http.Request) (string, error) {
+	def := r.PostFormValue("definition")
+	if err := h.engine.ClearOverridingJobPriority(r.Context(), def); err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("Job definition %q: overriding priority cleared.", def), nil
+}
+
+func (h *Handler) deleteStaleLocks(r *http.Request) (string, error) {
+	n, err := h.engine.DeleteStaleExclusiveLocks(r.Context())
+	if err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("Deleted %d stale or free exclusive lock rows.", n), nil
+}
+
+// dueLayouts are the forms a due date is accepted in: an HTML datetime-local
+// input (read as UTC) and RFC 3339.
+var dueLayouts = []string{"2006-01-02T15:04", "2006-01-02T15:04:05", time.RFC3339}
+
+func (h *Handler) setTimerDueDate(r *http.Request) (string, error) {
+	id, err := pathID(r, "timer")
+	if err != nil {
+		return "", err
+	}
+	s := strings.TrimSpace(r.PostFormValue("due"))
+	var due time.Time
+	for _, layout := range dueLayouts {
+		if due, err = time.ParseInLocation(layout, s, time.UTC); err == nil {
+			break
+		}
+	}
+	if err != nil {
+		return "", fmt.Errorf("due %q is not a date and time (YYYY-MM-DDTHH:MM, UTC)", s)
+	}
+	cascade := r.PostFormValue("cascade") != ""
+	shift, err := h.engine.SetTimerDueDate(r.Context(), id, due, cascade)
+	if err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("Timer %d: due %s (moved by %s).", id, due.UTC().Format(time.RFC3339), shift), nil
+}
+
+func (h *Handler) cancelTimer(r *http.Request) (string, error) {
+	id, err := pathID(r, "timer")
+	if err != nil {
+		return "", err
+	}
+	jobs, err := h.engine.CancelTimer(r.Context(), id)
+	if err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("Timer %d cancelled (%d job(s) cancelled).", id, len(jobs)), nil
+}

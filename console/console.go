@@ -1,0 +1,184 @@
+// Package console is a web console for operators of riverbpmn: open
+// incidents with a retry button, a process instance's jobs, timers and
+// exclusive waits, job definitions with their priority overrides, exclusive
+// locks, and one job's context, attempts and errors. It is an http.Handler
+// an application mounts beside River UI, built from a workflow.Engine; the
+// `riverbpmn console` command serves it on its own.
+//
+// Pages are rendered on the server (html/template, embedded files) and work
+// without JavaScript. Every list is paged in SQL with a keyset cursor, so a
+// process instance with 10,000 jobs costs one index range scan per page.
+//
+// Security: every change is a POST carrying a CSRF token (see New); in
+// read-only mode no form is rendered and every POST is refused. Everything
+// read from the database is escaped by html/template. The handler has no
+// authentication of its own: wrap it in the application's (see the README).
+package console
+
+import (
+	"crypto/rand"
+	"embed"
+	"errors"
+	"fmt"
+	"html/template"
+	"io/fs"
+	"net/http"
+	"strings"
+
+	"github.com/riverbpmn/riverbpmn/workflow"
+)
+
+//go:embed templates/*.html
+var templateFS embed.FS
+
+//go:embed static/*
+var staticFS embed.FS
+
+// DefaultPageSize is how many rows a list shows per page unless
+// Options.PageSize says otherwise.
+const DefaultPageSize = 50
+
+// Options configure the console. The zero value is a read-write console
+// mounted at the root, without River UI links, with a random CSRF secret.
+type Options struct {
+	// ReadOnly hides every form and refuses every POST (403).
+	ReadOnly bool
+	// RiverUIURL is the base URL of a River UI on the same database (for
+	// example "/riverui" or "https://ops.example.com/riverui"); when set, a
+	// job's page links to River UI's page for the same job.
+	RiverUIURL string
+	// Prefix is the path the handler is mounted under (for example
+	// "/bpmn"), without a trailing slash; "" for the root. The handler
+	// expects requests with the prefix still on the path (mount it with
+	// mux.Handle(prefix+"/", handler)) and puts it on every link it renders.
+	Prefix string
+	// CSRFSecret keys the HMAC of the CSRF tokens (at least 32 bytes). nil
+	// draws a random one: fine for one process, but every replica behind a
+	// load balancer needs the same secret.
+	CSRFSecret []byte
+	// PageSize is the number of rows a list shows per page (1 to
+	// workflow.MaxPageSize); 0 means DefaultPageSize.
+	PageSize int
+}
+
+// Handler serves the console. Build it with New.
+type Handler struct {
+	engine   *workflow.Engine
+	opts     Options
+	secret   []byte
+	pages    map[string]*template.Template
+	mux      *http.ServeMux
+	pageSize int
+}
+
+// New returns the console for engine. It checks the options and names the
+// bad one.
+func New(engine *workflow.Engine, opts *Options) (*Handler, error) {
+	if engine == nil {
+		return nil, errors.New("console: engine is nil")
+	}
+	h := &Handler{engine: engine}
+	if opts != nil {
+		h.opts = *opts
+	}
+	h.opts.Prefix = strings.TrimSuffix(h.opts.Prefix, "/")
+	if h.opts.Prefix != "" && !strings.HasPrefix(h.opts.Prefix, "/") {
+		return nil, fmt.Errorf("console: Prefix %q must start with a slash (for example \"/bpmn\")", h.opts.Prefix)
+	}
+	h.opts.RiverUIURL = strings.TrimSuffix(h.opts.RiverUIURL, "/")
+	h.pageSize = h.opts.PageSize
+	if h.pageSize == 0 {
+		h.pageSize = DefaultPageSize
+	}
+	if h.pageSize < 1 || h.pageSize > workflow.MaxPageSize {
+		return nil, fmt.Errorf("console: PageSize %d is out of range: 1 to %d", h.opts.PageSize, workflow.MaxPageSize)
+	}
+	switch {
+	case h.opts.CSRFSecret == nil:
+		h.secret = make([]byte, 32)
+		if _, err := rand.Read(h.secret); err != nil {
+			return nil, fmt.Errorf("console: drawing a CSRF secret: %w", err)
+		}
+	case len(h.opts.CSRFSecret) < 32:
+		return nil, fmt.Errorf("console: CSRFSecret has %d bytes; it needs at least 32", len(h.opts.CSRFSecret))
+	default:
+		h.secret = append([]byte(nil), h.opts.CSRFSecret...)
+	}
+	if err := h.parseTemplates(); err != nil {
+		return nil, err
+	}
+	h.routes()
+	return h, nil
+}
+
+func (h *Handler) parseTemplates() error {
+	h.pages = make(map[string]*template.Template)
+	for _, page := range []string{"incidents", "instance", "definitions", "locks", "job", "error"} {
+		t, err := template.New(page).Funcs(h.funcs()).ParseFS(templateFS, "templates/layout.html", "templates/"+page+".html")
+		if err != nil {
+			return fmt.Errorf("console: parsing template %s: %w", page, err)
+		}
+		h.pages[page] = t
+	}
+	return nil
+}
+
+func (h *Handler) routes() {
+	mux := http.NewServeMux()
+	static, _ := fs.Sub(staticFS, "static")
+	mux.Handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(static)))
+	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, h.opts.Prefix+"/incidents", http.StatusSeeOther)
+	})
+	mux.HandleFunc("GET /incidents", h.incidents)
+	mux.HandleFunc("GET /instance", h.instance)
+	mux.HandleFunc("GET /definitions", h.definitions)
+	mux.HandleFunc("GET /locks", h.locks)
+	mux.HandleFunc("GET /jobs/{id}", h.job)
+
+	mux.HandleFunc("POST /jobs/{id}/retries", h.action(h.setRetries))
+	mux.HandleFunc("POST /jobs/{id}/priority", h.action(h.setJobPriority))
+	mux.HandleFunc("POST /definitions/priority", h.action(h.setOverride))
+	mux.HandleFunc("POST /definitions/priority/clear", h.action(h.clearOverride))
+	mux.HandleFunc("POST /locks/delete-stale", h.action(h.deleteStaleLocks))
+	mux.HandleFunc("POST /timers/{id}/due-date", h.action(h.setTimerDueDate))
+	mux.HandleFunc("POST /timers/{id}/cancel", h.action(h.cancelTimer))
+	h.mux = mux
+}
+
+// ServeHTTP serves a console request. The path must start with
+// Options.Prefix; other paths are not found.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.Header().Set("X-Frame-Options", "DENY")
+	w.Header().Set("Content-Security-Policy", "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
+	w.Header().Set("Referrer-Policy", "same-origin")
+	if r.Method == http.MethodPost && h.opts.ReadOnly {
+		http.Error(w, "the console is read-only: changes are refused", http.StatusForbidden)
+		return
+	}
+	if r.Method != http.MethodGet && r.Method != http.MethodHead && r.Method != http.MethodPost {
+		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+		return
+	}
+	path := r.URL.Path
+	if h.opts.Prefix != "" {
+		rest, ok := strings.CutPrefix(path, h.opts.Prefix)
+		if !ok || (rest != "" && !strings.HasPrefix(rest, "/")) {
+			http.NotFound(w, r)
+			return
+		}
+		if rest == "" {
+			http.Redirect(w, r, h.opts.Prefix+"/incidents", http.StatusSeeOther)
+			return
+		}
+		r2 := new(http.Request)
+		*r2 = *r
+		u := *r.URL
+		u.Path = rest
+		u.RawPath = ""
+		r2.URL = &u
+		r = r2
+	}
+	h.mux.ServeHTTP(w, r)
+}

@@ -1,0 +1,25 @@
+-- JobDefinitionsPage: one page of the stored job definitions, by id, after
+-- id $1 (keyset; '' for the first page), at most $2, with the same run-time
+-- state as job_definitions_list.sql.
+SELECT
+    d.id, d.process_definition_key, d.activity_id, d.kind, d.overriding_priority,
+    (
+        SELECT count(*)
+        FROM /* TEMPLATE: schema */river_job j
+        WHERE j.metadata ? 'bpmn'
+            AND j.metadata -> 'bpmn' ->> 'job_definition_id' = d.id
+            AND j.state IN ('available', 'scheduled', 'retryable', 'pending', 'running')
+    ) AS unfinished_jobs,
+    (
+        SELECT count(*)
+        FROM /* TEMPLATE: schema */river_bpmn_incident i
+        WHERE i.resolved_at IS NULL
+            AND i.job_definition_id = d.id
+    ) AS open_incidents
+FROM
+    /* TEMPLATE: schema */river_bpmn_job_definition d
+WHERE
+    d.id > $1::text
+ORDER BY
+    d.id ASC
+LIMIT $2::integer;
