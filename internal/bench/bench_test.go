@@ -160,9 +160,9 @@ func TestRunThroughput(t *testing.T) {
 	}
 	require.Contains(t, progress.String(), "round 1/1 none")
 	require.Contains(t, progress.String(), "bench: expected to take about")
-	camunda := report.Throughput[3]
+	camunda := report.Throughput[4]
 	require.Equal(t, "exclusive", camunda.Versus)
-	require.InDelta(t, camunda.RiverBPMN.JobsPerSecond.Median/report.Throughput[2].RiverBPMN.JobsPerSecond.Median, camunda.VersusRatio, 1e-9)
+	require.InDelta(t, camunda.RiverBPMN.JobsPerSecond.Median/report.Throughput[3].RiverBPMN.JobsPerSecond.Median, camunda.VersusRatio, 1e-9)
 	require.NotNil(t, camunda.MeetsVersusTarget)
 
 	var table bytes.Buffer
