@@ -76,6 +76,11 @@ type Config struct {
 	// suspension.DefaultServiceInterval): a change scheduled by another
 	// process is applied at most this late.
 	SuspensionServiceInterval time.Duration
+
+	// ExpiryServiceInterval is the longest the elected leader waits between
+	// two looks for expired jobs (0 means lifecycle.DefaultServiceInterval,
+	// 1 s): a waiting job is discarded at most this long after it expired.
+	ExpiryServiceInterval time.Duration
 }
 
 // Engine is riverbpmn's entry point: it holds the configuration and builds

@@ -14,6 +14,8 @@ var _ rivertype.WorkerMiddleware = (*middleware)(nil)
 // (see workExclusive and workWithRetryBookkeeping).
 func (m *middleware) Work(ctx context.Context, job *rivertype.JobRow, doInner func(context.Context) error) error {
 	return m.engine.workExclusive(ctx, job, func(ctx context.Context) error {
-		return m.engine.workWithRetryBookkeeping(ctx, job, doInner)
+		return m.engine.workUnlessExpired(ctx, job, func(ctx context.Context) error {
+			return m.engine.workWithRetryBookkeeping(ctx, job, doInner)
+		})
 	})
 }

@@ -40,6 +40,9 @@ func migrationTruncateTables(version int) []string { //nolint:unparam // grows w
 	if version == 0 || version >= migrationVersionHoldSuspension {
 		tables = append(tables, "river_bpmn_hold", "river_bpmn_suspension", "river_bpmn_suspension_schedule")
 	}
+	if version == 0 || version >= migrationVersionLifecycle {
+		tables = append(tables, "river_bpmn_dependency", "river_bpmn_expiry")
+	}
 	return tables
 }
 
@@ -51,6 +54,10 @@ const migrationVersionTimers = 6
 // 007_hold_suspension (held jobs and suspension). Its epoch table holds one
 // row that must survive truncation, so it is not listed.
 const migrationVersionHoldSuspension = 7
+
+// migrationVersionLifecycle is the version of migration 008_lifecycle
+// (pending jobs, dependencies, expiration; package lifecycle).
+const migrationVersionLifecycle = 8
 
 // ErrMainLineMissing is returned when riverbpmn's line is to be applied to a
 // schema where River's main line is not (fully) applied.

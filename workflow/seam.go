@@ -111,10 +111,13 @@ func (p *pilot) PluginServices() []startstop.Service {
 }
 
 // PluginMaintenanceServices returns the services River runs on the elected
-// leader only: the one applying scheduled suspensions.
+// leader only: the one applying scheduled suspensions and the one
+// discarding expired jobs (package lifecycle).
 //
 // Part of River's internal pilot plugin interface.
-func (p *pilot) PluginMaintenanceServices() []startstop.Service { return p.suspensionServices() }
+func (p *pilot) PluginMaintenanceServices() []startstop.Service {
+	return append(p.suspensionServices(), p.lifecycleServices()...)
+}
 
 // startClient runs once when the client starts; nothing keeps running.
 func (p *pilot) startClient(ctx context.Context, shouldStart bool, started, stopped func()) error {
