@@ -77,6 +77,8 @@ func commands() []command {
 		{"suspend", "suspend a job definition, process definition, process instance or job", runSuspend},
 		{"activate", "activate a job definition, process definition, process instance or job", runActivate},
 		{"suspended", "list suspended targets and scheduled suspensions", runSuspended},
+		{"queue", "queue pending jobs: JOB... or --process-instance ID", runQueue},
+		{"deps", "show a job's prerequisites (done of total, blocked) and dependents: deps JOB", runDeps},
 	}
 }
 
