@@ -92,3 +92,21 @@ func Dependencies(ctx context.Context, db hold.DB, schema string, jobID int64) (
 	}
 	return p, nil
 }
+
+// LinkBatch is how many prerequisites one call of Link links at most.
+const LinkBatch = 1000
+
+// Link links dependencies whose prerequisite was locked by another
+// transaction when the dependent was inserted (the insert never waits for
+// a lock): a prerequisite that completed meanwhile counts as done (and
+// releases the dependents it was the last of), another gets the
+// DependentsKey mark, so that its completion releases them. The lifecycle
+// Service calls it on the leader; it returns how many dependencies it
+// linked.
+func Link(ctx context.Context, db hold.DB, schema string) (int, error) {
+	var n int
+	if err := db.QueryRow(ctx, hold.RenderSQL(linkSQL, schema), LinkBatch).Scan(&n); err != nil {
+		return 0, fmt.Errorf("lifecycle: linking dependencies: %w", err)
+	}
+	return n, nil
+}

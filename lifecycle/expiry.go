@@ -4,11 +4,9 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"log/slog"
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/riverqueue/river/rivershared/startstop"
 
 	"github.com/riverbpmn/riverbpmn/hold"
 )
@@ -79,67 +77,4 @@ func ExpireDue(ctx context.Context, db hold.DB, schema string) ([]int64, time.Ti
 		return all, time.Time{}, nil
 	}
 	return all, *next, nil
-}
-
-// DefaultServiceInterval is the longest the expiry service sleeps between
-// two looks: a job is discarded at most this long (plus one statement)
-// after it expired.
-const DefaultServiceInterval = time.Second
-
-// Service discards expired jobs (ExpireDue). River runs it on its elected
-// leader only (the engine's pilot returns it from PluginMaintenanceServices).
-type Service struct {
-	startstop.BaseStartStop
-
-	db       hold.DB
-	schema   string
-	interval time.Duration
-	logger   *slog.Logger
-}
-
-// NewService returns an expiry service on db; interval <= 0 means
-// DefaultServiceInterval, a nil logger slog.Default().
-func NewService(db hold.DB, schema string, interval time.Duration, logger *slog.Logger) *Service {
-	if interval <= 0 {
-		interval = DefaultServiceInterval
-	}
-	if logger == nil {
-		logger = slog.Default()
-	}
-	return &Service{db: db, schema: schema, interval: interval, logger: logger}
-}
-
-// Start starts discarding expired jobs until Stop (or ctx's end).
-func (s *Service) Start(ctx context.Context) error {
-	ctx, shouldStart, started, stopped := s.StartInit(ctx)
-	if !shouldStart {
-		return nil
-	}
-	go func() {
-		started()
-		defer stopped()
-		for {
-			wait := s.round(ctx)
-			timer := time.NewTimer(wait)
-			select {
-			case <-ctx.Done():
-				timer.Stop()
-				return
-			case <-timer.C:
-			}
-		}
-	}()
-	return nil
-}
-
-func (s *Service) round(ctx context.Context) time.Duration {
-	_, next, err := ExpireDue(ctx, s.db, s.schema)
-	if err != nil && ctx.Err() == nil {
-		s.logger.ErrorContext(ctx, "riverbpmn expiry service: expiring jobs", slog.String("error", err.Error()))
-	}
-	wait := s.interval
-	if !next.IsZero() {
-		wait = min(wait, max(time.Until(next), 10*time.Millisecond))
-	}
-	return wait
 }

@@ -142,6 +142,7 @@ var (
 	expireDueSQL       = mustReadSQL("expire_due.sql")
 	expireRunningSQL   = mustReadSQL("expire_running.sql")
 	nextExpirySQL      = mustReadSQL("next_expiry.sql")
+	linkSQL            = mustReadSQL("link.sql")
 )
 
 // ErrJobNotFound is returned (wrapped in a *NotFoundError) for job ids that

@@ -41,7 +41,7 @@ func migrationTruncateTables(version int) []string { //nolint:unparam // grows w
 		tables = append(tables, "river_bpmn_hold", "river_bpmn_suspension", "river_bpmn_suspension_schedule")
 	}
 	if version == 0 || version >= migrationVersionLifecycle {
-		tables = append(tables, "river_bpmn_dependency", "river_bpmn_expiry")
+		tables = append(tables, "river_bpmn_dependency", "river_bpmn_dependent", "river_bpmn_expiry")
 	}
 	return tables
 }

@@ -9,9 +9,11 @@ DROP TRIGGER IF EXISTS river_bpmn_job_delete_lifecycle ON /* TEMPLATE: schema */
 DROP FUNCTION IF EXISTS /* TEMPLATE: schema */river_bpmn_job_delete_lifecycle();
 DROP TRIGGER IF EXISTS river_bpmn_job_prerequisite_state ON /* TEMPLATE: schema */river_job;
 DROP FUNCTION IF EXISTS /* TEMPLATE: schema */river_bpmn_job_prerequisite_state();
-DROP TRIGGER IF EXISTS river_bpmn_job_lifecycle_record ON /* TEMPLATE: schema */river_job;
-DROP FUNCTION IF EXISTS /* TEMPLATE: schema */river_bpmn_job_lifecycle_record();
+DROP FUNCTION IF EXISTS /* TEMPLATE: schema */river_bpmn_dependency_link(integer);
+DROP TRIGGER IF EXISTS river_bpmn_job_record_lifecycle ON /* TEMPLATE: schema */river_job;
+DROP FUNCTION IF EXISTS /* TEMPLATE: schema */river_bpmn_job_record_lifecycle();
 DROP TRIGGER IF EXISTS river_bpmn_job_lifecycle_insert ON /* TEMPLATE: schema */river_job;
 DROP FUNCTION IF EXISTS /* TEMPLATE: schema */river_bpmn_job_lifecycle_insert();
 DROP TABLE IF EXISTS /* TEMPLATE: schema */river_bpmn_expiry;
+DROP TABLE IF EXISTS /* TEMPLATE: schema */river_bpmn_dependent;
 DROP TABLE IF EXISTS /* TEMPLATE: schema */river_bpmn_dependency;

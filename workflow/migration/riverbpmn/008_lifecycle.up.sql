@@ -21,12 +21,30 @@ CREATE TABLE /* TEMPLATE: schema */river_bpmn_dependency (
     prerequisite_id bigint NOT NULL,
     done_at timestamptz,
     blocked_state text,
+    -- false while the prerequisite could not be marked at insert (it was
+    -- locked: being updated at that very moment); the leader's lifecycle
+    -- service links it (river_bpmn_dependency_link).
+    linked boolean NOT NULL DEFAULT true,
     PRIMARY KEY (job_id, prerequisite_id)
 );
+
+-- Rows still to link.
+CREATE INDEX river_bpmn_dependency_unlinked
+    ON /* TEMPLATE: schema */river_bpmn_dependency (prerequisite_id)
+    WHERE NOT linked AND done_at IS NULL;
 
 -- The dependents of one prerequisite.
 CREATE INDEX river_bpmn_dependency_prerequisite
     ON /* TEMPLATE: schema */river_bpmn_dependency (prerequisite_id);
+
+-- One row per job with prerequisites: how many it has, and how many have
+-- not completed yet (so a completion knows in one row whether it was the
+-- last, whatever the fan-in).
+CREATE TABLE /* TEMPLATE: schema */river_bpmn_dependent (
+    job_id bigint PRIMARY KEY,
+    total integer NOT NULL,
+    open integer NOT NULL
+);
 
 -- Jobs with an expiration date that may still be waiting; rows go once the
 -- leader's expiry service has seen the job finished or expired.
@@ -39,8 +57,9 @@ CREATE INDEX river_bpmn_expiry_due
     ON /* TEMPLATE: schema */river_bpmn_expiry (expires_at, job_id);
 
 -- Reads and checks "bpmn_lifecycle" of a new job; holds it for 'pending'
--- and/or 'prerequisites'. Its prerequisites are locked (id order) and must
--- exist: an unknown id is an insert error naming it. Fires after
+-- and/or 'prerequisites' (if any prerequisite has not completed). Its
+-- prerequisites must exist: an unknown id is an insert error naming it. It
+-- takes no lock (see river_bpmn_job_record_lifecycle). Fires after
 -- river_bpmn_job_insert_hold (alphabetical order), so it merges its reasons
 -- into a suspension's.
 CREATE FUNCTION /* TEMPLATE: schema */river_bpmn_job_lifecycle_insert()
@@ -95,11 +114,6 @@ BEGIN
             RAISE EXCEPTION 'riverbpmn: bpmn_lifecycle.depends_on: job % cannot depend on itself', NEW.id
                 USING ERRCODE = 'invalid_parameter_value';
         END IF;
-        -- Lock the prerequisites (id order): a prerequisite completing now
-        -- either committed before (seen completed) or waits for this insert
-        -- (and then sees its "bpmn_dependents" mark).
-        PERFORM 1 FROM /* TEMPLATE: schema */river_job
-        WHERE id = ANY(prereqs) ORDER BY id FOR UPDATE;
         SELECT p INTO missing FROM unnest(prereqs) AS p
         WHERE NOT EXISTS (SELECT 1 FROM /* TEMPLATE: schema */river_job WHERE id = p)
         ORDER BY p LIMIT 1;
@@ -151,31 +165,69 @@ CREATE TRIGGER river_bpmn_job_lifecycle_insert
 
 -- Once the job is really inserted (River's unique inserts may not insert
 -- it): its dependency rows, the "bpmn_dependents" mark on each prerequisite
--- that has not completed, and its expiry row.
-CREATE FUNCTION /* TEMPLATE: schema */river_bpmn_job_lifecycle_record()
+-- that has not completed, its count of open prerequisites, and its expiry
+-- row. Named to fire after river_bpmn_job_record_hold (which records the
+-- hold's reasons).
+--
+-- The inserting transaction never waits for a lock: it locks its
+-- prerequisites FOR UPDATE SKIP LOCKED. A locked one is read at its latest
+-- state: completed (done), or not (marked: a completion now waits for this
+-- insert, then sees the mark and this job's rows). One it cannot lock
+-- (being updated at this very moment, by River's completer for instance) is
+-- recorded unlinked, and the leader's lifecycle service links it
+-- (river_bpmn_dependency_link) within its interval. Waiting instead could
+-- deadlock: River's completer updates many jobs in one statement in no
+-- particular order, and an insert of many jobs locks their prerequisites
+-- in no global order either. If every prerequisite turns out done, the job
+-- is released at once.
+CREATE FUNCTION /* TEMPLATE: schema */river_bpmn_job_record_lifecycle()
 RETURNS trigger
 LANGUAGE plpgsql
 AS $$
 DECLARE
     lc jsonb := NEW.metadata -> 'bpmn_lifecycle';
+    open_count integer;
 BEGIN
     IF jsonb_typeof(lc) IS DISTINCT FROM 'object' THEN
         RETURN NULL;
     END IF;
-    IF jsonb_typeof(lc -> 'depends_on') = 'array' AND NEW.state IN ('available', 'scheduled', 'pending') THEN
-        INSERT INTO /* TEMPLATE: schema */river_bpmn_dependency (job_id, prerequisite_id, done_at, blocked_state)
-        SELECT NEW.id, j.id,
-            CASE WHEN j.state = 'completed' THEN now() END,
-            CASE WHEN j.state IN ('discarded', 'cancelled') THEN j.state::text END
-        FROM /* TEMPLATE: schema */river_job AS j
-        WHERE j.id IN (SELECT DISTINCT (e #>> '{}')::bigint FROM jsonb_array_elements(lc -> 'depends_on') AS e)
-        ON CONFLICT DO NOTHING;
-        UPDATE /* TEMPLATE: schema */river_job
-        SET metadata = metadata || '{"bpmn_dependents": true}'::jsonb
-        WHERE id IN (SELECT prerequisite_id FROM /* TEMPLATE: schema */river_bpmn_dependency
-                     WHERE job_id = NEW.id AND done_at IS NULL)
-            AND jsonb_typeof(metadata) = 'object'
-            AND NOT metadata ? 'bpmn_dependents';
+    IF jsonb_typeof(lc -> 'depends_on') = 'array' AND jsonb_array_length(lc -> 'depends_on') > 0
+        AND NEW.state IN ('available', 'scheduled', 'pending') THEN
+        WITH pre AS (
+            SELECT DISTINCT (e #>> '{}')::bigint AS id FROM jsonb_array_elements(lc -> 'depends_on') AS e
+        ), locked AS (
+            SELECT j.id, j.state
+            FROM /* TEMPLATE: schema */river_job AS j
+            WHERE j.id IN (SELECT id FROM pre)
+            ORDER BY j.id
+            FOR UPDATE SKIP LOCKED
+        ), marked AS (
+            UPDATE /* TEMPLATE: schema */river_job AS j
+            SET metadata = j.metadata || '{"bpmn_dependents": true}'::jsonb
+            FROM locked
+            WHERE j.id = locked.id
+                AND locked.state <> 'completed'
+                AND NOT j.metadata ? 'bpmn_dependents'
+        ), inserted AS (
+            INSERT INTO /* TEMPLATE: schema */river_bpmn_dependency (job_id, prerequisite_id, done_at, blocked_state, linked)
+            SELECT NEW.id, pre.id,
+                CASE WHEN locked.state = 'completed' THEN now() END,
+                CASE WHEN locked.state IN ('discarded', 'cancelled') THEN locked.state::text END,
+                locked.id IS NOT NULL
+            FROM pre LEFT JOIN locked ON locked.id = pre.id
+            ON CONFLICT DO NOTHING
+            RETURNING done_at
+        ), counted AS (
+            INSERT INTO /* TEMPLATE: schema */river_bpmn_dependent (job_id, total, open)
+            SELECT NEW.id, count(*), count(*) FILTER (WHERE done_at IS NULL) FROM inserted
+            HAVING count(*) > 0
+            ON CONFLICT (job_id) DO NOTHING
+            RETURNING open
+        )
+        SELECT open INTO open_count FROM counted;
+        IF open_count = 0 THEN
+            PERFORM /* TEMPLATE: schema */river_bpmn_hold_remove(ARRAY[NEW.id], 'prerequisites');
+        END IF;
     END IF;
     IF lc ? 'expires_at' AND NEW.state IN ('available', 'scheduled', 'pending', 'retryable') THEN
         INSERT INTO /* TEMPLATE: schema */river_bpmn_expiry (job_id, expires_at)
@@ -186,19 +238,82 @@ BEGIN
 END;
 $$;
 
-CREATE TRIGGER river_bpmn_job_lifecycle_record
+CREATE TRIGGER river_bpmn_job_record_lifecycle
     AFTER INSERT ON /* TEMPLATE: schema */river_job
     FOR EACH ROW
     WHEN (NEW.metadata ? 'bpmn_lifecycle')
-    EXECUTE FUNCTION /* TEMPLATE: schema */river_bpmn_job_lifecycle_record();
+    EXECUTE FUNCTION /* TEMPLATE: schema */river_bpmn_job_record_lifecycle();
 
--- A prerequisite that completes releases the dependents it was the last
--- open prerequisite of (hold reason 'prerequisites'), in its own
--- transaction. Releases are serialised by one transaction-level advisory
--- lock (class 1380076880, key 0), taken only by completions of jobs other
--- jobs wait for: two prerequisites of one job completing at once cannot
--- both miss that the other is done, and no two releasers lock dependents in
--- opposite orders. A prerequisite ending discarded or cancelled marks its
+-- Links up to max_prerequisites prerequisites with unlinked rows (see
+-- river_bpmn_job_record_lifecycle): a completed one counts as done for its
+-- dependents (releasing those it was the last of), another gets the
+-- "bpmn_dependents" mark. Called by the leader's lifecycle service. Takes
+-- the release lock first, then skips prerequisites locked by others (the
+-- next call gets them), so it never waits for a row while holding it.
+-- Returns how many rows it linked.
+CREATE FUNCTION /* TEMPLATE: schema */river_bpmn_dependency_link(max_prerequisites integer)
+RETURNS integer
+LANGUAGE plpgsql
+AS $$
+DECLARE
+    ready bigint[];
+    linked_count integer;
+BEGIN
+    PERFORM pg_advisory_xact_lock(1380076880, hashtext('/* TEMPLATE: schema */river_job'::regclass::oid::text));
+    WITH todo AS (
+        SELECT DISTINCT prerequisite_id AS id
+        FROM /* TEMPLATE: schema */river_bpmn_dependency
+        WHERE NOT linked AND done_at IS NULL
+        LIMIT max_prerequisites
+    ), locked AS (
+        SELECT j.id, j.state
+        FROM /* TEMPLATE: schema */river_job AS j
+        WHERE j.id IN (SELECT id FROM todo)
+        ORDER BY j.id
+        FOR UPDATE SKIP LOCKED
+    ), marked AS (
+        UPDATE /* TEMPLATE: schema */river_job AS j
+        SET metadata = j.metadata || '{"bpmn_dependents": true}'::jsonb
+        FROM locked
+        WHERE j.id = locked.id
+            AND locked.state <> 'completed'
+            AND NOT j.metadata ? 'bpmn_dependents'
+    ), linked AS (
+        UPDATE /* TEMPLATE: schema */river_bpmn_dependency AS d
+        SET linked = true,
+            done_at = CASE WHEN locked.state = 'completed' THEN now() END,
+            blocked_state = CASE WHEN locked.state IN ('discarded', 'cancelled') THEN locked.state::text END
+        FROM locked
+        WHERE d.prerequisite_id = locked.id AND NOT d.linked AND d.done_at IS NULL
+        RETURNING d.job_id, d.done_at
+    ), counted AS (
+        UPDATE /* TEMPLATE: schema */river_bpmn_dependent AS c
+        SET open = c.open - n.done
+        FROM (SELECT job_id, count(*) FILTER (WHERE done_at IS NOT NULL) AS done FROM linked GROUP BY job_id) AS n
+        WHERE c.job_id = n.job_id AND n.done > 0
+        RETURNING c.job_id, c.open
+    )
+    SELECT (SELECT count(*) FROM linked), (SELECT array_agg(job_id ORDER BY job_id) FILTER (WHERE open <= 0) FROM counted)
+    INTO linked_count, ready;
+    IF ready IS NOT NULL THEN
+        PERFORM /* TEMPLATE: schema */river_bpmn_hold_remove(ready, 'prerequisites');
+    END IF;
+    RETURN linked_count;
+END;
+$$;
+
+-- A prerequisite that completes marks its rows done, counts them off its
+-- dependents' open prerequisites (river_bpmn_dependent, one row per
+-- dependent: O(1) whatever the fan-in) and releases those it was the last
+-- of (hold reason 'prerequisites'), in its own transaction. The counter's
+-- row lock makes exactly one completion see zero. Completions of jobs
+-- other jobs wait for (and only those) are serialised by one
+-- transaction-level advisory lock per river_job table (class 1380076880,
+-- key hashtext(<river_job oid>)), so that no two of them lock dependents'
+-- rows in opposite orders (River's completer updates many jobs in one
+-- statement, in no particular order): no deadlock. The lock is taken after
+-- the completer has locked its jobs; nothing that holds it waits for a job
+-- a completer holds (dependents are pending, never in a completer's batch). A prerequisite ending discarded or cancelled marks its
 -- dependents' rows blocked (they stay held); leaving that state (an
 -- operator's retry) clears the mark, and a later completion releases them.
 CREATE FUNCTION /* TEMPLATE: schema */river_bpmn_job_prerequisite_state()
@@ -206,25 +321,23 @@ RETURNS trigger
 LANGUAGE plpgsql
 AS $$
 DECLARE
-    dependents bigint[];
     ready bigint[];
 BEGIN
     IF NEW.state = 'completed' THEN
-        PERFORM pg_advisory_xact_lock(1380076880, 0);
+        PERFORM pg_advisory_xact_lock(1380076880, hashtext(TG_RELID::text));
         WITH done AS (
             UPDATE /* TEMPLATE: schema */river_bpmn_dependency
             SET done_at = now(), blocked_state = NULL
             WHERE prerequisite_id = NEW.id AND done_at IS NULL
             RETURNING job_id
+        ), counted AS (
+            UPDATE /* TEMPLATE: schema */river_bpmn_dependent AS c
+            SET open = c.open - d.n
+            FROM (SELECT job_id, count(*) AS n FROM done GROUP BY job_id) AS d
+            WHERE c.job_id = d.job_id
+            RETURNING c.job_id, c.open
         )
-        SELECT array_agg(DISTINCT job_id) INTO dependents FROM done;
-        IF dependents IS NULL THEN
-            RETURN NULL;
-        END IF;
-        SELECT array_agg(d ORDER BY d) INTO ready
-        FROM unnest(dependents) AS d
-        WHERE NOT EXISTS (SELECT 1 FROM /* TEMPLATE: schema */river_bpmn_dependency
-                          WHERE job_id = d AND done_at IS NULL);
+        SELECT array_agg(job_id ORDER BY job_id) FILTER (WHERE open <= 0) INTO ready FROM counted;
         IF ready IS NOT NULL THEN
             PERFORM /* TEMPLATE: schema */river_bpmn_hold_remove(ready, 'prerequisites');
         END IF;
@@ -257,6 +370,7 @@ LANGUAGE plpgsql
 AS $$
 BEGIN
     DELETE FROM /* TEMPLATE: schema */river_bpmn_dependency WHERE job_id = OLD.id;
+    DELETE FROM /* TEMPLATE: schema */river_bpmn_dependent WHERE job_id = OLD.id;
     DELETE FROM /* TEMPLATE: schema */river_bpmn_expiry WHERE job_id = OLD.id;
     RETURN NULL;
 END;
