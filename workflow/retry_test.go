@@ -436,7 +436,8 @@ func TestMigrationTruncateTables(t *testing.T) {
 	require.Equal(t, []string{"river_bpmn_job_definition", "river_bpmn_incident"}, migrationTruncateTables(4))
 	require.Equal(t, []string{"river_bpmn_job_definition", "river_bpmn_incident", "river_bpmn_exclusive_lock"}, migrationTruncateTables(5))
 	require.Equal(t, []string{"river_bpmn_job_definition", "river_bpmn_incident", "river_bpmn_exclusive_lock", "river_bpmn_timer"}, migrationTruncateTables(migrationVersionTimers))
-	require.Equal(t, migrationTruncateTables(migrationVersionTimers), migrationTruncateTables(0))
+	require.Equal(t, append(migrationTruncateTables(migrationVersionHoldSuspension), "river_bpmn_dependency", "river_bpmn_dependent", "river_bpmn_expiry"),
+		migrationTruncateTables(migrationVersionLifecycle))
 	require.Equal(t, migrationTruncateTables(math.MaxInt), migrationTruncateTables(0))
 	entries, err := fs.Glob(migrationFS, "migration/riverbpmn/004_incidents.*.sql")
 	require.NoError(t, err)
