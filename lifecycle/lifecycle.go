@@ -48,7 +48,7 @@ type Opts struct {
 	DependsOn []int64 `json:"depends_on,omitempty"`
 	// ExpiresAt, if set, is when the job expires: if it has not started by
 	// then, it never starts, and is discarded with an error naming this
-	// time.
+	// time (kept to the microsecond, as PostgreSQL keeps it).
 	ExpiresAt *time.Time `json:"expires_at,omitempty"`
 }
 
@@ -77,6 +77,12 @@ func (o Opts) AddToMetadata(metadata []byte) ([]byte, error) {
 		if err := json.Unmarshal(metadata, &fields); err != nil || fields == nil {
 			return nil, fmt.Errorf("lifecycle: job metadata must be a JSON object, got %q", string(metadata))
 		}
+	}
+	if o.ExpiresAt != nil {
+		// PostgreSQL keeps microseconds: store what it will read, so that
+		// the work path and the database name the same time.
+		at := o.ExpiresAt.UTC().Truncate(time.Microsecond)
+		o.ExpiresAt = &at
 	}
 	encoded, err := json.Marshal(o)
 	if err != nil {
