@@ -259,6 +259,10 @@ DECLARE
     ready bigint[];
     linked_count integer;
 BEGIN
+    -- Nothing to link (the usual case): no lock taken.
+    IF NOT EXISTS (SELECT 1 FROM /* TEMPLATE: schema */river_bpmn_dependency WHERE NOT linked AND done_at IS NULL) THEN
+        RETURN 0;
+    END IF;
     PERFORM pg_advisory_xact_lock(1380076880, hashtext('/* TEMPLATE: schema */river_job'::regclass::oid::text));
     WITH todo AS (
         SELECT DISTINCT prerequisite_id AS id
