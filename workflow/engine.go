@@ -104,6 +104,11 @@ type Config struct {
 	// package events). Nil leaves them as the schema has them (off unless
 	// enabled with EnableEvents).
 	Events *EventsConfig
+
+	// ExpiryServiceInterval is the longest the elected leader waits between
+	// two looks for expired jobs (0 means lifecycle.DefaultServiceInterval,
+	// 1 s): a waiting job is discarded at most this long after it expired.
+	ExpiryServiceInterval time.Duration
 }
 
 // Engine is riverbpmn's entry point: it holds the configuration and builds

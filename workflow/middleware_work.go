@@ -9,16 +9,24 @@ import (
 var _ rivertype.WorkerMiddleware = (*middleware)(nil)
 
 // Work runs on the work path of every job a client with the engine's
-// middleware works. The exclusive hook is outermost, so that a job's key is
-// given back last, after the retry bookkeeping, as soon as the work returns
-// (see workExclusive and workWithRetryBookkeeping). Progress and stop
-// (workControl) sit between them: stop sees the outcome the retry
-// bookkeeping chose (a conflict's snooze needs no stop check).
+// middleware works, in layers from the outside in:
+//
+//   - liveness (workLiveness): the job's context is cancelled if the client
+//     loses its liveness session (Config.Liveness);
+//   - exclusivity (workExclusive): the job's key is given back last, as soon
+//     as the work returns;
+//   - expiry (workUnlessExpired): an expired job ends discarded before any
+//     user code runs;
+//   - progress and stop (workControl): they see the outcome the retry
+//     bookkeeping chose (a conflict's snooze needs no stop check);
+//   - retry bookkeeping (workWithRetryBookkeeping), around the worker.
 func (m *middleware) Work(ctx context.Context, job *rivertype.JobRow, doInner func(context.Context) error) error {
 	return m.engine.workLiveness(ctx, job, func(ctx context.Context) error {
 		return m.engine.workExclusive(ctx, job, func(ctx context.Context) error {
-			return m.engine.workControl(ctx, job, func(ctx context.Context) error {
-				return m.engine.workWithRetryBookkeeping(ctx, job, doInner)
+			return m.engine.workUnlessExpired(ctx, job, func(ctx context.Context) error {
+				return m.engine.workControl(ctx, job, func(ctx context.Context) error {
+					return m.engine.workWithRetryBookkeeping(ctx, job, doInner)
+				})
 			})
 		})
 	})

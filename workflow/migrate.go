@@ -52,6 +52,9 @@ func migrationTruncateTables(version int) []string { //nolint:unparam // grows w
 	if version == 0 || version >= eventsMigrationVersion {
 		tables = append(tables, eventsMigrationTables...)
 	}
+	if version == 0 || version >= migrationVersionLifecycle {
+		tables = append(tables, "river_bpmn_dependency", "river_bpmn_dependent", "river_bpmn_expiry")
+	}
 	return tables
 }
 
@@ -67,6 +70,10 @@ const migrationVersionHoldSuspension = 7
 // livenessMigrationVersion is the version of our line that adds
 // river_bpmn_client_session (migration 008_liveness).
 const livenessMigrationVersion = 8
+
+// migrationVersionLifecycle is the version of migration 011_lifecycle
+// (pending jobs, dependencies, expiration; package lifecycle).
+const migrationVersionLifecycle = 11
 
 // ErrMainLineMissing is returned when riverbpmn's line is to be applied to a
 // schema where River's main line is not (fully) applied.

@@ -438,6 +438,8 @@ func TestMigrationTruncateTables(t *testing.T) {
 	require.Equal(t, []string{"river_bpmn_job_definition", "river_bpmn_incident", "river_bpmn_exclusive_lock", "river_bpmn_timer"}, migrationTruncateTables(migrationVersionTimers))
 	require.Equal(t, append(migrationTruncateTables(migrationVersionHoldSuspension), "river_bpmn_client_session"), migrationTruncateTables(livenessMigrationVersion))
 	require.Equal(t, append(migrationTruncateTables(livenessMigrationVersion), eventsMigrationTables...), migrationTruncateTables(eventsMigrationVersion))
+	require.Equal(t, append(migrationTruncateTables(eventsMigrationVersion), "river_bpmn_dependency", "river_bpmn_dependent", "river_bpmn_expiry"),
+		migrationTruncateTables(migrationVersionLifecycle))
 	require.Equal(t, migrationTruncateTables(math.MaxInt), migrationTruncateTables(0))
 	entries, err := fs.Glob(migrationFS, "migration/riverbpmn/004_incidents.*.sql")
 	require.NoError(t, err)

@@ -120,14 +120,15 @@ func (p *pilot) PluginServices() []startstop.Service {
 }
 
 // PluginMaintenanceServices returns the services River runs on the elected
-// leader only: the one applying scheduled suspensions, and the job status
-// event pruner (with Config.Events). Each has a type of its own: River keys
-// maintenance services by type name, so two of one type would replace each
-// other.
+// leader only: the one applying scheduled suspensions, the one discarding
+// expired jobs (package lifecycle), and the job status event pruner (with
+// Config.Events). Each has a type of its own: River keys maintenance
+// services by type name, so two of one type would replace each other.
 //
 // Part of River's internal pilot plugin interface.
 func (p *pilot) PluginMaintenanceServices() []startstop.Service {
-	return append(p.suspensionServices(), p.driver.engine.eventsMaintenanceServices()...)
+	services := append(p.suspensionServices(), p.lifecycleServices()...)
+	return append(services, p.driver.engine.eventsMaintenanceServices()...)
 }
 
 // startClient runs once when the client starts; nothing keeps running.

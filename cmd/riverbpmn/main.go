@@ -89,6 +89,8 @@ func commands() []command {
 		{"events-enable", "switch job status events on in the schema", runEventsEnable},
 		{"events-disable", "switch job status events off in the schema", runEventsDisable},
 		{"console", "serve the operator web console (--listen, --read-only, --riverui-url, --prefix)", runConsole},
+		{"queue", "queue pending jobs: JOB... or --process-instance ID", runQueue},
+		{"deps", "show a job's prerequisites (done of total, blocked) and dependents: deps JOB", runDeps},
 	}
 }
 
