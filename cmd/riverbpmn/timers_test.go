@@ -22,10 +22,7 @@ func (cliTimerArgs) Kind() string { return "cli_timer" }
 
 func TestTimerCommands(t *testing.T) {
 	ctx := context.Background()
-	url := riversharedtest.TestDatabaseURL()
-	schema := newSchema(t)
-	code, _, errOut := runCLI(t, "migrate-up", "--database-url", url, "--schema", schema)
-	require.Equal(t, 0, code, errOut)
+	url, schema := migratedSchema(t)
 
 	pool := riversharedtest.DBPool(ctx, t)
 	engine, err := workflow.NewEngine(pool, &workflow.Config{Schema: schema})
