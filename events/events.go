@@ -12,6 +12,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/riverbpmn/riverbpmn/internal/sqltemplate"
 )
 
 // DB is what the package needs from a database handle; *pgxpool.Pool and
@@ -90,38 +91,20 @@ func (c Cursor) args() []any { return []any{strconv.FormatUint(c.TxID, 10), c.ID
 //go:embed sql/*.sql
 var sqlFS embed.FS
 
-func mustSQL(name string) string {
-	b, err := sqlFS.ReadFile("sql/" + name)
-	if err != nil {
-		panic("events: missing embedded SQL file " + name)
-	}
-	return string(b)
-}
-
 var (
-	enableSQL             = mustSQL("enable.sql")
-	disableSQL            = mustSQL("disable.sql")
-	enabledSQL            = mustSQL("enabled.sql")
-	readSQL               = mustSQL("read.sql")
-	pendingSQL            = mustSQL("pending.sql")
-	horizonSQL            = mustSQL("horizon.sql")
-	lastSQL               = mustSQL("last.sql")
-	pruneSQL              = mustSQL("prune.sql")
-	subscriptionGetSQL    = mustSQL("subscription_get.sql")
-	subscriptionCreateSQL = mustSQL("subscription_create.sql")
-	subscriptionSaveSQL   = mustSQL("subscription_save.sql")
-	subscriptionDeleteSQL = mustSQL("subscription_delete.sql")
+	enableSQL             = sqltemplate.MustRead(sqlFS, "sql/enable.sql")
+	disableSQL            = sqltemplate.MustRead(sqlFS, "sql/disable.sql")
+	enabledSQL            = sqltemplate.MustRead(sqlFS, "sql/enabled.sql")
+	readSQL               = sqltemplate.MustRead(sqlFS, "sql/read.sql")
+	pendingSQL            = sqltemplate.MustRead(sqlFS, "sql/pending.sql")
+	horizonSQL            = sqltemplate.MustRead(sqlFS, "sql/horizon.sql")
+	lastSQL               = sqltemplate.MustRead(sqlFS, "sql/last.sql")
+	pruneSQL              = sqltemplate.MustRead(sqlFS, "sql/prune.sql")
+	subscriptionGetSQL    = sqltemplate.MustRead(sqlFS, "sql/subscription_get.sql")
+	subscriptionCreateSQL = sqltemplate.MustRead(sqlFS, "sql/subscription_create.sql")
+	subscriptionSaveSQL   = sqltemplate.MustRead(sqlFS, "sql/subscription_save.sql")
+	subscriptionDeleteSQL = sqltemplate.MustRead(sqlFS, "sql/subscription_delete.sql")
 )
-
-// render fills River's schema marker: the quoted schema and a dot, or nothing
-// for the connection's search_path.
-func render(sql, schema string) string {
-	prefix := ""
-	if schema != "" {
-		prefix = pgx.Identifier{schema}.Sanitize() + "."
-	}
-	return strings.ReplaceAll(sql, "/* TEMPLATE: schema */", prefix)
-}
 
 func schemaArg(schema string) any {
 	if schema == "" {
@@ -139,7 +122,7 @@ func Enable(ctx context.Context, db DB, schema string) error {
 	if err != nil || on {
 		return err
 	}
-	if _, err := db.Exec(ctx, render(enableSQL, schema)); err != nil {
+	if _, err := db.Exec(ctx, sqltemplate.Render(enableSQL, schema)); err != nil {
 		return fmt.Errorf("events: enabling events in schema %s: %w%s", schemaName(schema), err, migrationHint(err))
 	}
 	return nil
@@ -148,7 +131,7 @@ func Enable(ctx context.Context, db DB, schema string) error {
 // Disable drops the trigger; from then on nothing is recorded and nothing
 // is paid. The outbox and the subscriptions are kept.
 func Disable(ctx context.Context, db DB, schema string) error {
-	if _, err := db.Exec(ctx, render(disableSQL, schema)); err != nil {
+	if _, err := db.Exec(ctx, sqltemplate.Render(disableSQL, schema)); err != nil {
 		return fmt.Errorf("events: disabling events in schema %s: %w", schemaName(schema), err)
 	}
 	return nil
@@ -170,7 +153,7 @@ func Read(ctx context.Context, db DB, schema string, after Cursor, limit int) ([
 	if limit <= 0 {
 		return nil, fmt.Errorf("events: limit must be positive, got %d", limit)
 	}
-	rows, err := db.Query(ctx, render(readSQL, schema), append(after.args(), limit)...)
+	rows, err := db.Query(ctx, sqltemplate.Render(readSQL, schema), append(after.args(), limit)...)
 	if err != nil {
 		return nil, fmt.Errorf("events: reading events: %w%s", err, migrationHint(err))
 	}
@@ -220,7 +203,7 @@ func Read(ctx context.Context, db DB, schema string, after Cursor, limit int) ([
 // running.
 func Pending(ctx context.Context, db DB, schema string, after Cursor) (bool, error) {
 	var pending bool
-	if err := db.QueryRow(ctx, render(pendingSQL, schema), after.args()...).Scan(&pending); err != nil {
+	if err := db.QueryRow(ctx, sqltemplate.Render(pendingSQL, schema), after.args()...).Scan(&pending); err != nil {
 		return false, fmt.Errorf("events: checking for pending events: %w", err)
 	}
 	return pending, nil
@@ -244,7 +227,7 @@ func Now(ctx context.Context, db DB) (Cursor, error) {
 // readable; ok is false when the outbox is empty.
 func Last(ctx context.Context, db DB, schema string) (c Cursor, ok bool, err error) {
 	var txid string
-	err = db.QueryRow(ctx, render(lastSQL, schema)).Scan(&txid, &c.ID)
+	err = db.QueryRow(ctx, sqltemplate.Render(lastSQL, schema)).Scan(&txid, &c.ID)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Cursor{}, false, nil
 	}
@@ -274,7 +257,7 @@ func Prune(ctx context.Context, db DB, schema string, olderThan time.Time, batch
 	}
 	var total int64
 	for {
-		tag, err := db.Exec(ctx, render(pruneSQL, schema), olderThan, batch)
+		tag, err := db.Exec(ctx, sqltemplate.Render(pruneSQL, schema), olderThan, batch)
 		if err != nil {
 			return total, fmt.Errorf("events: pruning events: %w%s", err, migrationHint(err))
 		}
@@ -288,7 +271,7 @@ func Prune(ctx context.Context, db DB, schema string, olderThan time.Time, batch
 // DeleteSubscription forgets a named subscription; it reports whether one
 // existed.
 func DeleteSubscription(ctx context.Context, db DB, schema, name string) (bool, error) {
-	tag, err := db.Exec(ctx, render(subscriptionDeleteSQL, schema), name)
+	tag, err := db.Exec(ctx, sqltemplate.Render(subscriptionDeleteSQL, schema), name)
 	if err != nil {
 		return false, fmt.Errorf("events: deleting subscription %q: %w", name, err)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverbpmn/riverbpmn/internal/sqltemplate"
 )
 
 // ListenDB is a DB that can also lend a connection of its own, on which a
@@ -195,11 +196,11 @@ func (s *subscriber) start(ctx context.Context) error {
 		s.cursor = *from
 		return nil
 	}
-	if _, err := s.db.Exec(ctx, render(subscriptionCreateSQL, s.cfg.Schema), append([]any{s.cfg.Name}, from.args()...)...); err != nil {
+	if _, err := s.db.Exec(ctx, sqltemplate.Render(subscriptionCreateSQL, s.cfg.Schema), append([]any{s.cfg.Name}, from.args()...)...); err != nil {
 		return fmt.Errorf("events: creating subscription %q: %w%s", s.cfg.Name, err, migrationHint(err))
 	}
 	var txid string
-	if err := s.db.QueryRow(ctx, render(subscriptionGetSQL, s.cfg.Schema), s.cfg.Name).Scan(&txid, &s.cursor.ID); err != nil {
+	if err := s.db.QueryRow(ctx, sqltemplate.Render(subscriptionGetSQL, s.cfg.Schema), s.cfg.Name).Scan(&txid, &s.cursor.ID); err != nil {
 		return fmt.Errorf("events: reading subscription %q: %w", s.cfg.Name, err)
 	}
 	tx, err := strconv.ParseUint(txid, 10, 64)
@@ -238,7 +239,7 @@ func (s *subscriber) step(ctx context.Context, handle func(context.Context, []Ev
 	}
 	next := batch[len(batch)-1].Cursor
 	if s.cfg.Name != "" {
-		if _, err := s.db.Exec(ctx, render(subscriptionSaveSQL, s.cfg.Schema), append([]any{s.cfg.Name}, next.args()...)...); err != nil {
+		if _, err := s.db.Exec(ctx, sqltemplate.Render(subscriptionSaveSQL, s.cfg.Schema), append([]any{s.cfg.Name}, next.args()...)...); err != nil {
 			// The batch was handled; it is delivered again after a restart
 			// (at least once), and the next save covers it.
 			s.cfg.Logger.WarnContext(ctx, "events: saving subscription cursor failed", slog.String("error", err.Error()))

@@ -10,6 +10,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/riverbpmn/riverbpmn/internal/sqltemplate"
 	"github.com/riverqueue/river/rivertype"
 )
 
@@ -98,24 +99,12 @@ var (
 	reasonsSQL = mustReadSQL("reasons.sql")
 )
 
-func mustReadSQL(name string) string {
-	b, err := sqlFS.ReadFile("sql/" + name)
-	if err != nil {
-		panic("hold: missing embedded SQL file " + name + ": " + err.Error())
-	}
-	return string(b)
-}
+func mustReadSQL(name string) string { return sqltemplate.MustRead(sqlFS, "sql/"+name) }
 
 // RenderSQL fills River's schema marker ("/* TEMPLATE: schema */") of tmpl
 // with the quoted schema and a dot, or nothing for the connection's
 // search_path.
-func RenderSQL(tmpl, schema string) string {
-	prefix := ""
-	if schema != "" {
-		prefix = pgx.Identifier{schema}.Sanitize() + "."
-	}
-	return strings.ReplaceAll(tmpl, "/* TEMPLATE: schema */", prefix)
-}
+func RenderSQL(tmpl, schema string) string { return sqltemplate.Render(tmpl, schema) }
 
 // Add holds jobs jobIDs for reason, in one statement (one transaction unless
 // db is one). Finished jobs, and jobs that do not exist, are left alone; a

@@ -8,6 +8,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/riverbpmn/riverbpmn/internal/sqltemplate"
 )
 
 // ProgressMetadataKey is the river_job.metadata key under which a job's
@@ -21,7 +23,7 @@ const DefaultProgressInterval = time.Second
 // progressWriteTimeout bounds one progress write.
 const progressWriteTimeout = 5 * time.Second
 
-var progressWriteSQL = mustSQL("progress_write.sql")
+var progressWriteSQL = sqltemplate.MustRead(sqlFS, "sql/progress_write.sql")
 
 // Progress is a job's progress as stored in its metadata.
 type Progress struct {
@@ -149,7 +151,7 @@ func (r *Reporter) write(ctx context.Context) {
 	}
 	value, err := json.Marshal(p)
 	if err == nil {
-		_, err = r.db.Exec(ctx, render(progressWriteSQL, r.schema), r.jobID, r.attempt, value)
+		_, err = r.db.Exec(ctx, sqltemplate.Render(progressWriteSQL, r.schema), r.jobID, r.attempt, value)
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/riverbpmn/riverbpmn/internal/sqltemplate"
 	"github.com/riverqueue/river/rivertype"
 )
 
@@ -64,14 +65,14 @@ type JobStatus struct {
 }
 
 var (
-	jobStatusSQL      = mustSQL("job_status.sql")
-	instanceStatusSQL = mustSQL("instance_status.sql")
+	jobStatusSQL      = sqltemplate.MustRead(sqlFS, "sql/job_status.sql")
+	instanceStatusSQL = sqltemplate.MustRead(sqlFS, "sql/instance_status.sql")
 )
 
 // GetJobStatus returns one job's status and progress, or an error wrapping
 // ErrNotFound.
 func GetJobStatus(ctx context.Context, db DB, schema string, jobID int64) (*JobStatus, error) {
-	rows, err := db.Query(ctx, render(jobStatusSQL, schema), jobID)
+	rows, err := db.Query(ctx, sqltemplate.Render(jobStatusSQL, schema), jobID)
 	if err != nil {
 		return nil, fmt.Errorf("jobcontrol: reading job %d: %w", jobID, err)
 	}
@@ -88,7 +89,7 @@ func GetJobStatus(ctx context.Context, db DB, schema string, jobID int64) (*JobS
 // ProcessInstanceStatus returns the status and progress of every job of a
 // process instance, oldest first, at most limit.
 func ProcessInstanceStatus(ctx context.Context, db DB, schema, processInstanceID string, limit int) ([]*JobStatus, error) {
-	rows, err := db.Query(ctx, render(instanceStatusSQL, schema), processInstanceID, limit)
+	rows, err := db.Query(ctx, sqltemplate.Render(instanceStatusSQL, schema), processInstanceID, limit)
 	if err != nil {
 		return nil, fmt.Errorf("jobcontrol: reading jobs of process instance %q: %w", processInstanceID, err)
 	}

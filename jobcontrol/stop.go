@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/riverbpmn/riverbpmn/internal/sqltemplate"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
 )
@@ -35,8 +36,8 @@ type StopResult struct {
 }
 
 var (
-	stopSQL          = mustSQL("stop.sql")
-	stopRequestedSQL = mustSQL("stop_requested.sql")
+	stopSQL          = sqltemplate.MustRead(sqlFS, "sql/stop.sql")
+	stopRequestedSQL = sqltemplate.MustRead(sqlFS, "sql/stop_requested.sql")
 )
 
 const (
@@ -66,7 +67,7 @@ func stop(ctx context.Context, db DB, schema, target string, arg any) ([]StopRes
 		}
 	}
 	channel += ".river_control"
-	sql := strings.Replace(render(stopSQL, schema), "/* TARGET */", target, 1)
+	sql := strings.Replace(sqltemplate.Render(stopSQL, schema), "/* TARGET */", target, 1)
 	rows, err := db.Query(ctx, sql, arg, channel)
 	if err != nil {
 		return nil, fmt.Errorf("jobcontrol: stopping jobs: %w", err)
@@ -138,7 +139,7 @@ func WorkStop(ctx context.Context, db DB, schema string, job *rivertype.JobRow, 
 	checkCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), stopCheckTimeout)
 	defer cancel()
 	var requested bool
-	if qerr := db.QueryRow(checkCtx, render(stopRequestedSQL, schema), job.ID).Scan(&requested); qerr == nil && requested {
+	if qerr := db.QueryRow(checkCtx, sqltemplate.Render(stopRequestedSQL, schema), job.ID).Scan(&requested); qerr == nil && requested {
 		return river.JobCancel(err)
 	}
 	return err

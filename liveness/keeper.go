@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/riverbpmn/riverbpmn/internal/sqltemplate"
 )
 
 // ErrNotLive is returned by Keeper.Begin while the client has no live
@@ -139,7 +140,7 @@ func (k *Keeper) Close(ctx context.Context) {
 	if conn == nil {
 		return
 	}
-	if _, err := conn.Exec(ctx, render(sessionCloseSQL, k.kc.Schema), session); err != nil {
+	if _, err := conn.Exec(ctx, sqltemplate.Render(sessionCloseSQL, k.kc.Schema), session); err != nil {
 		k.kc.Logger.WarnContext(ctx, "riverbpmn liveness: deleting the session row on stop failed; the leader gives back whatever it still runs",
 			slog.Int64("session", session), slog.String("err", err.Error()))
 	}
@@ -166,7 +167,7 @@ func (k *Keeper) openSession(ctx context.Context) error {
 		session int64
 		pid     int32
 	)
-	if err := conn.QueryRow(connectCtx, render(sessionOpenSQL, k.kc.Schema), k.kc.ClientID, k.lock).Scan(&session, &pid); err != nil {
+	if err := conn.QueryRow(connectCtx, sqltemplate.Render(sessionOpenSQL, k.kc.Schema), k.kc.ClientID, k.lock).Scan(&session, &pid); err != nil {
 		_ = conn.Close(context.Background())
 		return fmt.Errorf("liveness: registering a session for client %s: %w", k.kc.ClientID, err)
 	}
@@ -182,7 +183,7 @@ func (k *Keeper) openSession(ctx context.Context) error {
 		// The old session was fenced; if its backend still holds its lock
 		// (the database could not tell the client was gone), end it, so that
 		// its jobs are given back now rather than after TCP timeouts.
-		_, _ = conn.Exec(connectCtx, render(sessionEvictSQL, k.kc.Schema), oldPid, k.lock, oldSession)
+		_, _ = conn.Exec(connectCtx, sqltemplate.Render(sessionEvictSQL, k.kc.Schema), oldPid, k.lock, oldSession)
 	}
 	return nil
 }
@@ -235,7 +236,7 @@ func (k *Keeper) ping(gen uint64, deadline time.Time) bool {
 	defer cancel()
 	sent := time.Now()
 	var dead, resigned int64
-	err := conn.QueryRow(ctx, render(sessionObserveSQL, k.kc.Schema), k.kc.Schema).Scan(&dead, &resigned)
+	err := conn.QueryRow(ctx, sqltemplate.Render(sessionObserveSQL, k.kc.Schema), k.kc.Schema).Scan(&dead, &resigned)
 	if err != nil {
 		k.kc.Logger.WarnContext(ctx, "riverbpmn liveness: ping failed", slog.String("client_id", k.kc.ClientID), slog.String("err", err.Error()))
 		return conn.IsClosed()

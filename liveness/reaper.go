@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/riverbpmn/riverbpmn/internal/sqltemplate"
 	"github.com/riverqueue/river/rivershared/startstop"
 )
 
@@ -99,7 +100,7 @@ func TakeOver(ctx context.Context, db DB, schema string, after time.Duration, lo
 		logger = slog.New(slog.DiscardHandler)
 	}
 	var dead, resigned int64
-	if err := db.QueryRow(ctx, render(sessionObserveSQL, schema), schema).Scan(&dead, &resigned); err != nil {
+	if err := db.QueryRow(ctx, sqltemplate.Render(sessionObserveSQL, schema), schema).Scan(&dead, &resigned); err != nil {
 		return nil, fmt.Errorf("liveness: looking for dead sessions: %w", err)
 	}
 	tx, err := db.Begin(ctx)
@@ -107,7 +108,7 @@ func TakeOver(ctx context.Context, db DB, schema string, after time.Duration, lo
 		return nil, fmt.Errorf("liveness: taking over dead sessions: %w", err)
 	}
 	defer func() { _ = tx.Rollback(ctx) }()
-	rows, err := tx.Query(ctx, render(sessionsDueSQL, schema), after)
+	rows, err := tx.Query(ctx, sqltemplate.Render(sessionsDueSQL, schema), after)
 	if err != nil {
 		return nil, fmt.Errorf("liveness: listing dead sessions: %w", err)
 	}
@@ -133,7 +134,7 @@ func TakeOver(ctx context.Context, db DB, schema string, after time.Duration, lo
 	for _, s := range sessions {
 		msg := fmt.Sprintf("riverbpmn liveness: client %s (session %d) lost its liveness at %s while running this attempt; the run was given back without using an execution",
 			s.clientID, s.id, s.deadSince.UTC().Format(time.RFC3339Nano))
-		rows, err := tx.Query(ctx, render(sessionTakeoverSQL, schema), s.id, s.clientID, s.started, s.superseded, msg, schema)
+		rows, err := tx.Query(ctx, sqltemplate.Render(sessionTakeoverSQL, schema), s.id, s.clientID, s.started, s.superseded, msg, schema)
 		if err != nil {
 			return nil, fmt.Errorf("liveness: taking over session %d of client %s: %w", s.id, s.clientID, err)
 		}

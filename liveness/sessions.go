@@ -6,9 +6,10 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/riverbpmn/riverbpmn/internal/sqltemplate"
 )
 
-var sessionsListSQL = mustReadSQL("sessions_list.sql")
+var sessionsListSQL = sqltemplate.MustRead(sqlFS, "sql/sessions_list.sql")
 
 // MaxSessions caps how many sessions Sessions returns.
 const MaxSessions = 10_000
@@ -35,7 +36,7 @@ type Querier interface {
 
 // Sessions lists the sessions of schema, oldest first (at most MaxSessions).
 func Sessions(ctx context.Context, q Querier, schema string) ([]*Session, error) {
-	rows, err := q.Query(ctx, render(sessionsListSQL, schema), MaxSessions)
+	rows, err := q.Query(ctx, sqltemplate.Render(sessionsListSQL, schema), MaxSessions)
 	if err != nil {
 		return nil, fmt.Errorf("liveness: listing sessions: %w", err)
 	}

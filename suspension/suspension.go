@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/riverbpmn/riverbpmn/hold"
+	"github.com/riverbpmn/riverbpmn/internal/sqltemplate"
 )
 
 // AdvisoryLockClass is the first key of the two-key advisory lock that
@@ -59,13 +60,7 @@ type DB interface {
 //go:embed sql/*.sql
 var sqlFS embed.FS
 
-func mustReadSQL(name string) string {
-	b, err := sqlFS.ReadFile("sql/" + name)
-	if err != nil {
-		panic("suspension: missing embedded SQL file " + name + ": " + err.Error())
-	}
-	return string(b)
-}
+func mustReadSQL(name string) string { return sqltemplate.MustRead(sqlFS, "sql/"+name) }
 
 var (
 	lockSQL           = mustReadSQL("lock.sql")
@@ -87,7 +82,7 @@ var targetFilters = map[TargetType]string{
 	ProcessDefinition: `metadata ? 'bpmn' AND metadata -> 'bpmn' ->> 'process_definition_key' = $1::text`,
 }
 
-func render(tmpl, schema string) string { return hold.RenderSQL(tmpl, schema) }
+func render(tmpl, schema string) string { return sqltemplate.Render(tmpl, schema) }
 
 // Set suspends (suspend true) or activates target (t, id) for the jobs
 // inserted from now on, in one transaction: it waits for inserts of the

@@ -11,6 +11,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/riverbpmn/riverbpmn/internal/sqltemplate"
 )
 
 // MetadataKey is the river_job.metadata key under which a timer job records
@@ -54,16 +55,9 @@ type Store struct {
 //go:embed sql/*.sql
 var sqlFS embed.FS
 
+// sql returns the embedded sql/name with the Store's schema filled in.
 func (s *Store) sql(name string) string {
-	b, err := sqlFS.ReadFile("sql/" + name)
-	if err != nil {
-		panic("timer: missing embedded SQL file " + name)
-	}
-	prefix := ""
-	if s.Schema != "" {
-		prefix = pgx.Identifier{s.Schema}.Sanitize() + "."
-	}
-	return strings.ReplaceAll(string(b), "/* TEMPLATE: schema */", prefix)
+	return sqltemplate.Render(sqltemplate.MustRead(sqlFS, "sql/"+name), s.Schema)
 }
 
 func (s *Store) now() time.Time {

@@ -123,7 +123,13 @@ func (e *Engine) ExclusiveLocks(ctx context.Context) ([]*ExclusiveLock, error) {
 	if e.dbPool == nil {
 		return nil, errNoPool
 	}
-	rows, err := e.dbPool.Query(ctx, e.sql(exclusiveLocksSQL), MaxExclusiveLocks)
+	return e.queryExclusiveLocks(ctx, exclusiveLocksSQL, MaxExclusiveLocks)
+}
+
+// queryExclusiveLocks runs sql, a listing of exclusive locks
+// (exclusive_locks.sql or exclusive_locks_page.sql), with args.
+func (e *Engine) queryExclusiveLocks(ctx context.Context, sql string, args ...any) ([]*ExclusiveLock, error) {
+	rows, err := e.dbPool.Query(ctx, e.sql(sql), args...)
 	if err != nil {
 		return nil, fmt.Errorf("workflow: listing exclusive locks: %w", err)
 	}

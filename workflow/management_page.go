@@ -3,7 +3,6 @@ package workflow
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river/rivertype"
@@ -78,6 +77,14 @@ func (e *Engine) JobDefinitionsPage(ctx context.Context, afterID string, limit i
 	if e.dbPool == nil {
 		return nil, errNoPool
 	}
+	return e.storedJobDefinitions(ctx, afterID, limit)
+}
+
+// storedJobDefinitions returns the stored job definitions whose id sorts
+// after afterID, by id, at most limit (unchecked), with their run-time state.
+// Ids are never empty (a CHECK of river_bpmn_job_definition), so afterID ""
+// lists them from the first.
+func (e *Engine) storedJobDefinitions(ctx context.Context, afterID string, limit int) ([]*JobDefinitionSummary, error) {
 	rows, err := e.dbPool.Query(ctx, e.sql(jobDefinitionsPageSQL), afterID, limit)
 	if err != nil {
 		return nil, fmt.Errorf("workflow: listing job definitions: %w", err)
@@ -103,28 +110,7 @@ func (e *Engine) ExclusiveLocksPage(ctx context.Context, afterKey string, limit 
 	if e.dbPool == nil {
 		return nil, errNoPool
 	}
-	rows, err := e.dbPool.Query(ctx, e.sql(exclusiveLocksPageSQL), afterKey, limit)
-	if err != nil {
-		return nil, fmt.Errorf("workflow: listing exclusive locks: %w", err)
-	}
-	locks, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (*ExclusiveLock, error) {
-		var (
-			key, client, queue string
-			jobID              int64
-			attempt            int16
-			lockedAt           time.Time
-			holderState        *string
-			holderAttempt      *int16
-		)
-		if err := row.Scan(&key, &jobID, &attempt, &client, &queue, &lockedAt, &holderState, &holderAttempt); err != nil {
-			return nil, err
-		}
-		return newExclusiveLock(key, jobID, attempt, client, queue, lockedAt, holderState, holderAttempt), nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("workflow: listing exclusive locks: %w", err)
-	}
-	return locks, nil
+	return e.queryExclusiveLocks(ctx, exclusiveLocksPageSQL, afterKey, limit)
 }
 
 // ProcessInstanceTimersPage returns the timers of a process instance whose

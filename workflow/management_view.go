@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river/riverdriver"
 	"github.com/riverqueue/river/rivertype"
 )
@@ -15,8 +14,7 @@ import (
 const MaxJobDefinitions = 10_000
 
 var (
-	jobDefinitionsListSQL = mustReadSQL("job_definitions_list.sql")
-	incidentsAllSQL       = mustReadSQL("incidents_all.sql")
+	incidentsAllSQL = mustReadSQL("incidents_all.sql")
 )
 
 // JobDefinitionSummary is a job definition with its run-time state, as
@@ -40,17 +38,9 @@ func (e *Engine) JobDefinitions(ctx context.Context) ([]*JobDefinitionSummary, e
 	if e.dbPool == nil {
 		return nil, errNoPool
 	}
-	rows, err := e.dbPool.Query(ctx, e.sql(jobDefinitionsListSQL), MaxJobDefinitions)
+	defs, err := e.storedJobDefinitions(ctx, "", MaxJobDefinitions)
 	if err != nil {
-		return nil, fmt.Errorf("workflow: listing job definitions: %w", err)
-	}
-	defs, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (*JobDefinitionSummary, error) {
-		s := &JobDefinitionSummary{Stored: true}
-		err := row.Scan(&s.ID, &s.ProcessDefinitionKey, &s.ActivityID, &s.Kind, &s.OverridingPriority, &s.UnfinishedJobs, &s.OpenIncidents)
-		return s, err
-	})
-	if err != nil {
-		return nil, fmt.Errorf("workflow: listing job definitions: %w", err)
+		return nil, err
 	}
 	stored := make(map[string]bool, len(defs))
 	for _, s := range defs {

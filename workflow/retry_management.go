@@ -46,7 +46,6 @@ type Incident struct {
 var (
 	jobLockForRetriesSQL = mustReadSQL("job_lock_for_retries.sql")
 	jobSetRetriesSQL     = mustReadSQL("job_set_retries.sql")
-	incidentsOpenSQL     = mustReadSQL("incidents_open.sql")
 	incidentsOfJobSQL    = mustReadSQL("incidents_of_job.sql")
 	jobExistsSQL         = mustReadSQL("job_exists.sql")
 )
@@ -142,7 +141,9 @@ func retriesUpdate(jobID int64, state rivertype.JobState, attempt, maxAttempts, 
 // OpenIncidents returns the open incidents, oldest first (at most
 // MaxIncidents).
 func (e *Engine) OpenIncidents(ctx context.Context) ([]*Incident, error) {
-	return e.queryIncidents(ctx, "listing open incidents", incidentsOpenSQL, MaxIncidents)
+	// The first page of incidents_open_page.sql: incident ids, from their
+	// bigserial, are all above 0.
+	return e.queryIncidents(ctx, "listing open incidents", incidentsOpenPageSQL, 0, MaxIncidents)
 }
 
 // JobIncidents returns every incident of one job, open or resolved, oldest

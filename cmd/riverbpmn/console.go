@@ -17,27 +17,24 @@ import (
 
 func runConsole(ctx context.Context, args []string, stdout io.Writer) error {
 	var (
-		db       dbFlags
+		v        = newDBVerb("console")
 		listen   string
 		readOnly bool
 		riverUI  string
 		prefix   string
-		fs       = newFlagSet("console")
 	)
-	db.register(fs)
-	fs.StringVar(&listen, "listen", "127.0.0.1:8090", "address to serve on (host:port)")
-	fs.BoolVar(&readOnly, "read-only", false, "show everything, change nothing: no forms, POST refused")
-	fs.StringVar(&riverUI, "riverui-url", "", "base URL of a River UI on the same database, for links to its job pages")
-	fs.StringVar(&prefix, "prefix", "", "path to serve the console under (for example /bpmn); default the root")
-	if _, err := parseVerb(fs, args); err != nil {
+	v.fs.StringVar(&listen, "listen", "127.0.0.1:8090", "address to serve on (host:port)")
+	v.fs.BoolVar(&readOnly, "read-only", false, "show everything, change nothing: no forms, POST refused")
+	v.fs.StringVar(&riverUI, "riverui-url", "", "base URL of a River UI on the same database, for links to its job pages")
+	v.fs.StringVar(&prefix, "prefix", "", "path to serve the console under (for example /bpmn); default the root")
+	if _, err := v.parse(args); err != nil {
 		return err
 	}
-	f := opsFlags{db: db}
-	engine, pool, err := f.openEngine(ctx, nil)
+	engine, closeDB, err := v.engine(ctx, nil)
 	if err != nil {
 		return err
 	}
-	defer pool.Close()
+	defer closeDB()
 	handler, err := console.New(engine, &console.Options{ReadOnly: readOnly, RiverUIURL: riverUI, Prefix: prefix})
 	if err != nil {
 		return err

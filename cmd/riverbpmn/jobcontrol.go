@@ -40,41 +40,23 @@ func (t *jobTarget) validate() error {
 	return nil
 }
 
-// engineFor connects and returns an engine on the --schema.
-func engineFor(ctx context.Context, db *dbFlags) (*workflow.Engine, func(), error) {
-	pool, err := db.connect(ctx)
-	if err != nil {
-		return nil, nil, err
-	}
-	engine, err := workflow.NewEngine(pool, &workflow.Config{Schema: db.schema})
-	if err != nil {
-		pool.Close()
-		return nil, nil, err
-	}
-	return engine, pool.Close, nil
-}
-
 func runProgress(ctx context.Context, args []string, stdout io.Writer) error {
 	var (
-		db     dbFlags
-		out    outputFlag
+		v      = newVerb("progress")
 		target jobTarget
-		fs     = newFlagSet("progress")
 	)
-	db.register(fs)
-	out.register(fs)
-	target.register(fs)
-	if err := parseFlags(fs, args); err != nil {
+	target.register(v.fs)
+	if _, err := v.parse(args); err != nil {
 		return err
 	}
 	if err := target.validate(); err != nil {
 		return err
 	}
-	engine, done, err := engineFor(ctx, &db)
+	engine, closeDB, err := v.engine(ctx, nil)
 	if err != nil {
 		return err
 	}
-	defer done()
+	defer closeDB()
 
 	var statuses []*jobcontrol.JobStatus
 	if target.jobID != 0 {
@@ -86,11 +68,11 @@ func runProgress(ctx context.Context, args []string, stdout io.Writer) error {
 	} else if statuses, err = engine.ProcessInstanceStatus(ctx, target.instance); err != nil {
 		return err
 	}
-	var v any = statuses
+	var result any = statuses
 	if target.jobID != 0 {
-		v = statuses[0]
+		result = statuses[0]
 	}
-	return out.print(stdout, v, func(w io.Writer) error {
+	return v.print(stdout, result, func(w io.Writer) error {
 		if len(statuses) == 0 {
 			_, err := fmt.Fprintf(w, "process instance %q has no jobs\n", target.instance)
 			return err
@@ -115,25 +97,21 @@ func runProgress(ctx context.Context, args []string, stdout io.Writer) error {
 
 func runStop(ctx context.Context, args []string, stdout io.Writer) error {
 	var (
-		db     dbFlags
-		out    outputFlag
+		v      = newVerb("stop")
 		target jobTarget
-		fs     = newFlagSet("stop")
 	)
-	db.register(fs)
-	out.register(fs)
-	target.register(fs)
-	if err := parseFlags(fs, args); err != nil {
+	target.register(v.fs)
+	if _, err := v.parse(args); err != nil {
 		return err
 	}
 	if err := target.validate(); err != nil {
 		return err
 	}
-	engine, done, err := engineFor(ctx, &db)
+	engine, closeDB, err := v.engine(ctx, nil)
 	if err != nil {
 		return err
 	}
-	defer done()
+	defer closeDB()
 
 	var results []jobcontrol.StopResult
 	if target.jobID != 0 {
@@ -145,11 +123,11 @@ func runStop(ctx context.Context, args []string, stdout io.Writer) error {
 	} else if results, err = engine.StopProcessInstance(ctx, target.instance); err != nil {
 		return err
 	}
-	var v any = results
+	var result any = results
 	if target.jobID != 0 {
-		v = results[0]
+		result = results[0]
 	}
-	return out.print(stdout, v, func(w io.Writer) error {
+	return v.print(stdout, result, func(w io.Writer) error {
 		if len(results) == 0 {
 			_, err := fmt.Fprintf(w, "process instance %q has no jobs\n", target.instance)
 			return err
@@ -174,23 +152,20 @@ func runStop(ctx context.Context, args []string, stdout io.Writer) error {
 
 func runEvents(ctx context.Context, args []string, stdout io.Writer) error {
 	var (
-		db           dbFlags
-		out          outputFlag
+		v            = newVerb("events")
+		fs           = v.fs
 		follow       bool
 		instance     string
 		subscription string
 		from         string
 		pollInterval time.Duration
-		fs           = newFlagSet("events")
 	)
-	db.register(fs)
-	out.register(fs)
 	fs.BoolVar(&follow, "follow", false, "keep printing events as they happen (until interrupted)")
 	fs.StringVar(&instance, "instance", "", "only events of jobs of this process instance")
 	fs.StringVar(&subscription, "subscription", "", "durable subscription name: resume where the last run with this name stopped")
 	fs.StringVar(&from, "from", "", `where to start: "beginning", "now", or a cursor txid:id (default: beginning, or now with --follow)`)
 	fs.DurationVar(&pollInterval, "poll-interval", events.DefaultPollInterval, "how often to look without a notification (--follow)")
-	if err := parseFlags(fs, args); err != nil {
+	if _, err := v.parse(args); err != nil {
 		return err
 	}
 	if subscription != "" && !follow {
@@ -208,18 +183,18 @@ func runEvents(ctx context.Context, args []string, stdout io.Writer) error {
 		}
 		start = &c
 	}
-	engine, done, err := engineFor(ctx, &db)
+	engine, closeDB, err := v.engine(ctx, nil)
 	if err != nil {
 		return err
 	}
-	defer done()
+	defer closeDB()
 
 	// One event per line; with --json, one JSON object per line (JSON Lines).
 	enc := json.NewEncoder(stdout)
 	print := func(_ context.Context, batch []events.Event) error {
 		for i := range batch {
 			ev := &batch[i]
-			if out.json {
+			if v.out.json {
 				if err := enc.Encode(ev); err != nil {
 					return err
 				}
@@ -313,21 +288,15 @@ func runEventsDisable(ctx context.Context, args []string, stdout io.Writer) erro
 }
 
 func runEventsSwitch(ctx context.Context, name string, args []string, stdout io.Writer, change func(*workflow.Engine, context.Context) error) error {
-	var (
-		db  dbFlags
-		out outputFlag
-		fs  = newFlagSet(name)
-	)
-	db.register(fs)
-	out.register(fs)
-	if err := parseFlags(fs, args); err != nil {
+	v := newVerb(name)
+	if _, err := v.parse(args); err != nil {
 		return err
 	}
-	engine, done, err := engineFor(ctx, &db)
+	engine, closeDB, err := v.engine(ctx, nil)
 	if err != nil {
 		return err
 	}
-	defer done()
+	defer closeDB()
 	if err := change(engine, ctx); err != nil {
 		return err
 	}
@@ -335,7 +304,7 @@ func runEventsSwitch(ctx context.Context, name string, args []string, stdout io.
 	if err != nil {
 		return err
 	}
-	return out.print(stdout, map[string]bool{"events_enabled": on}, func(w io.Writer) error {
+	return v.print(stdout, map[string]bool{"events_enabled": on}, func(w io.Writer) error {
 		state := "off"
 		if on {
 			state = "on"

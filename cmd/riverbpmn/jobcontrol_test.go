@@ -9,7 +9,6 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
-	"github.com/riverqueue/river/rivershared/riversharedtest"
 	"github.com/riverqueue/river/rivertype"
 	"github.com/stretchr/testify/require"
 
@@ -22,10 +21,7 @@ import (
 // events-disable end to end on a migrated schema.
 func TestJobControlCommands(t *testing.T) {
 	ctx := context.Background()
-	url := riversharedtest.TestDatabaseURL()
-	schema := newSchema(t)
-	code, _, errOut := runCLI(t, "migrate-up", "--database-url", url, "--schema", schema)
-	require.Equal(t, 0, code, errOut)
+	url, schema := migratedSchema(t)
 
 	pool, err := pgxpool.New(ctx, url)
 	require.NoError(t, err)

@@ -6,36 +6,24 @@ import (
 	"io"
 	"text/tabwriter"
 	"time"
-
-	"github.com/riverbpmn/riverbpmn/workflow"
 )
 
 // runClientSessions lists the liveness sessions of the schema.
 func runClientSessions(ctx context.Context, args []string, stdout io.Writer) error {
-	var (
-		fs  = newFlagSet("client-sessions")
-		db  dbFlags
-		out outputFlag
-	)
-	db.register(fs)
-	out.register(fs)
-	if err := parseFlags(fs, args); err != nil {
+	v := newVerb("client-sessions")
+	if _, err := v.parse(args); err != nil {
 		return err
 	}
-	pool, err := db.connect(ctx)
+	engine, closeDB, err := v.engine(ctx, nil)
 	if err != nil {
 		return err
 	}
-	defer pool.Close()
-	engine, err := workflow.NewEngine(pool, &workflow.Config{Schema: db.schema})
-	if err != nil {
-		return err
-	}
+	defer closeDB()
 	sessions, err := engine.ClientSessions(ctx)
 	if err != nil {
 		return err
 	}
-	return out.print(stdout, sessions, func(w io.Writer) error {
+	return v.print(stdout, sessions, func(w io.Writer) error {
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 		fmt.Fprintln(tw, "SESSION\tCLIENT\tPID\tSTARTED\tALIVE\tDEAD SINCE")
 		for _, s := range sessions {

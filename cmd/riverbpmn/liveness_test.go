@@ -13,10 +13,7 @@ import (
 
 func TestClientSessionsCommand(t *testing.T) {
 	ctx := context.Background()
-	url := riversharedtest.TestDatabaseURL()
-	schema := newSchema(t)
-	code, _, errOut := runCLI(t, "migrate-up", "--database-url", url, "--schema", schema)
-	require.Equal(t, 0, code, errOut)
+	url, schema := migratedSchema(t)
 
 	code, out, errOut := runCLI(t, "client-sessions", "--database-url", url, "--schema", schema, "--json")
 	require.Equal(t, 0, code, errOut)

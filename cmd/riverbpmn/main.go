@@ -18,10 +18,13 @@
 // --json; they exit 0 when found or done, 1 on error, 3 when the id named does
 // not exist.
 //
-//	riverbpmn timers       --database-url URL [--schema S] --process-instance ID [--json]
-//	riverbpmn timer        --database-url URL [--schema S] --timer N [--json]
-//	riverbpmn timer-set-due-date --database-url URL [--schema S] --timer N --due RFC3339 [--cascade] [--json]
-//	riverbpmn timer-cancel --database-url URL [--schema S] --timer N [--json]
+//	riverbpmn timers       PROCESS_INSTANCE_ID --database-url URL [--schema S] [--json]
+//	riverbpmn timer        TIMER_ID --database-url URL [--schema S] [--json]
+//	riverbpmn timer-set-due-date TIMER_ID --due RFC3339 --database-url URL [--schema S] [--cascade] [--json]
+//	riverbpmn timer-cancel TIMER_ID --database-url URL [--schema S] [--json]
+//
+// The timer verbs also take their id as --process-instance ID or --timer N.
+//
 //	riverbpmn suspend      --database-url URL [--schema S] (--job-definition ID | --process-definition KEY | --process-instance ID | --job ID) [--include-jobs] [--at TIME] [--json]
 //	riverbpmn activate     (same flags as suspend)
 //	riverbpmn suspended    --database-url URL [--schema S] [--json]

@@ -50,6 +50,16 @@ func newSchema(t *testing.T) string {
 	return schema
 }
 
+// migratedSchema returns the test database's URL and a new schema (dropped
+// when the test ends) that migrate-up has migrated.
+func migratedSchema(t *testing.T) (url, schema string) {
+	t.Helper()
+	url, schema = riversharedtest.TestDatabaseURL(), newSchema(t)
+	code, _, errOut := runCLI(t, "migrate-up", "--database-url", url, "--schema", schema)
+	require.Equal(t, exitOK, code, errOut)
+	return url, schema
+}
+
 func runCLI(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
 	var out, errOut bytes.Buffer

@@ -17,68 +17,11 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river/rivertype"
 
 	"github.com/riverbpmn/riverbpmn/exclusive"
 	"github.com/riverbpmn/riverbpmn/workflow"
 )
-
-// opsFlags are the flags every operator verb takes.
-type opsFlags struct {
-	db  dbFlags
-	out outputFlag
-}
-
-func (f *opsFlags) register(fs *flag.FlagSet) {
-	f.db.register(fs)
-	f.out.register(fs)
-}
-
-// parseVerb parses flags placed anywhere among the positional arguments
-// (`job 42 --json` as well as `job --json 42`; a negative number such as a
-// priority of -7 is an argument, not a flag) and returns exactly the
-// positionals named in names, or an error naming the missing or extra one.
-func parseVerb(fs *flag.FlagSet, args []string, names ...string) ([]string, error) {
-	var flagArgs, positionals []string
-	for i := 0; i < len(args); i++ {
-		tok := args[i]
-		switch {
-		case tok == "--":
-			positionals = append(positionals, args[i+1:]...)
-			i = len(args)
-		case isNegativeNumber(tok) || !strings.HasPrefix(tok, "-") || tok == "-":
-			positionals = append(positionals, tok)
-		default:
-			flagArgs = append(flagArgs, tok)
-			name, _, hasValue := strings.Cut(strings.TrimLeft(tok, "-"), "=")
-			if f := fs.Lookup(name); f != nil && !hasValue && !isBoolFlag(f) && i+1 < len(args) {
-				i++
-				flagArgs = append(flagArgs, args[i])
-			}
-		}
-	}
-	if err := fs.Parse(flagArgs); err != nil {
-		return nil, err
-	}
-	if len(positionals) < len(names) {
-		return nil, fmt.Errorf("missing %s (usage: %s %s)", names[len(positionals)], fs.Name(), strings.Join(names, " "))
-	}
-	if len(positionals) > len(names) {
-		return nil, fmt.Errorf("unexpected argument %q", positionals[len(names)])
-	}
-	return positionals, nil
-}
-
-func isNegativeNumber(s string) bool {
-	_, err := strconv.ParseInt(s, 10, 64)
-	return err == nil && strings.HasPrefix(s, "-")
-}
-
-func isBoolFlag(f *flag.Flag) bool {
-	b, ok := f.Value.(interface{ IsBoolFlag() bool })
-	return ok && b.IsBoolFlag()
-}
 
 // parseID parses a job id argument.
 func parseID(name, value string) (int64, error) {
@@ -87,24 +30,6 @@ func parseID(name, value string) (int64, error) {
 		return 0, fmt.Errorf("%s %q is not a job id (a positive integer)", name, value)
 	}
 	return id, nil
-}
-
-// openEngine connects and builds an engine on the schema of the flags.
-func (f *opsFlags) openEngine(ctx context.Context, config *workflow.Config) (*workflow.Engine, *pgxpool.Pool, error) {
-	pool, err := f.db.connect(ctx)
-	if err != nil {
-		return nil, nil, err
-	}
-	if config == nil {
-		config = &workflow.Config{}
-	}
-	config.Schema = f.db.schema
-	engine, err := workflow.NewEngine(pool, config)
-	if err != nil {
-		pool.Close()
-		return nil, nil, err
-	}
-	return engine, pool, nil
 }
 
 func formatTime(t *time.Time) string {
@@ -132,22 +57,20 @@ func formatPriority(p *int64) string {
 
 func runIncidents(ctx context.Context, args []string, stdout io.Writer) error {
 	var (
-		f     opsFlags
+		v     = newVerb("incidents")
 		all   bool
 		jobID int64
-		fs    = newFlagSet("incidents")
 	)
-	f.register(fs)
-	fs.BoolVar(&all, "all", false, "list resolved incidents too, newest first (default: open ones, oldest first)")
-	fs.Int64Var(&jobID, "job", 0, "list every incident of this job, open or resolved")
-	if _, err := parseVerb(fs, args); err != nil {
+	v.fs.BoolVar(&all, "all", false, "list resolved incidents too, newest first (default: open ones, oldest first)")
+	v.fs.Int64Var(&jobID, "job", 0, "list every incident of this job, open or resolved")
+	if _, err := v.parse(args); err != nil {
 		return err
 	}
-	engine, pool, err := f.openEngine(ctx, nil)
+	engine, closeDB, err := v.engine(ctx, nil)
 	if err != nil {
 		return err
 	}
-	defer pool.Close()
+	defer closeDB()
 
 	var incidents []*workflow.Incident
 	switch {
@@ -165,7 +88,7 @@ func runIncidents(ctx context.Context, args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	return f.out.print(stdout, toIncidentsJSON(incidents), func(w io.Writer) error {
+	return v.print(stdout, toIncidentsJSON(incidents), func(w io.Writer) error {
 		if len(incidents) == 0 {
 			fmt.Fprintln(w, "no incidents")
 			return nil
@@ -290,13 +213,11 @@ func (f *scopeFlag) Set(s string) error {
 
 func runJob(ctx context.Context, args []string, stdout io.Writer) error {
 	var (
-		f     opsFlags
+		v     = newVerb("job")
 		scope = scopeFlag{exclusive.ProcessInstance}
-		fs    = newFlagSet("job")
 	)
-	f.register(fs)
-	fs.Var(&scope, "exclusive-scope", "the engines' Config.ExclusiveScope, to say whose key the job waits for: none, process-instance or root-process-instance")
-	positionals, err := parseVerb(fs, args, "JOB_ID")
+	v.fs.Var(&scope, "exclusive-scope", "the engines' Config.ExclusiveScope, to say whose key the job waits for: none, process-instance or root-process-instance")
+	positionals, err := v.parse(args, "JOB_ID")
 	if err != nil {
 		return err
 	}
@@ -304,11 +225,11 @@ func runJob(ctx context.Context, args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	engine, pool, err := f.openEngine(ctx, &workflow.Config{ExclusiveScope: scope.scope})
+	engine, closeDB, err := v.engine(ctx, &workflow.Config{ExclusiveScope: scope.scope})
 	if err != nil {
 		return err
 	}
-	defer pool.Close()
+	defer closeDB()
 	d, err := engine.JobDetails(ctx, jobID)
 	if err != nil {
 		return err
@@ -325,7 +246,7 @@ func runJob(ctx context.Context, args []string, stdout io.Writer) error {
 			out.ExclusiveWait.Holder = &lock
 		}
 	}
-	return f.out.print(stdout, out, func(w io.Writer) error {
+	return v.print(stdout, out, func(w io.Writer) error {
 		job := d.Job
 		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 		fmt.Fprintf(tw, "job\t%d (%s, queue %s)\n", job.ID, job.Kind, job.Queue)
@@ -386,20 +307,16 @@ func runJob(ctx context.Context, args []string, stdout io.Writer) error {
 // ---- instance ----
 
 func runInstance(ctx context.Context, args []string, stdout io.Writer) error {
-	var (
-		f  opsFlags
-		fs = newFlagSet("instance")
-	)
-	f.register(fs)
-	positionals, err := parseVerb(fs, args, "PROCESS_INSTANCE_ID")
+	v := newVerb("instance")
+	positionals, err := v.parse(args, "PROCESS_INSTANCE_ID")
 	if err != nil {
 		return err
 	}
-	engine, pool, err := f.openEngine(ctx, nil)
+	engine, closeDB, err := v.engine(ctx, nil)
 	if err != nil {
 		return err
 	}
-	defer pool.Close()
+	defer closeDB()
 	jobs, err := engine.ProcessInstanceJobs(ctx, positionals[0])
 	if err != nil {
 		return err
@@ -411,7 +328,7 @@ func runInstance(ctx context.Context, args []string, stdout io.Writer) error {
 	for i, job := range jobs {
 		out[i] = toJobJSON(job)
 	}
-	return f.out.print(stdout, out, func(w io.Writer) error {
+	return v.print(stdout, out, func(w io.Writer) error {
 		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "JOB\tKIND\tSTATE\tATTEMPT\tACTIVITY\tJOB DEFINITION\tPRIORITY\tSCHEDULED")
 		for _, job := range jobs {
@@ -435,12 +352,8 @@ type doneJSON struct {
 }
 
 func runRetries(ctx context.Context, args []string, stdout io.Writer) error {
-	var (
-		f  opsFlags
-		fs = newFlagSet("retries")
-	)
-	f.register(fs)
-	positionals, err := parseVerb(fs, args, "JOB_ID", "N")
+	v := newVerb("retries")
+	positionals, err := v.parse(args, "JOB_ID", "N")
 	if err != nil {
 		return err
 	}
@@ -452,11 +365,11 @@ func runRetries(ctx context.Context, args []string, stdout io.Writer) error {
 	if err != nil || n < 0 {
 		return fmt.Errorf("N %q is not a number of retries (an integer >= 0)", positionals[1])
 	}
-	engine, pool, err := f.openEngine(ctx, nil)
+	engine, closeDB, err := v.engine(ctx, nil)
 	if err != nil {
 		return err
 	}
-	defer pool.Close()
+	defer closeDB()
 	if err := engine.SetJobRetries(ctx, jobID, n); err != nil {
 		return err
 	}
@@ -465,8 +378,7 @@ func runRetries(ctx context.Context, args []string, stdout io.Writer) error {
 		return err
 	}
 	msg := fmt.Sprintf("job %d has %d retries left; it is %s", jobID, d.RetriesLeft, d.Job.State)
-	return f.out.print(stdout, doneJSON{Done: msg, Detail: map[string]any{"job_id": jobID, "retries_left": d.RetriesLeft, "state": d.Job.State}},
-		func(w io.Writer) error { _, err := fmt.Fprintln(w, msg); return err })
+	return v.println(stdout, doneJSON{Done: msg, Detail: map[string]any{"job_id": jobID, "retries_left": d.RetriesLeft, "state": d.Job.State}}, msg)
 }
 
 // ---- priority ----
@@ -494,15 +406,13 @@ func runPriority(ctx context.Context, args []string, stdout io.Writer) error {
 		return errors.New("missing subcommand; " + usage)
 	}
 	var (
-		f       opsFlags
+		v       = newVerb("priority " + sub)
 		cascade bool
-		fs      = newFlagSet("priority " + sub)
 	)
-	f.register(fs)
 	var names []string
 	switch sub {
 	case "override":
-		fs.BoolVar(&cascade, "cascade", false, "also rewrite every unfinished job of the definition to the priority")
+		v.fs.BoolVar(&cascade, "cascade", false, "also rewrite every unfinished job of the definition to the priority")
 		names = []string{"JOB_DEFINITION_ID", "PRIORITY"}
 	case "clear":
 		names = []string{"JOB_DEFINITION_ID"}
@@ -511,7 +421,7 @@ func runPriority(ctx context.Context, args []string, stdout io.Writer) error {
 	default:
 		return fmt.Errorf("unknown subcommand %q; %s", sub, usage)
 	}
-	positionals, err := parseVerb(fs, rest, names...)
+	positionals, err := v.parse(rest, names...)
 	if err != nil {
 		return err
 	}
@@ -527,11 +437,11 @@ func runPriority(ctx context.Context, args []string, stdout io.Writer) error {
 			return err
 		}
 	}
-	engine, pool, err := f.openEngine(ctx, nil)
+	engine, closeDB, err := v.engine(ctx, nil)
 	if err != nil {
 		return err
 	}
-	defer pool.Close()
+	defer closeDB()
 
 	var msg string
 	switch sub {
@@ -554,7 +464,7 @@ func runPriority(ctx context.Context, args []string, stdout io.Writer) error {
 		}
 		msg = fmt.Sprintf("job %d has priority %d", jobID, p)
 	}
-	return f.out.print(stdout, doneJSON{Done: msg}, func(w io.Writer) error { _, err := fmt.Fprintln(w, msg); return err })
+	return v.println(stdout, doneJSON{Done: msg}, msg)
 }
 
 // ---- definitions ----
@@ -570,19 +480,15 @@ type definitionJSON struct {
 }
 
 func runDefinitions(ctx context.Context, args []string, stdout io.Writer) error {
-	var (
-		f  opsFlags
-		fs = newFlagSet("definitions")
-	)
-	f.register(fs)
-	if _, err := parseVerb(fs, args); err != nil {
+	v := newVerb("definitions")
+	if _, err := v.parse(args); err != nil {
 		return err
 	}
-	engine, pool, err := f.openEngine(ctx, nil)
+	engine, closeDB, err := v.engine(ctx, nil)
 	if err != nil {
 		return err
 	}
-	defer pool.Close()
+	defer closeDB()
 	defs, err := engine.JobDefinitions(ctx)
 	if err != nil {
 		return err
@@ -591,7 +497,7 @@ func runDefinitions(ctx context.Context, args []string, stdout io.Writer) error 
 	for i, d := range defs {
 		out[i] = definitionJSON{d.ID, d.ProcessDefinitionKey, d.ActivityID, d.Kind, d.OverridingPriority, d.UnfinishedJobs, d.OpenIncidents}
 	}
-	return f.out.print(stdout, out, func(w io.Writer) error {
+	return v.print(stdout, out, func(w io.Writer) error {
 		if len(defs) == 0 {
 			fmt.Fprintln(w, "no job definitions stored (they are stored when a client with declarations starts)")
 			return nil
@@ -625,19 +531,15 @@ func toLockJSON(l *workflow.ExclusiveLock) lockJSON {
 }
 
 func runLocks(ctx context.Context, args []string, stdout io.Writer) error {
-	var (
-		f  opsFlags
-		fs = newFlagSet("locks")
-	)
-	f.register(fs)
-	if _, err := parseVerb(fs, args); err != nil {
+	v := newVerb("locks")
+	if _, err := v.parse(args); err != nil {
 		return err
 	}
-	engine, pool, err := f.openEngine(ctx, nil)
+	engine, closeDB, err := v.engine(ctx, nil)
 	if err != nil {
 		return err
 	}
-	defer pool.Close()
+	defer closeDB()
 	locks, err := engine.ExclusiveLocks(ctx)
 	if err != nil {
 		return err
@@ -646,7 +548,7 @@ func runLocks(ctx context.Context, args []string, stdout io.Writer) error {
 	for i, l := range locks {
 		out[i] = toLockJSON(l)
 	}
-	return f.out.print(stdout, out, func(w io.Writer) error {
+	return v.print(stdout, out, func(w io.Writer) error {
 		if len(locks) == 0 {
 			fmt.Fprintln(w, "no exclusive locks held")
 			return nil

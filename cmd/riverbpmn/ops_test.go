@@ -34,10 +34,7 @@ func (a opsArgs) JobContext() workflow.JobContext {
 func opsSetup(t *testing.T) (*workflow.Engine, string) {
 	t.Helper()
 	ctx := context.Background()
-	url := riversharedtest.TestDatabaseURL()
-	schema := newSchema(t)
-	code, _, errOut := runCLI(t, "migrate-up", "--database-url", url, "--schema", schema)
-	require.Equal(t, exitOK, code, errOut)
+	_, schema := migratedSchema(t)
 	engine, err := workflow.NewEngine(riversharedtest.DBPool(ctx, t), &workflow.Config{
 		Schema:             schema,
 		ExclusiveScope:     exclusive.ProcessInstance,

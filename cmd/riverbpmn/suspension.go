@@ -51,16 +51,12 @@ func runActivate(ctx context.Context, args []string, stdout io.Writer) error {
 }
 
 func runSuspension(ctx context.Context, action string, args []string, stdout io.Writer) error {
-	fs := newFlagSet(action)
 	var (
-		db     dbFlags
-		out    outputFlag
+		v      = newVerb(action)
 		target suspensionTarget
 	)
-	db.register(fs)
-	out.register(fs)
-	target.register(fs)
-	if err := parseFlags(fs, args); err != nil {
+	target.register(v.fs)
+	if _, err := v.parse(args); err != nil {
 		return err
 	}
 	var named []string
@@ -94,15 +90,11 @@ func runSuspension(ctx context.Context, action string, args []string, stdout io.
 		}
 	}
 
-	pool, err := db.connect(ctx)
+	engine, closeDB, err := v.engine(ctx, nil)
 	if err != nil {
 		return err
 	}
-	defer pool.Close()
-	engine, err := workflow.NewEngine(pool, &workflow.Config{Schema: db.schema})
-	if err != nil {
-		return err
-	}
+	defer closeDB()
 	suspend := action == "suspend"
 	output := &suspensionOutput{Action: action}
 	switch {
@@ -140,7 +132,7 @@ func runSuspension(ctx context.Context, action string, args []string, stdout io.
 	if err != nil {
 		return err
 	}
-	return out.print(stdout, output, func(w io.Writer) error {
+	return v.print(stdout, output, func(w io.Writer) error {
 		past := map[string]string{"suspend": "suspended", "activate": "activated"}[action]
 		switch {
 		case output.Changed != nil && *output.Changed:
@@ -183,25 +175,15 @@ type suspendedOutput struct {
 }
 
 func runSuspended(ctx context.Context, args []string, stdout io.Writer) error {
-	fs := newFlagSet("suspended")
-	var (
-		db  dbFlags
-		out outputFlag
-	)
-	db.register(fs)
-	out.register(fs)
-	if err := parseFlags(fs, args); err != nil {
+	v := newVerb("suspended")
+	if _, err := v.parse(args); err != nil {
 		return err
 	}
-	pool, err := db.connect(ctx)
+	engine, closeDB, err := v.engine(ctx, nil)
 	if err != nil {
 		return err
 	}
-	defer pool.Close()
-	engine, err := workflow.NewEngine(pool, &workflow.Config{Schema: db.schema})
-	if err != nil {
-		return err
-	}
+	defer closeDB()
 	output := &suspendedOutput{}
 	if output.Suspended, err = engine.SuspendedTargets(ctx); err != nil {
 		return err
@@ -209,7 +191,7 @@ func runSuspended(ctx context.Context, args []string, stdout io.Writer) error {
 	if output.Scheduled, err = engine.ScheduledSuspensions(ctx); err != nil {
 		return err
 	}
-	return out.print(stdout, output, func(w io.Writer) error {
+	return v.print(stdout, output, func(w io.Writer) error {
 		for _, s := range output.Suspended {
 			if _, err := fmt.Fprintf(w, "suspended %s %q since %s\n", s.Type, s.ID, s.Since.Format(time.RFC3339)); err != nil {
 				return err

@@ -16,10 +16,7 @@ import (
 // against PostgreSQL, on jobs written as the engine writes them.
 func TestSuspensionCommands(t *testing.T) {
 	ctx := context.Background()
-	url := riversharedtest.TestDatabaseURL()
-	schema := newSchema(t)
-	code, _, errOut := runCLI(t, "migrate-up", "--database-url", url, "--schema", schema)
-	require.Equal(t, 0, code, errOut)
+	url, schema := migratedSchema(t)
 
 	pool := riversharedtest.DBPool(ctx, t)
 	table := pgx.Identifier{schema, "river_job"}.Sanitize()

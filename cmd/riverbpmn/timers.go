@@ -5,28 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgxpool"
-
 	"github.com/riverbpmn/riverbpmn/workflow"
 )
-
-// timerEngine connects and builds an engine for the schema of db.
-func timerEngine(ctx context.Context, db *dbFlags) (*workflow.Engine, *pgxpool.Pool, error) {
-	pool, err := db.connect(ctx)
-	if err != nil {
-		return nil, nil, err
-	}
-	engine, err := workflow.NewEngine(pool, &workflow.Config{Schema: db.schema})
-	if err != nil {
-		pool.Close()
-		return nil, nil, err
-	}
-	return engine, pool, nil
-}
 
 func formatTimePtr(t *time.Time) string {
 	if t == nil {
@@ -56,28 +41,70 @@ func printTimers(w io.Writer, timers []*workflow.TimerInfo) error {
 	return tw.Flush()
 }
 
+// timerID returns the timer id given either as the positional TIMER_ID or
+// as --timer (flagID), not both.
+func timerID(positional string, flagID int64) (int64, error) {
+	switch {
+	case positional != "" && flagID != 0:
+		return 0, fmt.Errorf("give the timer id once: TIMER_ID %q or --timer %d, not both", positional, flagID)
+	case positional != "":
+		id, err := strconv.ParseInt(positional, 10, 64)
+		if err != nil || id <= 0 {
+			return 0, fmt.Errorf("TIMER_ID %q is not a timer id (a positive integer)", positional)
+		}
+		return id, nil
+	case flagID <= 0:
+		return 0, errors.New("TIMER_ID or --timer is required (a positive timer id)")
+	}
+	return flagID, nil
+}
+
+// timerVerb is the flag set of a verb on one timer: the timer id as the
+// positional TIMER_ID or --timer.
+type timerVerb struct {
+	*verb
+	flagID int64
+}
+
+func newTimerVerb(name string) *timerVerb {
+	v := &timerVerb{verb: newVerb(name)}
+	v.fs.Int64Var(&v.flagID, "timer", 0, "timer id (instead of the positional TIMER_ID)")
+	return v
+}
+
+// parseID parses args and returns the timer id.
+func (v *timerVerb) parseID(args []string) (int64, error) {
+	positional, err := v.parseOptional(args, "TIMER_ID")
+	if err != nil {
+		return 0, err
+	}
+	return timerID(positional, v.flagID)
+}
+
 // runTimers lists the timers of a process instance.
 func runTimers(ctx context.Context, args []string, stdout io.Writer) error {
 	var (
-		db       dbFlags
-		out      outputFlag
+		v        = newVerb("timers")
 		instance string
-		fs       = newFlagSet("timers")
 	)
-	db.register(fs)
-	out.register(fs)
-	fs.StringVar(&instance, "process-instance", "", "process instance id (required)")
-	if err := parseFlags(fs, args); err != nil {
-		return err
-	}
-	if instance == "" {
-		return errors.New("--process-instance is required")
-	}
-	engine, pool, err := timerEngine(ctx, &db)
+	v.fs.StringVar(&instance, "process-instance", "", "process instance id (instead of the positional PROCESS_INSTANCE_ID)")
+	positional, err := v.parseOptional(args, "PROCESS_INSTANCE_ID")
 	if err != nil {
 		return err
 	}
-	defer pool.Close()
+	switch {
+	case positional != "" && instance != "":
+		return fmt.Errorf("give the process instance once: PROCESS_INSTANCE_ID %q or --process-instance %q, not both", positional, instance)
+	case positional != "":
+		instance = positional
+	case instance == "":
+		return errors.New("PROCESS_INSTANCE_ID or --process-instance is required")
+	}
+	engine, closeDB, err := v.engine(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer closeDB()
 	timers, err := engine.ProcessInstanceTimers(ctx, instance)
 	if err != nil {
 		return err
@@ -85,39 +112,31 @@ func runTimers(ctx context.Context, args []string, stdout io.Writer) error {
 	if timers == nil {
 		timers = []*workflow.TimerInfo{}
 	}
-	return out.print(stdout, timers, func(w io.Writer) error { return printTimers(w, timers) })
+	return v.print(stdout, timers, func(w io.Writer) error { return printTimers(w, timers) })
 }
 
 // runTimerSetDueDate moves a timer's waiting occurrence.
 func runTimerSetDueDate(ctx context.Context, args []string, stdout io.Writer) error {
 	var (
-		db      dbFlags
-		out     outputFlag
-		id      int64
+		v       = newTimerVerb("timer-set-due-date")
 		due     string
 		cascade bool
-		fs      = newFlagSet("timer-set-due-date")
 	)
-	db.register(fs)
-	out.register(fs)
-	fs.Int64Var(&id, "timer", 0, "timer id (required)")
-	fs.StringVar(&due, "due", "", "new due date, RFC 3339 such as 2026-03-01T09:00:00Z (required)")
-	fs.BoolVar(&cascade, "cascade", false, "shift the later occurrences of an ISO-8601 cycle by the same offset")
-	if err := parseFlags(fs, args); err != nil {
+	v.fs.StringVar(&due, "due", "", "new due date, RFC 3339 such as 2026-03-01T09:00:00Z (required)")
+	v.fs.BoolVar(&cascade, "cascade", false, "shift the later occurrences of an ISO-8601 cycle by the same offset")
+	id, err := v.parseID(args)
+	if err != nil {
 		return err
-	}
-	if id <= 0 {
-		return errors.New("--timer is required (a positive timer id)")
 	}
 	dueAt, err := time.Parse(time.RFC3339Nano, strings.TrimSpace(due))
 	if err != nil {
 		return fmt.Errorf("--due %q: expected RFC 3339 such as 2026-03-01T09:00:00Z", due)
 	}
-	engine, pool, err := timerEngine(ctx, &db)
+	engine, closeDB, err := v.engine(ctx, nil)
 	if err != nil {
 		return err
 	}
-	defer pool.Close()
+	defer closeDB()
 	shift, err := engine.SetTimerDueDate(ctx, id, dueAt, cascade)
 	if err != nil {
 		return err
@@ -130,7 +149,7 @@ func runTimerSetDueDate(ctx context.Context, args []string, stdout io.Writer) er
 		OffsetAdded time.Duration       `json:"offset_added_ns"`
 		Timer       *workflow.TimerInfo `json:"timer"`
 	}{shift, info}
-	return out.print(stdout, result, func(w io.Writer) error {
+	return v.print(stdout, result, func(w io.Writer) error {
 		fmt.Fprintf(w, "timer %d: occurrence %d due %s (offset added %s, repeat offset %s)\n",
 			id, info.Occurrence, formatTimePtr(info.NextDueAt), shift, info.RepeatOffset)
 		return nil
@@ -139,26 +158,16 @@ func runTimerSetDueDate(ctx context.Context, args []string, stdout io.Writer) er
 
 // runTimerCancel cancels a timer and its cycle.
 func runTimerCancel(ctx context.Context, args []string, stdout io.Writer) error {
-	var (
-		db  dbFlags
-		out outputFlag
-		id  int64
-		fs  = newFlagSet("timer-cancel")
-	)
-	db.register(fs)
-	out.register(fs)
-	fs.Int64Var(&id, "timer", 0, "timer id (required)")
-	if err := parseFlags(fs, args); err != nil {
-		return err
-	}
-	if id <= 0 {
-		return errors.New("--timer is required (a positive timer id)")
-	}
-	engine, pool, err := timerEngine(ctx, &db)
+	v := newTimerVerb("timer-cancel")
+	id, err := v.parseID(args)
 	if err != nil {
 		return err
 	}
-	defer pool.Close()
+	engine, closeDB, err := v.engine(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer closeDB()
 	ids, err := engine.CancelTimer(ctx, id)
 	if err != nil {
 		return err
@@ -170,7 +179,7 @@ func runTimerCancel(ctx context.Context, args []string, stdout io.Writer) error 
 		TimerID       int64   `json:"timer_id"`
 		CancelledJobs []int64 `json:"cancelled_jobs"`
 	}{id, ids}
-	return out.print(stdout, result, func(w io.Writer) error {
+	return v.print(stdout, result, func(w io.Writer) error {
 		fmt.Fprintf(w, "timer %d cancelled; cancelled jobs: %v\n", id, ids)
 		return nil
 	})
@@ -178,29 +187,19 @@ func runTimerCancel(ctx context.Context, args []string, stdout io.Writer) error 
 
 // runTimer shows one timer.
 func runTimer(ctx context.Context, args []string, stdout io.Writer) error {
-	var (
-		db  dbFlags
-		out outputFlag
-		id  int64
-		fs  = newFlagSet("timer")
-	)
-	db.register(fs)
-	out.register(fs)
-	fs.Int64Var(&id, "timer", 0, "timer id (required)")
-	if err := parseFlags(fs, args); err != nil {
-		return err
-	}
-	if id <= 0 {
-		return errors.New("--timer is required (a positive timer id)")
-	}
-	engine, pool, err := timerEngine(ctx, &db)
+	v := newTimerVerb("timer")
+	id, err := v.parseID(args)
 	if err != nil {
 		return err
 	}
-	defer pool.Close()
+	engine, closeDB, err := v.engine(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer closeDB()
 	info, err := engine.Timer(ctx, id)
 	if err != nil {
 		return err
 	}
-	return out.print(stdout, info, func(w io.Writer) error { return printTimers(w, []*workflow.TimerInfo{info}) })
+	return v.print(stdout, info, func(w io.Writer) error { return printTimers(w, []*workflow.TimerInfo{info}) })
 }

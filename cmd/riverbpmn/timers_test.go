@@ -22,10 +22,7 @@ func (cliTimerArgs) Kind() string { return "cli_timer" }
 
 func TestTimerCommands(t *testing.T) {
 	ctx := context.Background()
-	url := riversharedtest.TestDatabaseURL()
-	schema := newSchema(t)
-	code, _, errOut := runCLI(t, "migrate-up", "--database-url", url, "--schema", schema)
-	require.Equal(t, 0, code, errOut)
+	url, schema := migratedSchema(t)
 
 	pool := riversharedtest.DBPool(ctx, t)
 	engine, err := workflow.NewEngine(pool, &workflow.Config{Schema: schema})
@@ -63,6 +60,34 @@ func TestTimerCommands(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(out), &one), out)
 	require.Equal(t, listed[0], one)
 
+	// The ids may also be given positionally, like the operator verbs take
+	// theirs, with flags before or after them.
+	code, out, errOut = runCLI(t, "timer", id, "--database-url", url, "--schema", schema, "--json")
+	require.Equal(t, 0, code, errOut)
+	var positional workflow.TimerInfo
+	require.NoError(t, json.Unmarshal([]byte(out), &positional), out)
+	require.Equal(t, listed[0], positional)
+	code, out, errOut = runCLI(t, "timers", "--database-url", url, "--schema", schema, "--json", "cli-1")
+	require.Equal(t, 0, code, errOut)
+	var listedPositional []workflow.TimerInfo
+	require.NoError(t, json.Unmarshal([]byte(out), &listedPositional), out)
+	require.Equal(t, listed, listedPositional)
+	code, _, errOut = runCLI(t, "timer", id, "--timer", id, "--database-url", url, "--schema", schema)
+	require.Equal(t, exitError, code)
+	require.Contains(t, errOut, "not both")
+	code, _, errOut = runCLI(t, "timer", "--database-url", url, "--schema", schema)
+	require.Equal(t, exitError, code)
+	require.Contains(t, errOut, "--timer is required")
+	code, _, errOut = runCLI(t, "timer", "abc", "--database-url", url, "--schema", schema)
+	require.Equal(t, exitError, code)
+	require.Contains(t, errOut, `TIMER_ID "abc"`)
+	code, _, errOut = runCLI(t, "timers", "cli-1", "--process-instance", "cli-2", "--database-url", url, "--schema", schema)
+	require.Equal(t, exitError, code)
+	require.Contains(t, errOut, "not both")
+	code, out, errOut = runCLI(t, "timers", "no-such-instance", "--database-url", url, "--schema", schema, "--json")
+	require.Equal(t, 0, code, errOut)
+	require.JSONEq(t, "[]", out)
+
 	due := res.DueAt.Add(15 * time.Minute).Format(time.RFC3339Nano)
 	code, out, errOut = runCLI(t, "timer-set-due-date", "--database-url", url, "--schema", schema, "--timer", id, "--due", due, "--cascade", "--json")
 	require.Equal(t, 0, code, errOut)
@@ -87,6 +112,13 @@ func TestTimerCommands(t *testing.T) {
 	require.Contains(t, errOut, "no occurrence waiting to fire")
 
 	code, _, errOut = runCLI(t, "timer-cancel", "--database-url", url, "--schema", schema, "--timer", "999999999")
+	require.Equal(t, exitNotFound, code, errOut)
+	code, _, errOut = runCLI(t, "timer-cancel", "999999999", "--database-url", url, "--schema", schema)
+	require.Equal(t, exitNotFound, code, errOut)
+	code, _, errOut = runCLI(t, "timer-set-due-date", id, "--database-url", url, "--schema", schema, "--due", due)
+	require.Equal(t, exitError, code)
+	require.Contains(t, errOut, "no occurrence waiting to fire")
+	code, _, errOut = runCLI(t, "timer", "999999999", "--database-url", url, "--schema", schema)
 	require.Equal(t, exitNotFound, code, errOut)
 	code, _, errOut = runCLI(t, "timer", "--database-url", url, "--schema", schema, "--timer", "999999999")
 	require.Equal(t, exitNotFound, code, errOut)

@@ -1,6 +1,9 @@
 -- JobDefinitionsPage: one page of the stored job definitions, by id, after
--- id $1 (keyset; '' for the first page), at most $2, with the same run-time
--- state as job_definitions_list.sql.
+-- id $1 (keyset; '' for the first page), at most $2, with their run-time
+-- state: its overriding priority, how many of its jobs are unfinished (served
+-- by river_bpmn_job_job_definition, migration riverbpmn/002) and how many open
+-- incidents it has (served by river_bpmn_incident_open, migration
+-- riverbpmn/004). JobDefinitions is its first page ('').
 SELECT
     d.id, d.process_definition_key, d.activity_id, d.kind, d.overriding_priority,
     (

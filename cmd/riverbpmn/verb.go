@@ -1,0 +1,148 @@
+package main
+
+// The scaffolding every database verb shares: a flag set with the connection
+// flags and --json, parsing that lets flags and positionals mix, an engine on
+// the schema of the flags, and printing as text or JSON.
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/riverbpmn/riverbpmn/workflow"
+)
+
+// verb is one database verb's flag set with the flags every such verb takes:
+// the connection flags and, unless made by newDBVerb, --json. The verb adds
+// its own flags to fs before it parses.
+type verb struct {
+	fs  *flag.FlagSet
+	db  dbFlags
+	out outputFlag
+}
+
+// newVerb returns the flag set of verb name with the connection flags and
+// --json.
+func newVerb(name string) *verb {
+	v := newDBVerb(name)
+	v.out.register(v.fs)
+	return v
+}
+
+// newDBVerb returns the flag set of verb name with the connection flags only,
+// for a verb that prints no result (console).
+func newDBVerb(name string) *verb {
+	v := &verb{fs: newFlagSet(name)}
+	v.db.register(v.fs)
+	return v
+}
+
+// parse parses args, flags anywhere among the positionals, and returns
+// exactly the positionals named in names (see parseVerb).
+func (v *verb) parse(args []string, names ...string) ([]string, error) {
+	return parseVerb(v.fs, args, names...)
+}
+
+// parseOptional is parse for a verb whose one positional, name, may be
+// omitted (because a flag can give it instead): it returns "" when it is.
+func (v *verb) parseOptional(args []string, name string) (string, error) {
+	positionals, err := splitVerbArgs(v.fs, args)
+	if err != nil {
+		return "", err
+	}
+	switch len(positionals) {
+	case 0:
+		return "", nil
+	case 1:
+		return positionals[0], nil
+	default:
+		return "", fmt.Errorf("unexpected argument %q (usage: %s [%s])", positionals[1], v.fs.Name(), name)
+	}
+}
+
+// engine connects and builds an engine on the schema of the flags, with the
+// rest of config (nil: the defaults). The caller calls close when done.
+func (v *verb) engine(ctx context.Context, config *workflow.Config) (engine *workflow.Engine, close func(), err error) {
+	pool, err := v.db.connect(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	if config == nil {
+		config = &workflow.Config{}
+	}
+	config.Schema = v.db.schema
+	engine, err = workflow.NewEngine(pool, config)
+	if err != nil {
+		pool.Close()
+		return nil, nil, err
+	}
+	return engine, pool.Close, nil
+}
+
+// print writes result as indented JSON with --json, otherwise calls text.
+func (v *verb) print(w io.Writer, result any, text func(io.Writer) error) error {
+	return v.out.print(w, result, text)
+}
+
+// println writes result as JSON with --json, otherwise the line msg.
+func (v *verb) println(w io.Writer, result any, msg string) error {
+	return v.out.print(w, result, func(w io.Writer) error { _, err := fmt.Fprintln(w, msg); return err })
+}
+
+// parseVerb parses flags placed anywhere among the positional arguments
+// (`job 42 --json` as well as `job --json 42`; a negative number such as a
+// priority of -7 is an argument, not a flag) and returns exactly the
+// positionals named in names, or an error naming the missing or extra one.
+func parseVerb(fs *flag.FlagSet, args []string, names ...string) ([]string, error) {
+	positionals, err := splitVerbArgs(fs, args)
+	if err != nil {
+		return nil, err
+	}
+	if len(positionals) < len(names) {
+		return nil, fmt.Errorf("missing %s (usage: %s %s)", names[len(positionals)], fs.Name(), strings.Join(names, " "))
+	}
+	if len(positionals) > len(names) {
+		return nil, fmt.Errorf("unexpected argument %q", positionals[len(names)])
+	}
+	return positionals, nil
+}
+
+// splitVerbArgs parses the flags among args into fs and returns the
+// positionals in their order.
+func splitVerbArgs(fs *flag.FlagSet, args []string) ([]string, error) {
+	var flagArgs, positionals []string
+	for i := 0; i < len(args); i++ {
+		tok := args[i]
+		switch {
+		case tok == "--":
+			positionals = append(positionals, args[i+1:]...)
+			i = len(args)
+		case isNegativeNumber(tok) || !strings.HasPrefix(tok, "-") || tok == "-":
+			positionals = append(positionals, tok)
+		default:
+			flagArgs = append(flagArgs, tok)
+			name, _, hasValue := strings.Cut(strings.TrimLeft(tok, "-"), "=")
+			if f := fs.Lookup(name); f != nil && !hasValue && !isBoolFlag(f) && i+1 < len(args) {
+				i++
+				flagArgs = append(flagArgs, args[i])
+			}
+		}
+	}
+	if err := fs.Parse(flagArgs); err != nil {
+		return nil, err
+	}
+	return positionals, nil
+}
+
+func isNegativeNumber(s string) bool {
+	_, err := strconv.ParseInt(s, 10, 64)
+	return err == nil && strings.HasPrefix(s, "-")
+}
+
+func isBoolFlag(f *flag.Flag) bool {
+	b, ok := f.Value.(interface{ IsBoolFlag() bool })
+	return ok && b.IsBoolFlag()
+}

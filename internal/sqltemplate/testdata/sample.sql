@@ -1,0 +1,1 @@
+SELECT id FROM /* TEMPLATE: schema */river_job;
