@@ -59,9 +59,11 @@ func TestSuspensionScheduledSurvivesLeaderKill(t *testing.T) {
 	}
 	require.Eventually(t, func() bool { return leader() == "crash-child" }, 30*time.Second, 20*time.Millisecond, "the child never became leader")
 
+	// Scheduled an hour ahead, so that no leader's scheduler makes it
+	// available (and a client works it) before the suspension is applied.
 	job, err := engine.dbPool.Exec(ctx, engine.sql(`
-		INSERT INTO /* TEMPLATE: schema */river_job (args, kind, max_attempts, metadata, priority, queue, state)
-		VALUES ('{}', 'susp_test', 3, '{"bpmn": {"process_definition_key": "susp_process", "job_definition_id": "susp_task"}}', 1, 'default', 'scheduled')`))
+		INSERT INTO /* TEMPLATE: schema */river_job (args, kind, max_attempts, metadata, priority, queue, scheduled_at, state)
+		VALUES ('{}', 'susp_test', 3, '{"bpmn": {"process_definition_key": "susp_process", "job_definition_id": "susp_task"}}', 1, 'default', now() + interval '1 hour', 'scheduled')`))
 	require.NoError(t, err)
 	require.EqualValues(t, 1, job.RowsAffected())
 	due := time.Now().Add(2 * time.Second)
