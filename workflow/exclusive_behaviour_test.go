@@ -133,7 +133,10 @@ func testExclusiveNextJobStartsWithoutPoll(t *testing.T, acq *Acquisition) {
 		gaps := exclGaps(keySpans)
 		slices.Sort(gaps)
 		t.Logf("%s: gap between jobs p50 %s, max %s", key, gaps[len(gaps)/2].Round(time.Microsecond), gaps[len(gaps)-1].Round(time.Microsecond))
-		require.Less(t, gaps[len(gaps)/2], 100*time.Millisecond, "the next job usually starts at once")
+		// The claim is "no poll wait" (the poll is 10 s); speed is the
+		// benchmark's business. 500 ms leaves room for a loaded 2-core
+		// machine, where the median gap reached 118 ms.
+		require.Less(t, gaps[len(gaps)/2], 500*time.Millisecond, "the next job usually starts at once")
 		require.Less(t, gaps[len(gaps)-1], 2*time.Second, "and never waits for a poll")
 	}
 }
