@@ -245,6 +245,7 @@ type fetchQuery struct {
 	sql       string
 	args      []string
 	exclusive bool
+	fair      bool
 	params    map[string]func() any
 }
 
@@ -256,6 +257,7 @@ var jobGetAvailableTemplate = template.Must(template.New("job_get_available.sql"
 	"orderColumns":   func(string) string { return "" },
 	"orderByColumns": func(string) string { return "" },
 	"fairArgs":       func(string) any { return nil },
+	"fairTurn":       func(string) string { return "" },
 }).Parse(mustReadSQL("job_get_available.sql")))
 
 // newFetchQuery renders the fetch query of plan for schema, with the
@@ -274,6 +276,9 @@ func newFetchQuery(plan *fetchplan.Plan, schema string, scope exclusive.Scope) (
 		"headProbes":     plan.HeadProbes,
 		"orderColumns":   plan.OrderColumns,
 		"orderByColumns": plan.OrderByColumns,
+		"fairTurn": func(alias string) string {
+			return fmt.Sprintf("(%[1]s.fair_group <= @fair_after::text), %[1]s.fair_group", alias)
+		},
 		"fairArgs": func(limit string) any {
 			group, weight, _ := plan.Group("river_job")
 			return struct{ Group, Weight, Limit string }{group, weight, limit}
@@ -285,7 +290,7 @@ func newFetchQuery(plan *fetchplan.Plan, schema string, scope exclusive.Scope) (
 		return nil, err
 	}
 	numbered := fetchplan.Number(sb.String())
-	q := &fetchQuery{args: numbered.Names, exclusive: scope.Enabled(), params: map[string]func() any{}}
+	q := &fetchQuery{args: numbered.Names, exclusive: scope.Enabled(), fair: fair, params: map[string]func() any{}}
 	for _, param := range plan.Params() {
 		q.params[param.Name] = param.Value
 	}

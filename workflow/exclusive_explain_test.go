@@ -299,6 +299,8 @@ func (q *testQuery) explainArgs(t testing.TB) (types []string, args []any, liter
 			v := q.params[name]().([]string)
 			lit := "'{" + strings.Join(v, ",") + "}'"
 			types, args, literals = append(types, "text[]"), append(args, v), append(literals, lit)
+		case "fair_after":
+			types, args, literals = append(types, "text"), append(args, "t-500"), append(literals, "'t-500'")
 		case "tenant_weight_names":
 			v := q.params[name]().([]string)
 			quoted := make([]string, len(v))

@@ -39,6 +39,7 @@ type Driver struct {
 	acquisition Acquisition
 	deployments *deploymentSet
 	plan        *fetchplan.Plan // the fetch plan of acquisition
+	fairTurns   fairTurns       // FairByTenant: whose turn it is, per queue
 }
 
 func newDriver(engine *Engine, dbPool *pgxpool.Pool, acquisition Acquisition) *Driver {

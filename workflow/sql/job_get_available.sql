@@ -56,11 +56,16 @@ fair_share AS (
     FROM fair_groups
 ),
 -- Each group's first jobs in the client's order (the group's own range of
--- the tenant index), numbered;
--- a job's round is its place in its group divided by the group's weight.
+-- the tenant index), numbered; a job's round is its place in its group
+-- divided by the group's weight. The picks are taken by round; within a
+-- round the tenants take turns in name order, starting after @fair_after,
+-- the last tenant served in the previous fetch's last round (so that a
+-- fetch smaller than the number of tenants does not serve the same first
+-- tenants again and again).
 fair_pick AS MATERIALIZED (
     SELECT
         pick.*,
+        fair_groups.fair_group,
         (pick.fair_slot - 1) / fair_groups.weight AS fair_round
     FROM
         fair_groups
@@ -99,7 +104,7 @@ locked_jobs AS (
         river_job.id = ANY(ARRAY(
             SELECT fair_pick.id
             FROM fair_pick
-            ORDER BY fair_pick.fair_round, {{orderByColumns "fair_pick"}}
+            ORDER BY fair_pick.fair_round, {{fairTurn "fair_pick"}}, {{orderByColumns "fair_pick"}}
             LIMIT @max_to_lock::integer
         ))
         AND river_job.state = 'available'
@@ -197,11 +202,11 @@ WITH candidate AS (
         FROM (
             SELECT fair_pick.*
             FROM fair_pick
-            ORDER BY fair_pick.fair_round, {{orderByColumns "fair_pick"}}
+            ORDER BY fair_pick.fair_round, {{fairTurn "fair_pick"}}, {{orderByColumns "fair_pick"}}
             LIMIT @lookahead::integer
         ) AS fair
         JOIN /* TEMPLATE: schema */river_job ON river_job.id = fair.id
-        ORDER BY fair.fair_round, {{orderByColumns "fair"}}
+        ORDER BY fair.fair_round, {{fairTurn "fair"}}, {{orderByColumns "fair"}}
 {{- else}}
         -- The columns order keys and filters may read, for the head probe.
         SELECT
