@@ -73,7 +73,7 @@ func TestSelectModes(t *testing.T) {
 	for _, m := range all {
 		names = append(names, m.Name)
 	}
-	require.Equal(t, []string{"none", "exclusive", "camunda", "exclusive-one-instance", "events", "priority-range-deployment"}, names, "diagnostic modes only when named")
+	require.Equal(t, []string{"none", "exclusive", "camunda", "exclusive-one-instance", "events", "fairness", "priority-range-deployment"}, names, "diagnostic modes only when named")
 	require.Equal(t, []string{"none", "exclusive", "camunda", "exclusive-one-instance", "events", "priority-range-deployment", "stock-metadata", "priority", "exclusive-priority"}, ModeNames())
 
 	some, err := selectModes([]string{"priority-range-deployment", "none", "none"})
@@ -82,7 +82,7 @@ func TestSelectModes(t *testing.T) {
 	require.Equal(t, "priority-range-deployment", some[0].Name)
 
 	_, err = selectModes([]string{"sideways"})
-	require.ErrorContains(t, err, `unknown mode "sideways" (known: none, exclusive, camunda, exclusive-one-instance, events, priority-range-deployment, stock-metadata, priority, exclusive-priority)`)
+	require.ErrorContains(t, err, `unknown mode "sideways" (known: none, exclusive, camunda, exclusive-one-instance, events, fairness, priority-range-deployment, stock-metadata, priority, exclusive-priority, tenants)`)
 }
 
 // TestMetadataSQLMatchesMiddleware checks that the fetch latency backlog,
