@@ -7,6 +7,8 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
 	"github.com/stretchr/testify/require"
+
+	"github.com/riverbpmn/riverbpmn/priority"
 )
 
 // TestTenantIDValidated: a bad tenant id is rejected naming the field and
@@ -77,4 +79,22 @@ func TestTenantInheritedFromProcess(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "globex", jc.TenantID)
 	require.Equal(t, "globex", jobTenant(own.Job.Metadata))
+}
+
+// TestFairnessOffAddsNothing: without FairByTenant no fetch query of any
+// combination of options or exclusive scope has a fair clause or parameter;
+// with it, every one has.
+func TestFairnessOffAddsNothing(t *testing.T) {
+	t.Parallel()
+	for _, scope := range allScopes {
+		for _, acq := range acquisitionCombinations(priority.Range{Min: 0, Max: 10}, []string{"d"}) {
+			off := testFetchQuery(t, "s", scope, acq)
+			require.NotContains(t, off.sql, "fair", acquisitionName(acq))
+			require.NotContains(t, off.args, "fair_after")
+			acq.FairByTenant = true
+			on := testFetchQuery(t, "s", scope, acq)
+			require.Contains(t, on.sql, "fair_tenants", acquisitionName(acq))
+			require.Contains(t, on.args, "fair_after")
+		}
+	}
 }
