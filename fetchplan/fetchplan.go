@@ -7,12 +7,18 @@
 //
 //   - the filters are AND-ed to River's own conditions (available, the
 //     queue, the kinds, due);
+//
 //   - the order keys come first, in the order the parts were given, and
 //     River's own order (priority, scheduled_at, id) always ends the order,
 //     so ties are broken as River breaks them and the order is total;
+//
 //   - the same filters and order decide which job of an exclusive key is
 //     its head (Plan.Before), so the exclusive step follows the client's
 //     order too.
+//
+//   - a part may group the fetch (Part.Group, such as by tenant): the fetch
+//     is then fair over the groups, round-robin, each group's jobs in the
+//     plan's order; see Plan.Group.
 //
 // A Plan with no part renders River's own conditions and order: a client
 // that enables nothing fetches exactly as stock River does. An option that
@@ -29,11 +35,12 @@
 // Adding an option is adding a Part, nothing else changes, and the plan test
 // renders every combination and checks its plan. A "not expired" filter is
 // a Filter such as "river_job.metadata -> 'x' ... > coalesce(@now::timestamptz,
-// now())". A tenant round-robin order is an OrderKey once each job carries
-// its place in its tenant's sequence (a per-tenant counter assigned at
-// insert): ordering by that place, then River's order, interleaves tenants;
-// like every order key it needs a partial index on (queue, key, priority,
-// scheduled_at, id) to stream without sorting.
+// now())". Tenant round-robin is a Part with a Group (the tenant
+// expression): the fetch skip-scans the distinct groups of the queue's
+// available jobs over an index on (queue, group, order keys), takes each
+// group's first jobs in the plan's order (LATERAL ... LIMIT), and ranks them
+// by (place within the group / weight, order); see workflow/acquisition.go
+// and workflow/sql/job_get_available.sql.
 //
 // This package knows no option and no table layout beyond River's river_job
 // columns; the options' parts are defined where the options are (package
@@ -81,8 +88,21 @@ type Part struct {
 	// later parts).
 	Order []OrderKey
 
-	// Params are the parameters Filter and Order use.
+	// Params are the parameters Filter, Order and Weight use.
 	Params []Param
+
+	// Group, if set, makes the fetch fair over groups (such as tenants): an
+	// SQL expression over the row river_job giving a job's group, never
+	// NULL (give the jobs of no group a value of their own). A fetch of
+	// N jobs then takes them round-robin over the groups that have waiting
+	// jobs, each group's jobs in the plan's order (Plan.Group). At most one
+	// part of a plan may set it.
+	Group string
+
+	// Weight, with Group, is an SQL expression over the column "fair_group"
+	// giving the group's weight, an integer >=
+	// 1: the group takes that many jobs per round. Empty means 1.
+	Weight string
 }
 
 // RiverOrder is River's own fetch order, which ends every plan's order.
@@ -103,7 +123,7 @@ type Plan struct {
 func New(parts ...Part) (*Plan, error) {
 	seen := map[string]string{}
 	for _, part := range parts {
-		if part.Filter == "" && len(part.Order) == 0 {
+		if part.Filter == "" && len(part.Order) == 0 && part.Group == "" {
 			return nil, fmt.Errorf("fetchplan: part %q contributes nothing", part.Name)
 		}
 		for _, param := range part.Params {
@@ -113,7 +133,59 @@ func New(parts ...Part) (*Plan, error) {
 			seen[param.Name] = part.Name
 		}
 	}
+	groups := 0
+	for _, part := range parts {
+		if part.Group != "" {
+			groups++
+		}
+	}
+	if groups > 1 {
+		return nil, fmt.Errorf("fetchplan: %d parts group the fetch; at most one may", groups)
+	}
 	return &Plan{parts: slices.Clone(parts)}, nil
+}
+
+// Group returns the grouping expression of a fair plan, rendered for the
+// row named alias, and the weight expression over the column fair_group
+// ("1" when the part gives none); ok is false when no part groups the fetch.
+func (p *Plan) Group(alias string) (group, weight string, ok bool) {
+	for _, part := range p.parts {
+		if part.Group != "" {
+			weight = part.Weight
+			if weight == "" {
+				weight = "1"
+			}
+			return ForAlias(part.Group, alias), weight, true
+		}
+	}
+	return "", "", false
+}
+
+// OrderColumns renders the plan's order keys over the row named alias as a
+// select list, "expr AS fair_key_1, ...", so that rows taken out of their
+// scan can still be ordered (OrderByColumns).
+func (p *Plan) OrderColumns(alias string) string {
+	keys := p.Order()
+	items := make([]string, len(keys))
+	for i, key := range keys {
+		items[i] = fmt.Sprintf("%s AS fair_key_%d", ForAlias(key.Expr, alias), i+1)
+	}
+	return strings.Join(items, ", ")
+}
+
+// OrderByColumns renders the plan's order over the columns OrderColumns
+// selected, of the row named alias, as an ORDER BY list.
+func (p *Plan) OrderByColumns(alias string) string {
+	keys := p.Order()
+	items := make([]string, len(keys))
+	for i, key := range keys {
+		dir := "ASC"
+		if key.Desc {
+			dir = "DESC"
+		}
+		items[i] = fmt.Sprintf("%s.fair_key_%d %s", alias, i+1, dir)
+	}
+	return strings.Join(items, ", ")
 }
 
 // Parts returns the plan's parts.

@@ -70,6 +70,21 @@ type Acquisition struct {
 	// Deployments is the initial set of registered deployments, used only
 	// with DeploymentAware.
 	Deployments []string
+
+	// FairByTenant fetches fairly across tenants (JobContext.TenantID): a
+	// fetch of N jobs takes them round-robin over the tenants that have
+	// waiting jobs in the queue, each tenant's jobs in this client's order
+	// (by priority, timers first, due date, River's order); jobs without a
+	// tenant form one tenant of their own. It composes with every other
+	// option and with exclusivity, which still takes only a key's head: the
+	// fairness only chooses among the candidates. A fetch may take fewer
+	// than N jobs when tenants have fewer waiting jobs than their share of
+	// it; the next fetch takes more.
+	FairByTenant bool
+
+	// TenantWeights, with FairByTenant, gives a tenant w >= 1 slots per
+	// round (default 1). The key "" is the weight of jobs without a tenant.
+	TenantWeights map[string]int
 }
 
 // Validate reports an invalid acquisition configuration, naming the field
@@ -86,6 +101,19 @@ func (a *Acquisition) Validate() error {
 	if len(a.Deployments) > 0 && !a.DeploymentAware {
 		return fmt.Errorf("workflow: Acquisition.Deployments %q are used only with DeploymentAware; set it", a.Deployments)
 	}
+	if len(a.TenantWeights) > 0 && !a.FairByTenant {
+		return fmt.Errorf("workflow: Acquisition.TenantWeights are used only with FairByTenant; set it")
+	}
+	for tenant, weight := range a.TenantWeights {
+		if tenant != "" {
+			if problem := identifierProblem(tenant, true); problem != "" {
+				return fmt.Errorf("workflow: Acquisition.TenantWeights: tenant id %s %s", quoteForError(tenant), problem)
+			}
+		}
+		if weight < 1 || weight > maxTenantWeight {
+			return fmt.Errorf("workflow: Acquisition.TenantWeights[%s] %d must be between 1 and %d", quoteForError(tenant), weight, maxTenantWeight)
+		}
+	}
 	for _, id := range a.Deployments {
 		if problem := identifierProblem(id, true); problem != "" {
 			return fmt.Errorf("workflow: Acquisition.Deployments: deployment id %s %s", quoteForError(id), problem)
@@ -93,6 +121,14 @@ func (a *Acquisition) Validate() error {
 	}
 	return nil
 }
+
+// maxTenantWeight is the largest Acquisition.TenantWeights value.
+const maxTenantWeight = 1000
+
+// tenantExpr is a job's tenant (JobContext.TenantID), ” for none (never
+// NULL, so that the jobs of no tenant are one more tenant found by equality);
+// the indexes of migration riverbpmn/011 are on it.
+const tenantExpr = "coalesce(river_job.metadata -> 'bpmn' ->> 'tenant_id', '')"
 
 // deploymentSet is a client's set of registered deployments. Fetches read a
 // snapshot; changes take effect at the next fetch.
@@ -179,6 +215,26 @@ func acquisitionParts(acq *Acquisition, deployments *deploymentSet) []fetchplan.
 			Params: []fetchplan.Param{{Name: "deployments", Value: func() any { return deployments.snapshot() }}},
 		})
 	}
+	if acq.FairByTenant { // indexes river_bpmn_fetch_tenant*, EnableTenantFairness
+		part := fetchplan.Part{Name: "FairByTenant", Group: tenantExpr}
+		if len(acq.TenantWeights) > 0 {
+			names := make([]string, 0, len(acq.TenantWeights))
+			for name := range acq.TenantWeights {
+				names = append(names, name)
+			}
+			slices.Sort(names)
+			weights := make([]int32, len(names))
+			for i, name := range names {
+				weights[i] = int32(acq.TenantWeights[name]) //nolint:gosec // validated <= maxTenantWeight
+			}
+			part.Weight = "coalesce((SELECT w.weight FROM unnest(@tenant_weight_names::text[], @tenant_weight_values::integer[]) AS w(name, weight) WHERE w.name = coalesce(fair_group, '')), 1)"
+			part.Params = []fetchplan.Param{
+				{Name: "tenant_weight_names", Value: func() any { return names }},
+				{Name: "tenant_weight_values", Value: func() any { return weights }},
+			}
+		}
+		parts = append(parts, part)
+	}
 	return parts
 }
 
@@ -189,14 +245,19 @@ type fetchQuery struct {
 	sql       string
 	args      []string
 	exclusive bool
+	fair      bool
 	params    map[string]func() any
 }
 
 var jobGetAvailableTemplate = template.Must(template.New("job_get_available.sql").Funcs(template.FuncMap{
-	"filters":    func(string) []string { return nil },
-	"orderBy":    func(string) string { return "" },
-	"before":     func(string, string) string { return "" },
-	"headProbes": func(string, string) []string { return nil },
+	"filters":        func(string) []string { return nil },
+	"orderBy":        func(string) string { return "" },
+	"before":         func(string, string) string { return "" },
+	"headProbes":     func(string, string) []string { return nil },
+	"orderColumns":   func(string) string { return "" },
+	"orderByColumns": func(string) string { return "" },
+	"fairArgs":       func(string) any { return nil },
+	"fairTurn":       func(string) string { return "" },
 }).Parse(mustReadSQL("job_get_available.sql")))
 
 // newFetchQuery renders the fetch query of plan for schema, with the
@@ -209,17 +270,27 @@ func newFetchQuery(plan *fetchplan.Plan, schema string, scope exclusive.Scope) (
 		return nil, err
 	}
 	tmpl.Funcs(template.FuncMap{
-		"filters":    plan.Filters,
-		"orderBy":    plan.OrderBy,
-		"before":     plan.Before,
-		"headProbes": plan.HeadProbes,
+		"filters":        plan.Filters,
+		"orderBy":        plan.OrderBy,
+		"before":         plan.Before,
+		"headProbes":     plan.HeadProbes,
+		"orderColumns":   plan.OrderColumns,
+		"orderByColumns": plan.OrderByColumns,
+		"fairTurn": func(alias string) string {
+			return fmt.Sprintf("(%[1]s.fair_group <= @fair_after::text), %[1]s.fair_group", alias)
+		},
+		"fairArgs": func(limit string) any {
+			group, weight, _ := plan.Group("river_job")
+			return struct{ Group, Weight, Limit string }{group, weight, limit}
+		},
 	})
+	_, _, fair := plan.Group("river_job")
 	var sb strings.Builder
-	if err := tmpl.Execute(&sb, struct{ Exclusive bool }{scope.Enabled()}); err != nil {
+	if err := tmpl.Execute(&sb, struct{ Exclusive, Fair bool }{scope.Enabled(), fair}); err != nil {
 		return nil, err
 	}
 	numbered := fetchplan.Number(sb.String())
-	q := &fetchQuery{args: numbered.Names, exclusive: scope.Enabled(), params: map[string]func() any{}}
+	q := &fetchQuery{args: numbered.Names, exclusive: scope.Enabled(), fair: fair, params: map[string]func() any{}}
 	for _, param := range plan.Params() {
 		q.params[param.Name] = param.Value
 	}

@@ -22,6 +22,10 @@ type ProcessDefinition struct {
 	// DeploymentID is the deployment that holds the definition. Jobs of this
 	// process whose context names no deployment get this one.
 	DeploymentID string
+
+	// TenantID is the tenant of the process: its jobs whose context names no
+	// tenant get this one (JobContext.TenantID).
+	TenantID string
 }
 
 // JobDefinition declares one kind of job a process creates: an activity's
@@ -111,6 +115,7 @@ func newDefinitions(processes []ProcessDefinition, jobs []JobDefinition) (*defin
 		if err := checkIdentifiers(name,
 			field{"Key", process.Key, true},
 			field{"DeploymentID", process.DeploymentID, false},
+			field{"TenantID", process.TenantID, false},
 		); err != nil {
 			return nil, err
 		}

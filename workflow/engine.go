@@ -3,6 +3,7 @@ package workflow
 import (
 	"fmt"
 	"log/slog"
+	"maps"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -194,6 +195,7 @@ func (e *Engine) NewDriver(acq Acquisition) (*Driver, error) {
 		e.exclusive.filtered.Store(true)
 	}
 	acq.Deployments = slices.Clone(acq.Deployments)
+	acq.TenantWeights = maps.Clone(acq.TenantWeights)
 	if acq.PriorityRange != nil {
 		r := *acq.PriorityRange
 		acq.PriorityRange = &r

@@ -299,6 +299,19 @@ func (q *testQuery) explainArgs(t testing.TB) (types []string, args []any, liter
 			v := q.params[name]().([]string)
 			lit := "'{" + strings.Join(v, ",") + "}'"
 			types, args, literals = append(types, "text[]"), append(args, v), append(literals, lit)
+		case "fair_after":
+			types, args, literals = append(types, "text"), append(args, "t-500"), append(literals, "'t-500'")
+		case "tenant_weight_names":
+			v := q.params[name]().([]string)
+			quoted := make([]string, len(v))
+			for i, s := range v {
+				quoted[i] = `"` + s + `"`
+			}
+			types, args, literals = append(types, "text[]"), append(args, v), append(literals, "'{"+strings.Join(quoted, ",")+"}'")
+		case "tenant_weight_values":
+			v := q.params[name]().([]int32)
+			lit := strings.Trim(strings.ReplaceAll(fmt.Sprint(v), " ", ","), "[]")
+			types, args, literals = append(types, "int[]"), append(args, v), append(literals, "'{"+lit+"}'")
 		default:
 			require.FailNow(t, "unknown fetch parameter "+name)
 		}

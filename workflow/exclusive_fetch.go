@@ -269,6 +269,9 @@ func (p *pilot) jobGetAvailableExclusive(
 	if err != nil {
 		return nil, interpretError(err)
 	}
+	if query.fair {
+		p.driver.fairTurns.advance(params.Schema, params.Queue, res.Jobs, p.driver.acquisition.TenantWeights)
+	}
 	target := wakeTarget(params.Schema, params.Queue)
 	short := len(res.Jobs) < params.MaxToLock
 	engine.exclusive.recordFetch(target, p, short)

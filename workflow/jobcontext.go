@@ -88,6 +88,13 @@ type JobContext struct {
 	// The resolved cycle sets the job's River MaxAttempts (no cycle: 3),
 	// replacing any given in InsertOpts.
 	RetryCycle string `json:"retry_cycle,omitempty"`
+
+	// TenantID is the tenant the job belongs to, for clients that fetch
+	// fairly across tenants (Acquisition.FairByTenant). It defaults to the
+	// declared process definition's (ProcessDefinition.TenantID). Empty: the
+	// job belongs to no tenant (jobs without a tenant are one tenant of
+	// their own to a fair client).
+	TenantID string `json:"tenant_id,omitempty"`
 }
 
 // Job types known to acquisition (JobContext.JobType).
@@ -145,7 +152,7 @@ func quoteForError(value string) string {
 // Inserts validate for you; call it to fail earlier.
 func (jc JobContext) Validate() error {
 	hasIdentity := jc.ProcessInstanceID != "" || jc.RootProcessInstanceID != "" || jc.ProcessDefinitionKey != "" ||
-		jc.ActivityID != "" || jc.JobDefinitionID != "" || jc.DeploymentID != "" || jc.JobType != ""
+		jc.ActivityID != "" || jc.JobDefinitionID != "" || jc.DeploymentID != "" || jc.JobType != "" || jc.TenantID != ""
 	if !hasIdentity && jc.Priority == nil && jc.Exclusive == nil && jc.RetryCycle == "" {
 		return &JobContextError{Field: "process_definition_key", Value: "", Problem: "is required and must not be empty (the job context is empty)"}
 	}
@@ -162,6 +169,7 @@ func (jc JobContext) Validate() error {
 		{"job_definition_id", jc.JobDefinitionID, false},
 		{"deployment_id", jc.DeploymentID, false},
 		{"job_type", jc.JobType, false},
+		{"tenant_id", jc.TenantID, false},
 	}
 	for _, f := range fields {
 		if problem := identifierProblem(f.value, f.required); problem != "" {

@@ -93,6 +93,9 @@ func (e *Engine) resolve(jc JobContext, params *rivertype.JobInsertParams) (JobC
 	if jc.DeploymentID == "" && process != nil {
 		jc.DeploymentID = process.DeploymentID
 	}
+	if jc.TenantID == "" && process != nil {
+		jc.TenantID = process.TenantID // a process's jobs inherit its tenant
+	}
 	if jc.RootProcessInstanceID == "" {
 		jc.RootProcessInstanceID = jc.ProcessInstanceID // a top-level instance is its own root
 	}

@@ -87,6 +87,9 @@ func (p *pilot) JobGetAvailable(
 	if err != nil {
 		return nil, interpretError(err)
 	}
+	if query.fair {
+		p.driver.fairTurns.advance(params.Schema, params.Queue, jobs, p.driver.acquisition.TenantWeights)
+	}
 	return &riverdriver.JobGetAvailableResult{Jobs: jobs, DecodeErrors: decodeErrors}, nil
 }
 
@@ -127,6 +130,8 @@ func (p *pilot) fetchArgs(query *fetchQuery, params *riverdriver.JobGetAvailable
 			args[i] = int32(min(params.MaxAttemptedBy, math.MaxInt32)) //nolint:gosec // bounded above
 		case "client_id":
 			args[i] = params.ClientID
+		case "fair_after":
+			args[i] = p.driver.fairTurns.after(params.Schema, params.Queue)
 		case "lookahead":
 			lookahead := exclusive.DefaultLookahead
 			if p.driver.engine != nil && p.driver.engine.config.ExclusiveLookahead > 0 {

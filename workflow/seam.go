@@ -39,6 +39,7 @@ type Driver struct {
 	acquisition Acquisition
 	deployments *deploymentSet
 	plan        *fetchplan.Plan // the fetch plan of acquisition
+	fairTurns   fairTurns       // FairByTenant: whose turn it is, per queue
 }
 
 func newDriver(engine *Engine, dbPool *pgxpool.Pool, acquisition Acquisition) *Driver {
@@ -146,6 +147,11 @@ func (p *pilot) startClient(ctx context.Context, shouldStart bool, started, stop
 	}
 	if err := p.driver.engine.startEvents(ctx); err != nil {
 		return err
+	}
+	if p.driver.acquisition.FairByTenant {
+		if err := p.driver.engine.EnableTenantFairness(ctx); err != nil {
+			return err
+		}
 	}
 	return p.driver.engine.SyncJobDefinitions(ctx)
 }

@@ -50,6 +50,7 @@ func runBench(ctx context.Context, args []string, stdout io.Writer) error {
 	fs.DurationVar(&opts.FetchCooldown, "fetch-cooldown", defaults.FetchCooldown, "river.Config.FetchCooldown of both sides")
 	fs.DurationVar(&opts.FetchPollInterval, "fetch-poll-interval", defaults.FetchPollInterval, "river.Config.FetchPollInterval of both sides")
 	fs.BoolVar(&opts.FetchLatency, "fetch-latency", false, "time single fetches of 100 jobs with large backlogs instead of throughput")
+	fs.Var((*listFlag)(&opts.InsertCostIndexes), "insert-cost-indexes", "indexes --insert-cost measures, comma separated (default: migration 010's; river_bpmn_fetch_tenant,river_bpmn_fetch_tenant_p for fairness, after fairness-enable)")
 	fs.BoolVar(&opts.InsertCost, "insert-cost", false, "time queueing --jobs exclusive jobs (--rounds samples) with and without the head-of-key indexes by priority (migration 010) instead of throughput")
 	sizes = intListFlag(defaults.Sizes)
 	fs.Var(&sizes, "sizes", "backlog sizes (available jobs) for --fetch-latency, comma separated")

@@ -33,6 +33,7 @@
 //	riverbpmn stop         --database-url URL [--schema S] (--job ID | --instance ID) [--json]
 //	riverbpmn events       --database-url URL [--schema S] [--follow] [--instance ID] [--subscription NAME] [--from F] [--json]
 //	riverbpmn events-enable | events-disable --database-url URL [--schema S] [--json]
+//	riverbpmn fairness-enable | fairness-disable --database-url URL [--schema S] [--json]
 //
 // Flags follow River's CLI: --database-url defaults to $DATABASE_URL.
 // migrate-up applies River's main migration line, then riverbpmn's;
@@ -91,6 +92,8 @@ func commands() []command {
 		{"events", "print job status events (--follow: as they happen, from any process)", runEvents},
 		{"events-enable", "switch job status events on in the schema", runEventsEnable},
 		{"events-disable", "switch job status events off in the schema", runEventsDisable},
+		{"fairness-enable", "create the tenant indexes fair fetching reads (a fair client's start does it too)", runFairnessEnable},
+		{"fairness-disable", "drop the tenant indexes fair fetching reads", runFairnessDisable},
 		{"console", "serve the operator web console (--listen, --read-only, --riverui-url, --prefix)", runConsole},
 		{"queue", "queue pending jobs: JOB... or --process-instance ID", runQueue},
 		{"deps", "show a job's prerequisites (done of total, blocked) and dependents: deps JOB", runDeps},

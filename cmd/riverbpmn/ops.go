@@ -268,6 +268,7 @@ func runJob(ctx context.Context, args []string, stdout io.Writer) error {
 			fmt.Fprintf(tw, "activity\t%s\n", orDash(jc.ActivityID))
 			fmt.Fprintf(tw, "job definition\t%s\n", orDash(jc.JobDefinitionID))
 			fmt.Fprintf(tw, "deployment\t%s\n", orDash(jc.DeploymentID))
+			fmt.Fprintf(tw, "tenant\t%s\n", orDash(jc.TenantID))
 			exclusive := "-"
 			if jc.Exclusive != nil {
 				exclusive = strconv.FormatBool(*jc.Exclusive)

@@ -73,6 +73,11 @@ type Options struct {
 	// of the throughput benchmark.
 	InsertCost bool
 
+	// InsertCostIndexes, when set, are the indexes InsertCost measures
+	// instead of the head-of-key indexes by priority (such as the tenant
+	// indexes of migration riverbpmn/011).
+	InsertCostIndexes []string
+
 	// Progress receives progress lines; nil discards them.
 	Progress io.Writer
 }

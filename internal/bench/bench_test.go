@@ -73,8 +73,8 @@ func TestSelectModes(t *testing.T) {
 	for _, m := range all {
 		names = append(names, m.Name)
 	}
-	require.Equal(t, []string{"none", "exclusive", "camunda", "exclusive-one-instance", "events", "priority-range-deployment"}, names, "diagnostic modes only when named")
-	require.Equal(t, []string{"none", "exclusive", "camunda", "exclusive-one-instance", "events", "priority-range-deployment", "stock-metadata", "priority", "exclusive-priority"}, ModeNames())
+	require.Equal(t, []string{"none", "exclusive", "camunda", "exclusive-one-instance", "events", "fairness", "priority-range-deployment"}, names, "diagnostic modes only when named")
+	require.Equal(t, []string{"none", "exclusive", "camunda", "exclusive-one-instance", "events", "fairness", "priority-range-deployment", "stock-metadata", "priority", "exclusive-priority", "tenants"}, ModeNames())
 
 	some, err := selectModes([]string{"priority-range-deployment", "none", "none"})
 	require.NoError(t, err)
@@ -82,7 +82,7 @@ func TestSelectModes(t *testing.T) {
 	require.Equal(t, "priority-range-deployment", some[0].Name)
 
 	_, err = selectModes([]string{"sideways"})
-	require.ErrorContains(t, err, `unknown mode "sideways" (known: none, exclusive, camunda, exclusive-one-instance, events, priority-range-deployment, stock-metadata, priority, exclusive-priority)`)
+	require.ErrorContains(t, err, `unknown mode "sideways" (known: none, exclusive, camunda, exclusive-one-instance, events, fairness, priority-range-deployment, stock-metadata, priority, exclusive-priority, tenants)`)
 }
 
 // TestMetadataSQLMatchesMiddleware checks that the fetch latency backlog,
@@ -160,7 +160,7 @@ func TestRunThroughput(t *testing.T) {
 	}
 	require.Contains(t, progress.String(), "round 1/1 none")
 	require.Contains(t, progress.String(), "bench: expected to take about")
-	camunda := report.Throughput[4]
+	camunda := report.Throughput[4] // the modes run in the order named
 	require.Equal(t, "exclusive", camunda.Versus)
 	require.InDelta(t, camunda.RiverBPMN.JobsPerSecond.Median/report.Throughput[3].RiverBPMN.JobsPerSecond.Median, camunda.VersusRatio, 1e-9)
 	require.NotNil(t, camunda.MeetsVersusTarget)

@@ -37,6 +37,10 @@ func runInsertCost(ctx context.Context, pool *pgxpool.Pool, opts *Options) (*Ins
 		jobs = DefaultOptions.Jobs
 	}
 	w := Workload{Instances: max(jobs/10, 1)}
+	insertCostIndexes := insertCostIndexes
+	if len(opts.InsertCostIndexes) > 0 {
+		insertCostIndexes = opts.InsertCostIndexes
+	}
 	insert := fmt.Sprintf(`INSERT INTO %s (args, kind, max_attempts, metadata, priority, queue, state, scheduled_at)
 		SELECT jsonb_build_object('seq', i), %s, 25, %s, 1, 'default', 'available', now()
 		FROM generate_series(1, $1::bigint) AS i`,
@@ -46,7 +50,7 @@ func runInsertCost(ctx context.Context, pool *pgxpool.Pool, opts *Options) (*Ins
 	for _, name := range insertCostIndexes {
 		var def string
 		if err := pool.QueryRow(ctx, "SELECT pg_get_indexdef(to_regclass($1))", table(opts.Schema, name)).Scan(&def); err != nil {
-			return nil, fmt.Errorf("reading index %s (is migration riverbpmn/010 applied?): %w", name, err)
+			return nil, fmt.Errorf("reading index %s (is its migration applied?): %w", name, err)
 		}
 		defs = append(defs, def)
 	}

@@ -166,6 +166,35 @@ func stockSide(pool *pgxpool.Pool) *Side {
 	return &Side{Driver: riverpgxv5.New(pool)}
 }
 
+// Fairness workload: one big tenant and fairSmallTenants tenants of
+// fairSmallJobs jobs each (scaled down with --jobs below 2,000).
+const (
+	fairnessJobs     = 201_000
+	fairSmallTenants = 50
+	fairSmallJobs    = 20
+)
+
+// tenantsSide is the fairness workload on a riverbpmn side of acquisition
+// acq: the big tenant's jobs first, then the small tenants'.
+func tenantsSide(env *Env, acq workflow.Acquisition) (*Side, error) {
+	side, err := env.RiverBPMN(acq)
+	if err != nil {
+		return nil, err
+	}
+	jobs := env.Options.Jobs
+	if jobs == 0 {
+		jobs = fairnessJobs
+	}
+	perTenant := fairSmallJobs
+	if jobs < 2*fairSmallTenants*fairSmallJobs {
+		perTenant = max(1, jobs/(2*fairSmallTenants))
+	}
+	side.Workload.SmallTenants = fairSmallTenants
+	side.Workload.SmallTenantJobs = perTenant
+	side.Workload.SmallTenantsFrom = max(0, jobs-fairSmallTenants*perTenant)
+	return side, nil
+}
+
 // Modes returns the riverbpmn modes the bench command knows, in the order
 // it runs them.
 func Modes() []Mode {
@@ -264,6 +293,26 @@ func Modes() []Mode {
 			Summary: "job status events on (outbox trigger, RUNNING and SUCCEEDED per job); off again after the run",
 			Target:  0.90,
 			Setup:   eventsSide,
+		},
+		{
+			Name: "fairness",
+			Summary: "fair by tenant: one tenant with 200,000 jobs queued first, then 50 tenants with 20 each (--jobs scales it); " +
+				"reports when the small tenants' jobs had all completed",
+			Jobs:         fairnessJobs,
+			Versus:       "tenants",
+			VersusTarget: 0.85,
+			Setup: func(_ context.Context, env *Env) (*Side, error) {
+				return tenantsSide(env, workflow.Acquisition{FairByTenant: true})
+			},
+		},
+		{
+			Name:       "tenants",
+			Summary:    "diagnostic: the fairness mode's workload without fairness (River's order: the big tenant's backlog first)",
+			Diagnostic: true,
+			Jobs:       fairnessJobs,
+			Setup: func(_ context.Context, env *Env) (*Side, error) {
+				return tenantsSide(env, workflow.Acquisition{})
+			},
 		},
 		{
 			Name:    "priority-range-deployment",

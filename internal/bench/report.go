@@ -40,6 +40,17 @@ func (r *Report) WriteTable(w io.Writer) error {
 			fmt.Fprintf(w, "  %s: %s\n", res.Mode, res.Summary)
 		}
 		for _, res := range r.Throughput {
+			for _, side := range []struct {
+				name string
+				res  SideResult
+			}{{"stock", res.Stock}, {"riverbpmn", res.RiverBPMN}} {
+				if d := side.res.SmallTenantsDone; d != nil {
+					fmt.Fprintf(w, "  %s %s: small tenants' jobs all completed after %.2fs (min-max %.2f-%.2f), fetch %.0f (min-max %.0f-%.0f)\n",
+						res.Mode, side.name, d.Seconds.Median, d.Seconds.Min, d.Seconds.Max, d.Fetches.Median, d.Fetches.Min, d.Fetches.Max)
+				}
+			}
+		}
+		for _, res := range r.Throughput {
 			if res.Versus != "" {
 				fmt.Fprintf(w, "  %s vs %s (riverbpmn jobs/s, medians): %.1f%% %s\n", res.Mode, res.Versus, 100*res.VersusRatio,
 					targetText(res.VersusTarget, res.MeetsVersusTarget, "(target >= %.0f%%)", 100*res.VersusTarget))

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"errors"
@@ -55,6 +56,16 @@ type SideResult struct {
 	// EmptyFetches counts the fetches that locked nothing (left out of
 	// FetchLatency).
 	EmptyFetches int `json:"empty_fetches"`
+	// SmallTenantsDone, for a workload with small tenants (the fairness
+	// modes), is when their last job completed: seconds from the client's
+	// start, and the number of fetches (that locked a job) until then.
+	SmallTenantsDone *TenantsDone `json:"small_tenants_done,omitempty"`
+}
+
+// TenantsDone says when the small tenants' jobs had all completed.
+type TenantsDone struct {
+	Seconds Summary `json:"seconds"`
+	Fetches Summary `json:"fetches"`
 }
 
 // Ratios compare riverbpmn to stock River: above 1 is faster for jobs/s,
@@ -78,6 +89,10 @@ type runResult struct {
 	jobsPerSec   float64
 	fetches      []time.Duration
 	emptyFetches int
+	// smallDone and smallDoneFetches: when the small tenants' last job
+	// completed (zero without small tenants).
+	smallDone        time.Duration
+	smallDoneFetches int
 }
 
 func runThroughput(ctx context.Context, pool *pgxpool.Pool, opts *Options) ([]ModeResult, error) {
@@ -227,13 +242,24 @@ func sideResult(runs []*runResult) SideResult {
 		fetches = append(fetches, r.fetches...)
 		empty += r.emptyFetches
 	}
-	return SideResult{JobsPerSecond: summarize(perSec), FetchLatency: latencyOf(fetches), EmptyFetches: empty}
+	res := SideResult{JobsPerSecond: summarize(perSec), FetchLatency: latencyOf(fetches), EmptyFetches: empty}
+	if len(runs) > 0 && runs[0].smallDone > 0 {
+		secs, counts := make([]float64, len(runs)), make([]float64, len(runs))
+		for i, r := range runs {
+			secs[i], counts[i] = r.smallDone.Seconds(), float64(r.smallDoneFetches)
+		}
+		res.SmallTenantsDone = &TenantsDone{Seconds: summarize(secs), Fetches: summarize(counts)}
+	}
+	return res
 }
 
 func progressRun(opts *Options, round int, mode, side string, jobs int, r *runResult) {
 	l := latencyOf(r.fetches)
 	fmt.Fprintf(opts.Progress, "round %d/%d %-27s %-9s %d jobs in %6.2fs: %8.0f jobs/s, %d fetches p50 %.2fms p99 %.2fms\n",
 		round, opts.Rounds, mode, side, jobs, r.elapsed.Seconds(), r.jobsPerSec, l.Count, l.P50Ms, l.P99Ms)
+	if r.smallDone > 0 {
+		fmt.Fprintf(opts.Progress, "  small tenants' jobs all completed after %.2fs, fetch %d\n", r.smallDone.Seconds(), r.smallDoneFetches)
+	}
 }
 
 // runOnce queues jobs jobs for side (before timing), then starts one client
@@ -279,6 +305,14 @@ func runOnce(ctx context.Context, pool *pgxpool.Pool, opts *Options, side *Side,
 	})
 	defer unsubscribe()
 
+	smallLeft := 0
+	if w := side.Workload; w != nil && w.SmallTenantsFrom > 0 {
+		smallLeft = jobs - w.SmallTenantsFrom
+	}
+	var (
+		smallDone        time.Duration
+		smallDoneFetches int
+	)
 	start := time.Now()
 	if err := client.Start(ctx); err != nil {
 		return nil, err
@@ -293,6 +327,11 @@ func runOnce(ctx context.Context, pool *pgxpool.Pool, opts *Options, side *Side,
 				break
 			}
 			completed++
+			if smallLeft > 0 && bytes.Contains(event.Job.Metadata, []byte(`"tenant_id": "small-`)) {
+				if smallLeft--; smallLeft == 0 {
+					smallDone, smallDoneFetches = time.Since(start), recorder.count()
+				}
+			}
 		case <-ctx.Done():
 			waitErr = fmt.Errorf("%d of %d jobs completed: %w", completed, jobs, ctx.Err())
 		}
@@ -315,10 +354,12 @@ func runOnce(ctx context.Context, pool *pgxpool.Pool, opts *Options, side *Side,
 		return nil, fmt.Errorf("%d jobs completed by the events, %d in the database", jobs, inDB)
 	}
 	return &runResult{
-		elapsed:      elapsed,
-		jobsPerSec:   float64(jobs) / elapsed.Seconds(),
-		fetches:      fetches,
-		emptyFetches: empty,
+		elapsed:          elapsed,
+		jobsPerSec:       float64(jobs) / elapsed.Seconds(),
+		fetches:          fetches,
+		emptyFetches:     empty,
+		smallDone:        smallDone,
+		smallDoneFetches: smallDoneFetches,
 	}, nil
 }
 
@@ -375,6 +416,13 @@ func (r *fetchRecorder) MetricEmit(_ context.Context, params *rivertype.HookMetr
 			r.empty++
 		}
 	}
+}
+
+// count returns how many fetches that locked a job were recorded so far.
+func (r *fetchRecorder) count() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.durations)
 }
 
 // stop ends the recording and returns what was recorded.

@@ -46,6 +46,27 @@ type Workload struct {
 	// round-robin; zero means the jobs belong to no process instance (like
 	// timer start events).
 	Instances int
+
+	// SmallTenantsFrom, when positive, gives the jobs tenants (the fairness
+	// modes): jobs 0 .. SmallTenantsFrom-1 belong to tenant "big" (queued
+	// first, so River's order puts them all ahead), and the jobs from
+	// SmallTenantsFrom on to SmallTenants tenants "small-NN", SmallTenantJobs
+	// each.
+	SmallTenantsFrom int
+	SmallTenants     int
+	SmallTenantJobs  int
+}
+
+// Tenant is the tenant of job i ("" for none).
+func (w Workload) Tenant(i int) string {
+	switch {
+	case w.SmallTenantsFrom <= 0:
+		return ""
+	case i < w.SmallTenantsFrom:
+		return "big"
+	default:
+		return fmt.Sprintf("small-%02d", (i-w.SmallTenantsFrom)/max(w.SmallTenantJobs, 1))
+	}
 }
 
 // Priority is the priority of job i, in [PriorityMin, PriorityMax].
@@ -87,6 +108,7 @@ func (w Workload) JobContext(i int) workflow.JobContext {
 	if w.Instances > 0 {
 		jc.ProcessInstanceID = "bench-pi-" + strconv.Itoa(i%w.Instances)
 	}
+	jc.TenantID = w.Tenant(i)
 	return jc
 }
 

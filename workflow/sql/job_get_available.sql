@@ -16,7 +16,104 @@
 -- matching partial index (River's, or migration riverbpmn/003), so the scan
 -- reads the first candidates off an index and never sorts the queue
 -- (TestFetchPlansUseIndexes renders and EXPLAINs every combination).
-{{- if not .Exclusive}}
+{{- define "fair"}}
+-- Fairness (Acquisition.FairByTenant): the groups (tenants) that have
+-- available jobs in the queue, found by a skip-scan of the tenant index
+-- (migration riverbpmn/011): one index probe per tenant, however many jobs
+-- each has, so a tenant with no waiting job costs nothing. Jobs of no tenant
+-- have the tenant '' (the expression is never NULL), one more group.
+fair_tenants AS (
+    (
+        SELECT {{.Group}} AS fair_group
+        FROM /* TEMPLATE: schema */river_job
+        WHERE river_job.state = 'available'
+            AND river_job.queue = @queue::text
+        ORDER BY 1
+        LIMIT 1
+    )
+    UNION ALL
+    SELECT (
+        SELECT {{.Group}}
+        FROM /* TEMPLATE: schema */river_job
+        WHERE river_job.state = 'available'
+            AND river_job.queue = @queue::text
+            AND {{.Group}} > fair_tenants.fair_group
+        ORDER BY 1
+        LIMIT 1
+    )
+    FROM fair_tenants
+    WHERE fair_tenants.fair_group IS NOT NULL
+),
+fair_groups AS (
+    SELECT fair_group, greatest({{.Weight}}, 1) AS weight
+    FROM fair_tenants
+    WHERE fair_group IS NOT NULL
+),
+-- Rounds needed to fill the fetch if every group had jobs enough: a group
+-- of weight w reads at most w jobs per round.
+fair_share AS (
+    SELECT ceil(@{{.Limit}}::numeric / nullif(sum(weight), 0))::integer AS rounds
+    FROM fair_groups
+),
+-- Each group's first jobs in the client's order (the group's own range of
+-- the tenant index), numbered; a job's round is its place in its group
+-- divided by the group's weight. The picks are taken by round; within a
+-- round the tenants take turns in name order, starting after @fair_after,
+-- the last tenant served in the previous fetch's last round (so that a
+-- fetch smaller than the number of tenants does not serve the same first
+-- tenants again and again).
+fair_pick AS MATERIALIZED (
+    SELECT
+        pick.*,
+        fair_groups.fair_group,
+        (pick.fair_slot - 1) / fair_groups.weight AS fair_round
+    FROM
+        fair_groups
+        CROSS JOIN fair_share
+        CROSS JOIN LATERAL (
+                SELECT
+                    river_job.id,
+                    row_number() OVER (ORDER BY {{orderBy "river_job"}}) AS fair_slot,
+                    {{orderColumns "river_job"}}
+                FROM /* TEMPLATE: schema */river_job
+                WHERE {{.Group}} = fair_groups.fair_group
+                    AND river_job.state = 'available'
+                    AND river_job.queue = @queue::text
+                    AND (@kind::text[] IS NULL OR river_job.kind = ANY(@kind::text[]))
+                    AND river_job.scheduled_at <= coalesce(@now::timestamptz, now())
+{{- range filters "river_job"}}
+                    AND {{.}}
+{{- end}}
+                ORDER BY
+                    {{orderBy "river_job"}}
+                LIMIT least(@{{.Limit}}::integer, fair_share.rounds * fair_groups.weight)
+        ) AS pick
+)
+{{- end}}
+{{- if and (not .Exclusive) .Fair}}
+-- Fair (Acquisition.FairByTenant), without exclusivity: the first
+-- max_to_lock picks by (round, client's order), locked as River locks.
+WITH RECURSIVE
+{{- template "fair" (fairArgs "max_to_lock")}},
+locked_jobs AS (
+    SELECT
+        river_job.id
+    FROM
+        /* TEMPLATE: schema */river_job
+    WHERE
+        river_job.id = ANY(ARRAY(
+            SELECT fair_pick.id
+            FROM fair_pick
+            ORDER BY fair_pick.fair_round, {{fairTurn "fair_pick"}}, {{orderByColumns "fair_pick"}}
+            LIMIT @max_to_lock::integer
+        ))
+        AND river_job.state = 'available'
+        AND river_job.queue = @queue::text
+        AND river_job.scheduled_at <= coalesce(@now::timestamptz, now())
+    FOR UPDATE
+    SKIP LOCKED
+)
+{{- else if not .Exclusive}}
 WITH locked_jobs AS (
     SELECT
         id
@@ -36,6 +133,8 @@ WITH locked_jobs AS (
     FOR UPDATE
     SKIP LOCKED
 )
+{{- end}}
+{{- if not .Exclusive}}
 UPDATE
     /* TEMPLATE: schema */river_job
 SET
@@ -78,10 +177,37 @@ RETURNING
 -- key's waiting jobs in the queue. At most lookahead available jobs are
 -- looked at, so a queue whose head is a long run of jobs of held keys costs a
 -- bounded scan.
+{{- if .Fair}}
+-- Fair: the exclusive step reads the first lookahead picks, by (round,
+-- client's order), instead of the queue in the client's order; it still
+-- takes only a key's head and locks the key in this statement.
+WITH RECURSIVE
+{{- template "fair" (fairArgs "lookahead")}},
+candidate AS (
+{{- else}}
 WITH candidate AS (
+{{- end}}
     SELECT
         head.id
     FROM (
+{{- if .Fair}}
+        SELECT
+            river_job.id,
+            river_job.kind,
+            river_job.metadata,
+            river_job.priority,
+            river_job.queue,
+            river_job.scheduled_at,
+            /* EXCLUSIVE_KEY */ AS exclusive_key
+        FROM (
+            SELECT fair_pick.*
+            FROM fair_pick
+            ORDER BY fair_pick.fair_round, {{fairTurn "fair_pick"}}, {{orderByColumns "fair_pick"}}
+            LIMIT @lookahead::integer
+        ) AS fair
+        JOIN /* TEMPLATE: schema */river_job ON river_job.id = fair.id
+        ORDER BY fair.fair_round, {{fairTurn "fair"}}, {{orderByColumns "fair"}}
+{{- else}}
         -- The columns order keys and filters may read, for the head probe.
         SELECT
             river_job.id,
@@ -104,6 +230,7 @@ WITH candidate AS (
         ORDER BY
             {{orderBy "river_job"}}
         LIMIT @lookahead::integer
+{{- end}}
     ) AS head
     WHERE
         head.exclusive_key IS NULL
