@@ -280,14 +280,30 @@ func formatEvent(ev *events.Event) string {
 }
 
 func runEventsEnable(ctx context.Context, args []string, stdout io.Writer) error {
-	return runEventsSwitch(ctx, "events-enable", args, stdout, (*workflow.Engine).EnableEvents)
+	return runSwitch(ctx, "events-enable", args, stdout, (*workflow.Engine).EnableEvents, eventsSwitch)
 }
 
 func runEventsDisable(ctx context.Context, args []string, stdout io.Writer) error {
-	return runEventsSwitch(ctx, "events-disable", args, stdout, (*workflow.Engine).DisableEvents)
+	return runSwitch(ctx, "events-disable", args, stdout, (*workflow.Engine).DisableEvents, eventsSwitch)
 }
 
-func runEventsSwitch(ctx context.Context, name string, args []string, stdout io.Writer, change func(*workflow.Engine, context.Context) error) error {
+// eventsSwitch reports whether job status events are on.
+var eventsSwitch = switchState{
+	read: (*workflow.Engine).EventsEnabled, jsonKey: "events_enabled",
+	label: "job status events", on: "on", off: "off",
+}
+
+// switchState is how a verb that switches a schema feature on or off reads
+// and prints the feature's state afterwards.
+type switchState struct {
+	read           func(*workflow.Engine, context.Context) (bool, error)
+	jsonKey, label string
+	on, off        string
+}
+
+// runSwitch runs a verb that changes a schema feature (change), then prints
+// its state as state says.
+func runSwitch(ctx context.Context, name string, args []string, stdout io.Writer, change func(*workflow.Engine, context.Context) error, state switchState) error {
 	v := newVerb(name)
 	if _, err := v.parse(args); err != nil {
 		return err
@@ -300,16 +316,16 @@ func runEventsSwitch(ctx context.Context, name string, args []string, stdout io.
 	if err := change(engine, ctx); err != nil {
 		return err
 	}
-	on, err := engine.EventsEnabled(ctx)
+	on, err := state.read(engine, ctx)
 	if err != nil {
 		return err
 	}
-	return v.print(stdout, map[string]bool{"events_enabled": on}, func(w io.Writer) error {
-		state := "off"
+	return v.print(stdout, map[string]bool{state.jsonKey: on}, func(w io.Writer) error {
+		word := state.off
 		if on {
-			state = "on"
+			word = state.on
 		}
-		_, err := fmt.Fprintf(w, "job status events: %s\n", state)
+		_, err := fmt.Fprintf(w, "%s: %s\n", state.label, word)
 		return err
 	})
 }
