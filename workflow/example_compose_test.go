@@ -3,6 +3,8 @@ package workflow_test
 import (
 	"context"
 	"fmt"
+	"log/slog"
+	"os"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -69,6 +71,7 @@ func ExampleAcquisition_exclusive() {
 	client, err := river.NewClient(driver, &river.Config{
 		FetchCooldown:     10 * time.Millisecond,
 		FetchPollInterval: 50 * time.Millisecond,
+		Logger:            slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 		Middleware:        []rivertype.Middleware{engine.Middleware()},
 		Queues:            map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: 10}},
 		Schema:            schema,
