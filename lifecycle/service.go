@@ -8,6 +8,7 @@ import (
 	"github.com/riverqueue/river/rivershared/startstop"
 
 	"github.com/riverbpmn/riverbpmn/hold"
+	"github.com/riverbpmn/riverbpmn/internal/roundloop"
 )
 
 // DefaultServiceInterval is the longest the lifecycle service sleeps
@@ -48,20 +49,7 @@ func (s *Service) Start(ctx context.Context) error {
 	if !shouldStart {
 		return nil
 	}
-	go func() {
-		started()
-		defer stopped()
-		for {
-			wait := s.round(ctx)
-			timer := time.NewTimer(wait)
-			select {
-			case <-ctx.Done():
-				timer.Stop()
-				return
-			case <-timer.C:
-			}
-		}
-	}()
+	roundloop.Go(ctx, started, stopped, s.round)
 	return nil
 }
 

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/riverqueue/river/rivershared/startstop"
+
+	"github.com/riverbpmn/riverbpmn/internal/roundloop"
 )
 
 // DefaultServiceInterval is the longest Service sleeps between two looks at
@@ -57,20 +59,7 @@ func (s *Service) Start(ctx context.Context) error {
 	if !shouldStart {
 		return nil
 	}
-	go func() {
-		started()
-		defer stopped()
-		for {
-			wait := s.round(ctx)
-			timer := time.NewTimer(wait)
-			select {
-			case <-ctx.Done():
-				timer.Stop()
-				return
-			case <-timer.C:
-			}
-		}
-	}()
+	roundloop.Go(ctx, started, stopped, s.round)
 	return nil
 }
 
