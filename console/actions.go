@@ -128,9 +128,19 @@ func (h *Handler) deleteStaleLocks(r *http.Request) (string, error) {
 	return fmt.Sprintf("Deleted %d stale or free exclusive lock rows.", n), nil
 }
 
-// dueLayouts are the forms a due date is accepted in: an HTML datetime-local
-// input (read as UTC) and RFC 3339.
+// dueLayouts are the forms a date and time is accepted in: an HTML
+// datetime-local input (read as UTC) and RFC 3339.
 var dueLayouts = []string{"2006-01-02T15:04", "2006-01-02T15:04:05", time.RFC3339}
+
+// parseUTC parses a date and time in one of dueLayouts.
+func parseUTC(s string) (t time.Time, err error) {
+	for _, layout := range dueLayouts {
+		if t, err = time.ParseInLocation(layout, s, time.UTC); err == nil {
+			return t, nil
+		}
+	}
+	return t, err
+}
 
 func (h *Handler) setTimerDueDate(r *http.Request) (string, error) {
 	id, err := pathID(r, "timer")
@@ -138,12 +148,7 @@ func (h *Handler) setTimerDueDate(r *http.Request) (string, error) {
 		return "", err
 	}
 	s := strings.TrimSpace(r.PostFormValue("due"))
-	var due time.Time
-	for _, layout := range dueLayouts {
-		if due, err = time.ParseInLocation(layout, s, time.UTC); err == nil {
-			break
-		}
-	}
+	due, err := parseUTC(s)
 	if err != nil {
 		return "", fmt.Errorf("due %q is not a date and time (YYYY-MM-DDTHH:MM, UTC)", s)
 	}

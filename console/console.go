@@ -1,7 +1,13 @@
 // Package console is a web console for operators of riverbpmn: open
 // incidents with a retry button, a process instance's jobs, timers and
 // exclusive waits, job definitions with their priority overrides, exclusive
-// locks, and one job's context, attempts and errors. It is an http.Handler
+// locks, one job's context, status, progress, prerequisites, attempts and
+// errors, suspended targets and scheduled suspensions, and the clients'
+// liveness sessions, job status events newest first, and schema maintenance
+// (timer prune, tenant fairness and fetch-order indexes); with buttons to
+// stop, suspend, activate and queue jobs, instances and definitions, to
+// switch events on and off and prune them, and to create and drop the
+// on-demand indexes. It is an http.Handler
 // an application mounts beside River UI, built from a workflow.Engine; the
 // `riverbpmn console` command serves it on its own.
 //
@@ -113,7 +119,7 @@ func New(engine *workflow.Engine, opts *Options) (*Handler, error) {
 
 func (h *Handler) parseTemplates() error {
 	h.pages = make(map[string]*template.Template)
-	for _, page := range []string{"incidents", "instance", "definitions", "locks", "job", "error"} {
+	for _, page := range []string{"incidents", "instance", "definitions", "locks", "job", "suspended", "clients", "events", "maintenance", "error"} {
 		t, err := template.New(page).Funcs(h.funcs()).ParseFS(templateFS, "templates/layout.html", "templates/"+page+".html")
 		if err != nil {
 			return fmt.Errorf("console: parsing template %s: %w", page, err)
@@ -135,6 +141,10 @@ func (h *Handler) routes() {
 	mux.HandleFunc("GET /definitions", h.definitions)
 	mux.HandleFunc("GET /locks", h.locks)
 	mux.HandleFunc("GET /jobs/{id}", h.job)
+	mux.HandleFunc("GET /suspended", h.suspended)
+	mux.HandleFunc("GET /clients", h.clients)
+	mux.HandleFunc("GET /events", h.eventsPage)
+	mux.HandleFunc("GET /maintenance", h.maintenance)
 
 	mux.HandleFunc("POST /jobs/{id}/retries", h.action(h.setRetries))
 	mux.HandleFunc("POST /jobs/{id}/priority", h.action(h.setJobPriority))
@@ -143,6 +153,24 @@ func (h *Handler) routes() {
 	mux.HandleFunc("POST /locks/delete-stale", h.action(h.deleteStaleLocks))
 	mux.HandleFunc("POST /timers/{id}/due-date", h.action(h.setTimerDueDate))
 	mux.HandleFunc("POST /timers/{id}/cancel", h.action(h.cancelTimer))
+	mux.HandleFunc("POST /jobs/{id}/stop", h.action(h.stopJob))
+	mux.HandleFunc("POST /jobs/{id}/suspend", h.action(h.suspendJob))
+	mux.HandleFunc("POST /jobs/{id}/activate", h.action(h.activateJob))
+	mux.HandleFunc("POST /jobs/{id}/queue", h.action(h.queueJob))
+	mux.HandleFunc("POST /instance/stop", h.action(h.stopInstance))
+	mux.HandleFunc("POST /instance/suspend", h.action(h.suspendInstance))
+	mux.HandleFunc("POST /instance/activate", h.action(h.activateInstance))
+	mux.HandleFunc("POST /instance/queue", h.action(h.queueInstance))
+	mux.HandleFunc("POST /definitions/suspend", h.action(h.suspendDefinition))
+	mux.HandleFunc("POST /definitions/activate", h.action(h.activateDefinition))
+	mux.HandleFunc("POST /events/enable", h.action(h.enableEvents))
+	mux.HandleFunc("POST /events/disable", h.action(h.disableEvents))
+	mux.HandleFunc("POST /events/prune", h.action(h.pruneEvents))
+	mux.HandleFunc("POST /timers/prune", h.action(h.pruneTimers))
+	mux.HandleFunc("POST /fairness/enable", h.action(h.enableFairness))
+	mux.HandleFunc("POST /fairness/disable", h.action(h.disableFairness))
+	mux.HandleFunc("POST /fetch-indexes/enable", h.action(h.enableFetchIndex))
+	mux.HandleFunc("POST /fetch-indexes/disable", h.action(h.disableFetchIndex))
 	h.mux = mux
 }
 

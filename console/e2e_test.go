@@ -168,6 +168,8 @@ func TestBrowserRetryIncident(t *testing.T) {
 		{"/instance?id=order-1042", "#jobs", "instance"},
 		{"/definitions", "#definitions", "definitions"},
 		{"/locks", "#locks", "locks"},
+		{"/events", "#events-state", "events"},
+		{"/maintenance", "#tenant-indexes", "maintenance"},
 	} {
 		require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(server.URL+p.path), chromedp.WaitVisible(chromedp.CSS(p.wait))))
 		screenshot(p.name)

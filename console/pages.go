@@ -4,10 +4,15 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 
 	"github.com/riverqueue/river/rivertype"
 
+	"github.com/riverbpmn/riverbpmn/hold"
+	"github.com/riverbpmn/riverbpmn/jobcontrol"
+	"github.com/riverbpmn/riverbpmn/lifecycle"
+	"github.com/riverbpmn/riverbpmn/suspension"
 	"github.com/riverbpmn/riverbpmn/workflow"
 )
 
@@ -238,6 +243,14 @@ type jobData struct {
 	// completed, cancelled).
 	CanSetRetries bool
 	RiverUIJob    string
+	// Status is the job's status and progress (package jobcontrol).
+	Status *jobcontrol.JobStatus
+	// Dependencies are what holds the job, and its prerequisites (package
+	// lifecycle).
+	Dependencies *lifecycle.Progress
+	// Finished is true for a completed, cancelled or discarded job;
+	// Suspended for a job held for hold.Suspended.
+	Finished, Suspended bool
 }
 
 func (h *Handler) job(w http.ResponseWriter, r *http.Request) {
@@ -246,14 +259,28 @@ func (h *Handler) job(w http.ResponseWriter, r *http.Request) {
 		h.renderError(w, r, http.StatusBadRequest, fmt.Errorf("job id %q is not a positive integer", r.PathValue("id")))
 		return
 	}
-	details, err := h.engine.JobDetails(r.Context(), id)
+	ctx := r.Context()
+	details, err := h.engine.JobDetails(ctx, id)
 	if err != nil {
 		h.renderError(w, r, errorStatus(err), err)
 		return
 	}
 	data := &jobData{JobDetails: details}
+	if data.Status, err = h.engine.JobStatus(ctx, id); err != nil {
+		h.renderError(w, r, errorStatus(err), err)
+		return
+	}
+	if data.Dependencies, err = h.engine.JobDependencies(ctx, id); err != nil {
+		h.renderError(w, r, errorStatus(err), err)
+		return
+	}
+	data.Suspended = slices.Contains(data.Dependencies.Reasons, hold.Suspended)
 	for i := len(details.Job.Errors) - 1; i >= 0; i-- {
 		data.Attempts = append(data.Attempts, details.Job.Errors[i])
+	}
+	switch details.Job.State {
+	case rivertype.JobStateCompleted, rivertype.JobStateCancelled, rivertype.JobStateDiscarded:
+		data.Finished = true
 	}
 	switch details.Job.State {
 	case rivertype.JobStateRunning, rivertype.JobStateCompleted, rivertype.JobStateCancelled:
@@ -261,4 +288,37 @@ func (h *Handler) job(w http.ResponseWriter, r *http.Request) {
 		data.CanSetRetries = true
 	}
 	h.render(w, r, http.StatusOK, "job", fmt.Sprintf("Job %d", id), data)
+}
+
+// ---- suspended targets and scheduled suspensions ----
+
+type suspendedData struct {
+	Targets   []suspension.Suspended
+	Scheduled []suspension.Scheduled
+}
+
+func (h *Handler) suspended(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	targets, err := h.engine.SuspendedTargets(ctx)
+	if err != nil {
+		h.renderError(w, r, errorStatus(err), err)
+		return
+	}
+	scheduled, err := h.engine.ScheduledSuspensions(ctx)
+	if err != nil {
+		h.renderError(w, r, errorStatus(err), err)
+		return
+	}
+	h.render(w, r, http.StatusOK, "suspended", "Suspended", &suspendedData{Targets: targets, Scheduled: scheduled})
+}
+
+// ---- clients (liveness sessions) ----
+
+func (h *Handler) clients(w http.ResponseWriter, r *http.Request) {
+	sessions, err := h.engine.ClientSessions(r.Context())
+	if err != nil {
+		h.renderError(w, r, errorStatus(err), err)
+		return
+	}
+	h.render(w, r, http.StatusOK, "clients", "Clients", sessions)
 }

@@ -28,6 +28,13 @@ type page struct {
 	Data       any
 }
 
+// suspendForm is what the "suspend-forms" template gets: the page (for the
+// prefix and the CSRF token) and the target (suspension.TargetType and id).
+type suspendForm struct {
+	Page     *page
+	Type, ID string
+}
+
 // pager links a list's next and first pages; empty when there is none.
 type pager struct {
 	First string
@@ -132,6 +139,9 @@ func (h *Handler) funcs() template.FuncMap {
 			return fmt.Sprint(t)
 		},
 		"age": func(t time.Time) string { return formatAge(time.Since(t)) },
+		"suspendForm": func(p *page, typ, id string) suspendForm {
+			return suspendForm{Page: p, Type: typ, ID: id}
+		},
 		"deref": func(p any) string {
 			switch v := p.(type) {
 			case *int64:
@@ -144,6 +154,11 @@ func (h *Handler) funcs() template.FuncMap {
 					return "-"
 				}
 				return *v
+			case *float64:
+				if v == nil {
+					return "-"
+				}
+				return strconv.FormatFloat(*v, 'f', -1, 64)
 			}
 			return fmt.Sprint(p)
 		},

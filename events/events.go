@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -38,7 +39,9 @@ const (
 // Event is one job status change.
 type Event struct {
 	// ID is the event's id, unique in its schema (at-least-once delivery may
-	// repeat an event; the ID says so).
+	// repeat an event; the ID says so). Ids increase within a transaction
+	// but are not consecutive: the events of one statement are numbered
+	// from their outbox row's id, and rows' ids are 1,024 apart.
 	ID int64 `json:"id"`
 	// Cursor is the event's position; a subscriber that resumes after it
 	// gets the events that follow.
@@ -96,10 +99,12 @@ var (
 	disableSQL            = sqltemplate.MustRead(sqlFS, "sql/disable.sql")
 	enabledSQL            = sqltemplate.MustRead(sqlFS, "sql/enabled.sql")
 	readSQL               = sqltemplate.MustRead(sqlFS, "sql/read.sql")
+	readBackwardSQL       = sqltemplate.MustRead(sqlFS, "sql/read_backward.sql")
 	pendingSQL            = sqltemplate.MustRead(sqlFS, "sql/pending.sql")
 	horizonSQL            = sqltemplate.MustRead(sqlFS, "sql/horizon.sql")
 	lastSQL               = sqltemplate.MustRead(sqlFS, "sql/last.sql")
 	pruneSQL              = sqltemplate.MustRead(sqlFS, "sql/prune.sql")
+	prunedSQL             = sqltemplate.MustRead(sqlFS, "sql/pruned.sql")
 	subscriptionGetSQL    = sqltemplate.MustRead(sqlFS, "sql/subscription_get.sql")
 	subscriptionCreateSQL = sqltemplate.MustRead(sqlFS, "sql/subscription_create.sql")
 	subscriptionSaveSQL   = sqltemplate.MustRead(sqlFS, "sql/subscription_save.sql")
@@ -198,6 +203,118 @@ func Read(ctx context.Context, db DB, schema string, after Cursor, limit int) ([
 	return out, nil
 }
 
+// Page is a page of events read newest first (ReadBackward).
+type Page struct {
+	// Events are the page's events, newest first.
+	Events []Event
+	// Older is where the next, older page starts: pass it to ReadBackward
+	// as before. Zero when the page is the last.
+	Older Cursor
+	// More says whether the outbox holds events before Older (of any
+	// process instance: a filtered page does not know whether they match).
+	More bool
+}
+
+// BackwardScan is how many events before its cursor ReadBackward looks at,
+// at most, for a page of one process instance's events (the outbox has no
+// index by process instance).
+const BackwardScan = 10_000
+
+// newest is the cursor after every event: ReadBackward from the newest.
+var newest = Cursor{TxID: math.MaxUint64, ID: math.MaxInt64}
+
+// ReadBackward returns at most limit events before the cursor before (nil:
+// from the newest event), newest first: the page a person reads, where Read
+// is what a subscriber follows. Unlike Read it shows every event committed
+// now, whatever transactions still run; so an event of a transaction that
+// commits later may appear among events already shown (cursor order is the
+// order transactions started in, and a subscriber gets it in that order).
+//
+// With processInstanceID, only that instance's events, looking at the
+// BackwardScan events before the cursor and no further: such a page may
+// hold fewer than limit events, or none, with More still true; its Older
+// is where it stopped looking. Without, a page costs about limit events
+// (plus the rest of the oldest outbox row it reads, up to 1,023).
+func ReadBackward(ctx context.Context, db DB, schema string, before *Cursor, processInstanceID string, limit int) (*Page, error) {
+	if limit <= 0 || limit > BackwardScan {
+		return nil, fmt.Errorf("events: limit %d is out of range: 1 to %d", limit, BackwardScan)
+	}
+	from := newest
+	if before != nil {
+		from = *before
+	}
+	// One event more than asked says whether the page is the last; with a
+	// filter, the page looks at BackwardScan events at most.
+	scan := limit + 1
+	var pi any
+	if processInstanceID != "" {
+		pi, scan = processInstanceID, BackwardScan
+	}
+	rows, err := db.Query(ctx, sqltemplate.Render(readBackwardSQL, schema), append(from.args(), limit+1, pi, scan)...)
+	if err != nil {
+		return nil, fmt.Errorf("events: reading events backwards: %w%s", err, migrationHint(err))
+	}
+	defer rows.Close()
+	page := &Page{}
+	var oldest Cursor
+	for rows.Next() {
+		var (
+			oldestTx                                  string
+			more                                      bool
+			id, jobID                                 *int64
+			txid, status, kind, queue, errText, piStr *string
+			attempt                                   *int16
+			retriesLeft                               *bool
+			jobContext                                []byte
+			at, createdAt                             *time.Time
+		)
+		if err := rows.Scan(&oldestTx, &oldest.ID, &more, &txid, &id, &status, &jobID, &kind, &queue, &attempt,
+			&retriesLeft, &errText, &piStr, &jobContext, &at, &createdAt); err != nil {
+			return nil, fmt.Errorf("events: reading events backwards: %w", err)
+		}
+		if oldest.TxID, err = strconv.ParseUint(oldestTx, 10, 64); err != nil {
+			return nil, fmt.Errorf("events: reading events backwards: transaction id %q: %w", oldestTx, err)
+		}
+		page.More = more
+		if id == nil {
+			continue // nothing matched in the rows looked at
+		}
+		ev := Event{ID: *id, Status: Status(deref(status)), JobID: *jobID, Kind: deref(kind), Queue: deref(queue),
+			Attempt: int(*attempt), RetriesLeft: retriesLeft, Error: deref(errText), ProcessInstanceID: deref(piStr),
+			At: at.UTC(), CreatedAt: createdAt.UTC()}
+		if jobContext != nil {
+			ev.JobContext = jobContext
+		}
+		tx, err := strconv.ParseUint(*txid, 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("events: reading events backwards: transaction id %q: %w", *txid, err)
+		}
+		ev.Cursor = Cursor{TxID: tx, ID: ev.ID}
+		page.Events = append(page.Events, ev)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("events: reading events backwards: %w", err)
+	}
+	switch {
+	case len(page.Events) > limit:
+		// More events in the rows looked at: the next page starts after
+		// the page's last one.
+		page.Events = page.Events[:limit]
+		page.Older, page.More = page.Events[limit-1].Cursor, true
+	case page.More:
+		page.Older = oldest
+	}
+	return page, nil
+}
+
+func deref[T any](p *T) T {
+	var zero T
+	if p == nil {
+		return zero
+	}
+	return *p
+}
+
 // Pending says whether an event after cursor exists that Read cannot return
 // yet, because the transaction that wrote it (or an older one) was still
 // running.
@@ -245,24 +362,27 @@ func (c Cursor) Less(other Cursor) bool {
 	return c.TxID < other.TxID || (c.TxID == other.TxID && c.ID < other.ID)
 }
 
-// DefaultPruneBatch is how many events one Prune statement deletes.
-const DefaultPruneBatch = 10_000
+// DefaultPruneBatch is how many outbox rows one Prune statement deletes
+// (each row holds the events of one statement on river_job).
+const DefaultPruneBatch = 1_000
 
 // Prune deletes the events written before olderThan, in cursor order (it
-// stops at the first event written later), batch rows per statement
-// (DefaultPruneBatch if batch <= 0). It returns how many it deleted.
+// stops at the first event written later), batch outbox rows per statement
+// (DefaultPruneBatch if batch <= 0). An outbox row holds the events of one
+// statement on river_job, all written at the same time, so they go
+// together. It returns how many events it deleted.
 func Prune(ctx context.Context, db DB, schema string, olderThan time.Time, batch int) (int64, error) {
 	if batch <= 0 {
 		batch = DefaultPruneBatch
 	}
 	var total int64
 	for {
-		tag, err := db.Exec(ctx, sqltemplate.Render(pruneSQL, schema), olderThan, batch)
-		if err != nil {
+		var rows, deleted int64
+		if err := db.QueryRow(ctx, sqltemplate.Render(pruneSQL, schema), olderThan, batch).Scan(&rows, &deleted); err != nil {
 			return total, fmt.Errorf("events: pruning events: %w%s", err, migrationHint(err))
 		}
-		total += tag.RowsAffected()
-		if tag.RowsAffected() < int64(batch) {
+		total += deleted
+		if rows < int64(batch) {
 			return total, nil
 		}
 	}

@@ -16,7 +16,7 @@ import (
 // ListenDB is a DB that can also lend a connection of its own, on which a
 // subscriber LISTENs; *pgxpool.Pool has it.
 type ListenDB interface {
-	DB
+	TxDB
 	Acquire(ctx context.Context) (*pgxpool.Conn, error)
 }
 
@@ -25,6 +25,11 @@ const (
 	DefaultBatchSize    = 1000
 	DefaultPollInterval = time.Second
 )
+
+// followUpInterval is how soon a subscriber reads again after a batch: a
+// little more than the trigger's notification slot (50 ms, migration
+// riverbpmn/013), within which only the first statement notifies.
+const followUpInterval = 60 * time.Millisecond
 
 // SubscribeConfig configures Subscribe.
 type SubscribeConfig struct {
@@ -55,8 +60,15 @@ type SubscribeConfig struct {
 	// arrives (DefaultPollInterval if 0).
 	PollInterval time.Duration
 
-	// Logger receives database errors the subscriber retries through;
-	// nil discards them.
+	// SkipPruned decides what happens when events after the cursor were
+	// pruned before they were read (the subscriber was away, or behind, for
+	// longer than the outbox retains events; see ErrPruned): false, the
+	// default, ends Subscribe with the *GapError, so the loss cannot pass
+	// unnoticed; true logs the gap as a warning and reads on after it.
+	SkipPruned bool
+
+	// Logger receives database errors the subscriber retries through, and
+	// skipped gaps; nil discards them.
 	Logger *slog.Logger
 }
 
@@ -65,7 +77,9 @@ type SubscribeConfig struct {
 // (which Subscribe returns). The cursor moves past a batch only once handle
 // returned nil for it. Database errors, including a restart of PostgreSQL,
 // are retried with backoff: events are read again from the cursor, so none
-// is lost. It returns ctx's error when ctx is done.
+// is lost. Events that are lost all the same, pruned by the retention before
+// they were read, end it with a *GapError (errors.Is ErrPruned) unless
+// SkipPruned. It returns ctx's error when ctx is done.
 func Subscribe(ctx context.Context, db ListenDB, cfg *SubscribeConfig, handle func(context.Context, []Event) error) error {
 	if cfg == nil {
 		cfg = &SubscribeConfig{}
@@ -139,11 +153,22 @@ func (s *subscriber) run(ctx context.Context, handle func(context.Context, []Eve
 
 	failures := 0
 	for {
-		more, pending, err := s.step(ctx, handle)
-		var handlerErr *handlerError
+		more, got, pending, err := s.step(ctx, handle)
+		var (
+			handlerErr *handlerError
+			gap        *GapError
+		)
 		switch {
 		case errors.As(err, &handlerErr):
 			return handlerErr.err
+		case errors.As(err, &gap):
+			if !s.cfg.SkipPruned {
+				return gap
+			}
+			s.cfg.Logger.WarnContext(ctx, "events: events were pruned before they were read; skipping the gap",
+				slog.String("after", gap.After.String()), slog.String("pruned_through", gap.Through.String()))
+			s.moveTo(ctx, gap.Through)
+			continue
 		case ctx.Err() != nil:
 			return ctx.Err()
 		case err != nil:
@@ -165,7 +190,16 @@ func (s *subscriber) run(ctx context.Context, handle func(context.Context, []Eve
 				return err
 			}
 		default:
-			t := time.NewTimer(s.cfg.PollInterval)
+			// After a batch, look again after the trigger's notification
+			// slot: a statement that committed just after the one that
+			// notified in that slot sent no notification of its own
+			// (migration riverbpmn/013), and its events must not wait for
+			// the poll interval.
+			wait := s.cfg.PollInterval
+			if got {
+				wait = min(wait, followUpInterval)
+			}
+			t := time.NewTimer(wait)
 			select {
 			case <-ctx.Done():
 				t.Stop()
@@ -212,16 +246,12 @@ func (s *subscriber) start(ctx context.Context) error {
 }
 
 // step reads one batch after the cursor, hands it over, and moves the
-// cursor. more says a full batch came back; pending that an event exists
-// that could not be read yet.
-func (s *subscriber) step(ctx context.Context, handle func(context.Context, []Event) error) (more, pending bool, err error) {
-	batch, err := Read(ctx, s.db, s.cfg.Schema, s.cursor, s.cfg.BatchSize)
-	if err != nil {
-		return false, false, err
-	}
-	if len(batch) == 0 {
-		pending, err := Pending(ctx, s.db, s.cfg.Schema, s.cursor)
-		return false, pending, err
+// cursor. more says a full batch came back, got that a batch (full or not)
+// came back; pending that an event exists that could not be read yet.
+func (s *subscriber) step(ctx context.Context, handle func(context.Context, []Event) error) (more, got, pending bool, err error) {
+	batch, pending, err := ReadChecked(ctx, s.db, s.cfg.Schema, s.cursor, s.cfg.BatchSize)
+	if err != nil || len(batch) == 0 {
+		return false, false, pending, err
 	}
 	deliver := batch
 	if pi := s.cfg.ProcessInstanceID; pi != "" {
@@ -234,19 +264,28 @@ func (s *subscriber) step(ctx context.Context, handle func(context.Context, []Ev
 	}
 	if len(deliver) > 0 {
 		if err := handle(ctx, deliver); err != nil {
-			return false, false, &handlerError{err: err}
+			return false, false, false, &handlerError{err: err}
 		}
 	}
-	next := batch[len(batch)-1].Cursor
+	s.moveTo(ctx, batch[len(batch)-1].Cursor)
+	return len(batch) == s.cfg.BatchSize, true, false, nil
+}
+
+// moveTo moves the cursor to next, and the named subscription's saved
+// cursor with it. The save outlives ctx's end (for a few seconds): a handler
+// that ends the subscription from within, by cancelling ctx, has handled its
+// batch, and a resumed subscription should not get it again.
+func (s *subscriber) moveTo(ctx context.Context, next Cursor) {
 	if s.cfg.Name != "" {
-		if _, err := s.db.Exec(ctx, sqltemplate.Render(subscriptionSaveSQL, s.cfg.Schema), append([]any{s.cfg.Name}, next.args()...)...); err != nil {
+		saveCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		if _, err := s.db.Exec(saveCtx, sqltemplate.Render(subscriptionSaveSQL, s.cfg.Schema), append([]any{s.cfg.Name}, next.args()...)...); err != nil {
 			// The batch was handled; it is delivered again after a restart
 			// (at least once), and the next save covers it.
 			s.cfg.Logger.WarnContext(ctx, "events: saving subscription cursor failed", slog.String("error", err.Error()))
 		}
 	}
 	s.cursor = next
-	return len(batch) == s.cfg.BatchSize, false, nil
 }
 
 // listen wakes the read loop on every notification of the schema's event

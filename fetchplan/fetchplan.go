@@ -264,23 +264,36 @@ func (p *Plan) Before(earlier, later string) string {
 // the plan's order" as one or more conditions whose disjunction is Before:
 // the exclusive step asks NOT EXISTS of each, so that each can be answered
 // by an index. With River's order, or a leading key that no head-of-key
-// index has, it is Before alone. With a KeyIndexed leading key k it is two:
-// earlier's k strictly better than later's (a range of the index), and k
-// equal with the rest of the order before (an equality, then a row
-// comparison on River's order in the index).
+// index has, it is Before alone. With a KeyIndexed leading key k it is one
+// condition led by a range on k that the head-of-key index by k serves:
+// earlier's k at least as good as later's (the index range), and then
+// either strictly better, or equal with the rest of the order before. One
+// probe, not one per case, and its range on k alone would read a large part
+// of the queue through an order index that does not have the key, so the
+// planner always takes the head-of-key index for it (two probes, one an
+// equality on k, were seen to be planned over the queue's order index,
+// reading every job of that priority per probe).
 func (p *Plan) HeadProbes(earlier, later string) []string {
 	keys := p.Order()
-	if len(keys) == len(RiverOrder) || !keys[0].KeyIndexed {
+	if !p.HeadByIndexedKey() {
 		return []string{p.Before(earlier, later)}
 	}
 	first := keys[0]
 	e, l := ForAlias(first.Expr, earlier), ForAlias(first.Expr, later)
-	better := e + " < " + l
+	better, atLeast := e+" < "+l, e+" <= "+l
 	if first.Desc {
-		better = e + " > " + l
+		better, atLeast = e+" > "+l, e+" >= "+l
 	}
 	rest := &Plan{parts: []Part{{Order: keys[1 : len(keys)-len(RiverOrder)]}}}
-	return []string{better, e + " = " + l + "\n                    AND " + rest.Before(earlier, later)}
+	return []string{atLeast + "\n                    AND (" + better + "\n                        OR (" + e + " = " + l +
+		"\n                            AND " + rest.Before(earlier, later) + "))"}
+}
+
+// HeadByIndexedKey says whether the plan's order leads with a KeyIndexed key,
+// so that HeadProbes is written for the head-of-key index by that key.
+func (p *Plan) HeadByIndexedKey() bool {
+	keys := p.Order()
+	return len(keys) > len(RiverOrder) && keys[0].KeyIndexed
 }
 
 // rowRef matches a reference to the row river_job ("river_job." not

@@ -79,7 +79,10 @@ func TestHeadProbes(t *testing.T) {
 	)
 	require.NoError(t, err)
 	require.Equal(t, []string{
-		"f(e.metadata) > f(h.metadata)",
-		"f(e.metadata) = f(h.metadata)\n                    AND (e.scheduled_at, e.priority, e.scheduled_at, e.id)\n            < (h.scheduled_at, h.priority, h.scheduled_at, h.id)",
+		"f(e.metadata) >= f(h.metadata)\n                    AND (f(e.metadata) > f(h.metadata)\n                        OR (f(e.metadata) = f(h.metadata)" +
+			"\n                            AND (e.scheduled_at, e.priority, e.scheduled_at, e.id)\n            < (h.scheduled_at, h.priority, h.scheduled_at, h.id)))",
 	}, indexed.HeadProbes("e", "h"))
+	require.True(t, indexed.HeadByIndexedKey())
+	require.False(t, river.HeadByIndexedKey())
+	require.False(t, unindexed.HeadByIndexedKey())
 }

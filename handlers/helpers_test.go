@@ -50,8 +50,11 @@ type shiftedRetryPolicy struct {
 }
 
 func (p *shiftedRetryPolicy) NextRetry(job *rivertype.JobRow) time.Time {
+	// The inner policy adds its interval to its own time.Now(), a moment
+	// after wall (milliseconds on a loaded machine): the retry cycles of
+	// these tests are whole seconds, so the interval is rounded to one.
 	wall := time.Now()
-	interval := p.inner.NextRetry(job).Sub(wall).Round(time.Millisecond)
+	interval := p.inner.NextRetry(job).Sub(wall).Round(time.Second)
 	return p.clock.Now().Add(interval)
 }
 

@@ -42,7 +42,7 @@ var (
 
 const (
 	stopTargetJobs     = "id = ANY($1::bigint[])"
-	stopTargetInstance = "metadata ? 'bpmn' AND metadata -> 'bpmn' ->> 'process_instance_id' = $1::text"
+	stopTargetInstance = "/* TEMPLATE: schema */river_bpmn_ctx_has_instance(metadata, $1::text)"
 )
 
 // StopJobs asks the jobs ids to stop, in one statement (see the package
@@ -67,7 +67,7 @@ func stop(ctx context.Context, db DB, schema, target string, arg any) ([]StopRes
 		}
 	}
 	channel += ".river_control"
-	sql := strings.Replace(sqltemplate.Render(stopSQL, schema), "/* TARGET */", target, 1)
+	sql := sqltemplate.Render(strings.Replace(stopSQL, "/* TARGET */", target, 1), schema)
 	rows, err := db.Query(ctx, sql, arg, channel)
 	if err != nil {
 		return nil, fmt.Errorf("jobcontrol: stopping jobs: %w", err)

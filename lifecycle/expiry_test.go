@@ -29,8 +29,7 @@ func TestExpiryWhileQueuePaused(t *testing.T) {
 	f := setup(t)
 	rec := newRecorder()
 	clients := f.startClients(t, 1, rec, 3, time.Second)
-	require.NoError(t, clients[0].QueuePause(ctx, river.QueueDefault, nil))
-	time.Sleep(200 * time.Millisecond) // the producer sees the pause
+	pauseQueue(ctx, t, clients[0])
 
 	expiresAt := time.Now().Add(time.Second)
 	var ids []int64
@@ -110,10 +109,7 @@ func TestExpiredAtFetchNeverStarts(t *testing.T) {
 
 	rec := newRecorder()
 	clients := f.startClients(t, 2, rec, 3, 10*time.Second)
-	for _, c := range clients {
-		require.NoError(t, c.QueuePause(ctx, river.QueueDefault, nil))
-	}
-	time.Sleep(300 * time.Millisecond)
+	pauseQueue(ctx, t, clients...)
 
 	// 300 jobs expiring around the moment the queue resumes: from 150 ms
 	// before it to 1.35 s after, 5 ms apart.
@@ -194,11 +190,37 @@ func TestExpiryDoesNotInterruptRunningJob(t *testing.T) {
 	require.NoError(t, client.Start(ctx))
 	t.Cleanup(func() { _ = client.Stop(context.Background()) })
 
-	at := time.Now().Add(500 * time.Millisecond)
+	at := time.Now().Add(2 * time.Second)
 	job := f.insert(t, lcArgs{Name: "long"}, lifecycle.Opts{ExpiresAt: &at})
-	<-startedCh
+	select {
+	case <-startedCh:
+	case <-time.After(time.Until(at)):
+		t.Fatalf("job %d did not start before it expired (machine too slow for this test)", job.ID)
+	}
 	time.Sleep(time.Until(at) + time.Second) // expired, the service ran
 	require.Equal(t, rivertype.JobStateRunning, f.job(t, job.ID).State)
 	close(release)
 	waitState(t, f, job.ID, rivertype.JobStateCompleted, 10*time.Second)
+}
+
+// pauseQueue pauses the default queue (for every client: a pause is the
+// queue's) and returns once each client's producer has stopped fetching:
+// QueuePause only asks for the pause, and a producer reports having handled
+// it with EventKindQueuePaused.
+func pauseQueue(ctx context.Context, t *testing.T, clients ...*river.Client[pgxTx]) {
+	t.Helper()
+	var events []<-chan *river.Event
+	for _, c := range clients {
+		paused, cancel := c.Subscribe(river.EventKindQueuePaused)
+		defer cancel()
+		events = append(events, paused)
+	}
+	require.NoError(t, clients[0].QueuePause(ctx, river.QueueDefault, nil))
+	for i, paused := range events {
+		select {
+		case <-paused:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("client %d's producer did not report the pause within 10 s", i)
+		}
+	}
 }

@@ -92,8 +92,14 @@ func TestKeeperFencesAndTakeover(t *testing.T) {
 	require.Eventually(t, func() bool { return keeper.Sessions.Load() == 2 }, 5*time.Second, 10*time.Millisecond, "and opens a new one")
 	newJob := runningJob(ctx, t, pool, schema, "client-a", "key-new")
 
-	takeovers, err = liveness.TakeOver(ctx, pool, schema, 0, nil, nil)
-	require.NoError(t, err)
+	// The Keeper may see its connection gone before the terminated backend
+	// has exited and let go of its advisory lock (what "dead" means), so the
+	// first looks may still find the session alive.
+	require.Eventually(t, func() bool {
+		takeovers, err = liveness.TakeOver(ctx, pool, schema, 0, nil, nil)
+		require.NoError(t, err)
+		return len(takeovers) > 0
+	}, 5*time.Second, 20*time.Millisecond, "the dead session is taken over once its backend has exited")
 	require.Len(t, takeovers, 1)
 	require.Equal(t, "client-a", takeovers[0].ClientID)
 	require.Equal(t, []int64{oldJob}, takeovers[0].JobIDs, "only the dead session's job")

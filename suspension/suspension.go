@@ -77,9 +77,9 @@ var (
 // targetFilters select a target's jobs in cascade_batch.sql, each over the
 // index named there.
 var targetFilters = map[TargetType]string{
-	JobDefinition:     `metadata ? 'bpmn' AND metadata -> 'bpmn' ->> 'job_definition_id' = $1::text`,
-	ProcessInstance:   `metadata ? 'bpmn' AND metadata -> 'bpmn' ->> 'process_instance_id' = $1::text`,
-	ProcessDefinition: `metadata ? 'bpmn' AND metadata -> 'bpmn' ->> 'process_definition_key' = $1::text`,
+	JobDefinition:     `/* TEMPLATE: schema */river_bpmn_ctx_has_job_definition(metadata, $1::text)`,
+	ProcessInstance:   `/* TEMPLATE: schema */river_bpmn_ctx_has_instance(metadata, $1::text)`,
+	ProcessDefinition: `/* TEMPLATE: schema */river_bpmn_ctx_has_definition(metadata, $1::text)`,
 }
 
 func render(tmpl, schema string) string { return sqltemplate.Render(tmpl, schema) }
@@ -216,7 +216,7 @@ func CascadeBatchSQL(t TargetType, schema string) string {
 	if !ok {
 		return ""
 	}
-	return strings.ReplaceAll(render(cascadeBatchSQL, schema), "/* TARGET_FILTER */", filter)
+	return render(strings.ReplaceAll(cascadeBatchSQL, "/* TARGET_FILTER */", filter), schema)
 }
 
 // SetJob suspends (or activates) one job. A running job keeps running. It

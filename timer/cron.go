@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	_ "time/tzdata" // CRON_TZ zones work on machines without a zoneinfo database
 
 	"github.com/reugn/go-quartz/quartz"
 )
@@ -28,13 +29,29 @@ import (
 //
 // When both day fields restrict (neither is * or ?), a time must match both,
 // as in Spring (Friday the 13th is "0 0 0 13 * FRI"), unlike Unix cron,
-// which takes either. Times are evaluated in UTC.
+// which takes either.
+//
+// Times are evaluated in UTC, or in the time zone a prefix names:
+// "CRON_TZ=Europe/Paris 0 0 9 * * MON-FRI" is 9:00 on weekdays, Paris time,
+// all year (the convention of robfig/cron and Kubernetes; TZ= is accepted
+// too; the zone is an IANA name). Being part of the expression, the zone is
+// stored with the timer and survives restarts of any client. Across a
+// daylight saving change, times are wall-clock times, as in Spring's
+// CronExpression with a zoned time: a time the clock skips (2:30 when it
+// jumps from 2:00 to 3:00) does not happen that day, and a time the clock
+// passes twice happens once, the first time.
 //
 // Cron evaluates with github.com/reugn/go-quartz: the expression is
 // translated to Quartz's dialect first (day of week +1, since Quartz counts
 // 1 = Sunday; ranges and steps of the day of week are expanded to lists).
 type Cron struct {
 	expr string
+	// loc is the time zone the fields are read in (CRON_TZ=; UTC without).
+	loc *time.Location
+	// seconds, minutes and hours are the fields' values, to recognise the
+	// times go-quartz makes up in a daylight saving gap (it moves a time the
+	// clock skips forward, where Spring skips it).
+	seconds, minutes, hours map[int]bool
 	// dom has the day-of-week field relaxed to ?, dow the day of month
 	// relaxed; only one of them is set when one day field is * or ?.
 	dom, dow *quartz.CronTrigger
@@ -79,6 +96,17 @@ func ParseCron(expr string) (*Cron, error) {
 		return nil, &CronError{Expr: expr, Reason: fmt.Sprintf(format, args...)}
 	}
 	src := strings.TrimSpace(expr)
+	loc := time.UTC
+	if prefix, rest, ok := strings.Cut(src, " "); ok && (strings.HasPrefix(prefix, "CRON_TZ=") || strings.HasPrefix(prefix, "TZ=")) {
+		_, name, _ := strings.Cut(prefix, "=")
+		l, err := time.LoadLocation(name)
+		if err != nil || name == "" || strings.EqualFold(name, "Local") {
+			return fail("time zone %q is not an IANA time zone name (like Europe/Paris or UTC)", name)
+		}
+		loc, src = l, strings.TrimSpace(rest)
+	} else if strings.HasPrefix(src, "CRON_TZ=") || strings.HasPrefix(src, "TZ=") {
+		return fail("a time zone prefix needs the expression after it: CRON_TZ=Europe/Paris 0 0 9 * * *")
+	}
 	if macro, ok := cronMacros[strings.ToLower(src)]; ok {
 		src = macro
 	} else if strings.HasPrefix(src, "@") {
@@ -88,6 +116,7 @@ func ParseCron(expr string) (*Cron, error) {
 	if len(fields) != 6 {
 		return fail("%d fields; Camunda reads Spring's 6 fields: second minute hour day-of-month month day-of-week", len(fields))
 	}
+	var timeOfDay [3]map[int]bool
 	for i, f := range []struct {
 		name   string
 		lo, hi int
@@ -96,8 +125,12 @@ func ParseCron(expr string) (*Cron, error) {
 		if f.name == "" {
 			continue
 		}
-		if _, err := expandField(fields[i], f.lo, f.hi, f.names); err != nil {
+		values, err := expandField(fields[i], f.lo, f.hi, f.names)
+		if err != nil {
 			return fail("%s %q: %v", f.name, fields[i], err)
+		}
+		if i < 3 {
+			timeOfDay[i] = values
 		}
 	}
 	dow, err := springDayOfWeekToQuartz(fields[5])
@@ -107,7 +140,7 @@ func ParseCron(expr string) (*Cron, error) {
 	dom := fields[3]
 	anyDOM := dom == "*" || dom == "?"
 	anyDOW := dow == "*" || dow == "?"
-	c := &Cron{expr: expr}
+	c := &Cron{expr: expr, loc: loc, seconds: timeOfDay[0], minutes: timeOfDay[1], hours: timeOfDay[2]}
 	if !strings.ContainsAny(dom, "LW?*") {
 		c.days, err = expandField(dom, 1, 31, nil)
 		if err == nil {
@@ -119,7 +152,7 @@ func ParseCron(expr string) (*Cron, error) {
 	}
 	build := func(dayOfMonth, dayOfWeek string) (*quartz.CronTrigger, error) {
 		q := strings.Join([]string{fields[0], fields[1], fields[2], dayOfMonth, fields[4], dayOfWeek}, " ")
-		return quartz.NewCronTrigger(q)
+		return quartz.NewCronTriggerWithLoc(q, loc)
 	}
 	switch {
 	case anyDOW:
@@ -142,8 +175,67 @@ func (c *Cron) String() string { return c.expr }
 
 // Next returns the first time strictly after t that matches, at a whole
 // second, or ok = false if there is none (before the year 3940, the limit
-// of the evaluator).
+// of the evaluator). The time is in UTC.
 func (c *Cron) Next(t time.Time) (time.Time, bool) {
+	from := t
+	for i := 0; i < maxCronIntersections; i++ {
+		next, ok := c.nextCandidate(from)
+		if !ok {
+			return time.Time{}, false
+		}
+		first, repeated := c.firstPass(next)
+		switch {
+		case !c.onTheClock(next):
+			// go-quartz moved a time the clock skips out of the gap.
+		case !repeated:
+			return next, true
+		case first.After(t):
+			// go-quartz gave the second pass of a time the clock went
+			// through twice (Go's time.Date may pick either): the first.
+			return first, true
+		}
+		// Skipped, or the second pass of a time whose first pass was at or
+		// before t: look on after it.
+		from = next
+	}
+	return time.Time{}, false
+}
+
+// onTheClock reports whether t's wall clock in c's zone is one of the
+// times of day the expression names. go-quartz moves a time the clock skips
+// forward out of the gap (to 3:30 for 2:30 when the clock jumps from 2:00
+// to 3:00), where Spring skips it. Always true in UTC.
+func (c *Cron) onTheClock(t time.Time) bool {
+	if c.loc == time.UTC {
+		return true
+	}
+	local := t.In(c.loc)
+	return c.seconds[local.Second()] && c.minutes[local.Minute()] && c.hours[local.Hour()]
+}
+
+// firstPass reports whether t is the second pass of its wall-clock time in
+// c's zone (the clock was set back over it), and if so the first pass.
+// Clocks go back by 30 minutes, 1 hour or (rarely, historically) 2 hours.
+func (c *Cron) firstPass(t time.Time) (first time.Time, repeated bool) {
+	if c.loc == time.UTC {
+		return t, false
+	}
+	local := t.In(c.loc)
+	for _, back := range []time.Duration{30 * time.Minute, time.Hour, 2 * time.Hour} {
+		earlier := t.Add(-back)
+		e := earlier.In(c.loc)
+		if e.YearDay() == local.YearDay() && e.Year() == local.Year() &&
+			e.Hour() == local.Hour() && e.Minute() == local.Minute() && e.Second() == local.Second() {
+			return earlier, true
+		}
+	}
+	return t, false
+}
+
+// nextCandidate is go-quartz's next time for the expression's day fields
+// (both must match when both restrict), not yet checked against daylight
+// saving changes.
+func (c *Cron) nextCandidate(t time.Time) (time.Time, bool) {
 	next := func(tr *quartz.CronTrigger, after time.Time) (time.Time, bool) {
 		n, err := tr.NextFireTime(after.UnixNano())
 		if err != nil {
@@ -184,7 +276,8 @@ func (c *Cron) nextDOM(t time.Time) (time.Time, bool) {
 			return time.Time{}, false
 		}
 		next := time.Unix(0, n).UTC()
-		if c.days == nil || c.days[next.Day()] && c.months[int(next.Month())] {
+		local := next.In(c.loc)
+		if c.days == nil || c.days[local.Day()] && c.months[int(local.Month())] {
 			return next, true
 		}
 		t = next

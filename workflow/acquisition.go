@@ -79,7 +79,10 @@ type Acquisition struct {
 	// option and with exclusivity, which still takes only a key's head: the
 	// fairness only chooses among the candidates. A fetch may take fewer
 	// than N jobs when tenants have fewer waiting jobs than their share of
-	// it; the next fetch takes more.
+	// it; the next fetch takes more. It reads the tenant index of the
+	// client's order (TenantFairnessIndex), which the client creates when it
+	// starts (EnableTenantFairness): only the orders of fair clients have
+	// one, and each costs every insert of an available job an index entry.
 	FairByTenant bool
 
 	// TenantWeights, with FairByTenant, gives a tenant w >= 1 slots per
@@ -127,8 +130,8 @@ const maxTenantWeight = 1000
 
 // tenantExpr is a job's tenant (JobContext.TenantID), ” for none (never
 // NULL, so that the jobs of no tenant are one more tenant found by equality);
-// the indexes of migration riverbpmn/011 are on it.
-const tenantExpr = "coalesce(river_job.metadata -> 'bpmn' ->> 'tenant_id', '')"
+// the tenant indexes (TenantFairnessIndex, one per order) are on it.
+const tenantExpr = "coalesce(" + schemaMarker + "river_bpmn_ctx_tenant(river_job.metadata), '')"
 
 // deploymentSet is a client's set of registered deployments. Fetches read a
 // snapshot; changes take effect at the next fetch.
@@ -176,14 +179,14 @@ func (s *deploymentSet) remove(id string) bool {
 // acquisitionParts returns the fetch plan parts of acq (package fetchplan),
 // in the precedence of their order keys: by priority, then timers first,
 // then by due date; then the filters. Each order has its partial index in
-// migration riverbpmn/003 (named in the comment); deployments are read from
+// migration riverbpmn/016 (named in the comment); deployments are read from
 // the driver's set at each fetch. A new acquisition option is a new part
 // here, and nothing else in the fetch changes.
 func acquisitionParts(acq *Acquisition, deployments *deploymentSet) []fetchplan.Part {
 	const (
-		priorityExpr   = schemaMarker + "river_bpmn_priority(river_job.metadata)"
-		isTimerExpr    = schemaMarker + "river_bpmn_is_timer(river_job.metadata)"
-		deploymentExpr = schemaMarker + "river_bpmn_deployment(river_job.metadata)"
+		priorityExpr   = schemaMarker + "river_bpmn_ctx_priority(river_job.metadata)"
+		isTimerExpr    = schemaMarker + "river_bpmn_ctx_is_timer(river_job.metadata)"
+		deploymentExpr = schemaMarker + "river_bpmn_ctx_deployment(river_job.metadata)"
 	)
 	var parts []fetchplan.Part
 	if acq.ByPriority { // index river_bpmn_fetch_p*
@@ -215,7 +218,7 @@ func acquisitionParts(acq *Acquisition, deployments *deploymentSet) []fetchplan.
 			Params: []fetchplan.Param{{Name: "deployments", Value: func() any { return deployments.snapshot() }}},
 		})
 	}
-	if acq.FairByTenant { // indexes river_bpmn_fetch_tenant*, EnableTenantFairness
+	if acq.FairByTenant { // index TenantFairnessIndex(acq), created by EnableTenantFairness
 		part := fetchplan.Part{Name: "FairByTenant", Group: tenantExpr}
 		if len(acq.TenantWeights) > 0 {
 			names := make([]string, 0, len(acq.TenantWeights))
@@ -246,38 +249,45 @@ type fetchQuery struct {
 	args      []string
 	exclusive bool
 	fair      bool
-	params    map[string]func() any
+	// batch is set when the exclusive step takes runs of a key
+	// (Config.ExclusiveBatch above 1): each fetched row then also carries
+	// its place in its key's run and the run's length.
+	batch  bool
+	params map[string]func() any
 }
 
 var jobGetAvailableTemplate = template.Must(template.New("job_get_available.sql").Funcs(template.FuncMap{
-	"filters":        func(string) []string { return nil },
-	"orderBy":        func(string) string { return "" },
-	"before":         func(string, string) string { return "" },
-	"headProbes":     func(string, string) []string { return nil },
-	"orderColumns":   func(string) string { return "" },
-	"orderByColumns": func(string) string { return "" },
-	"fairArgs":       func(string) any { return nil },
-	"fairTurn":       func(string) string { return "" },
+	"filters":          func(string) []string { return nil },
+	"orderBy":          func(string) string { return "" },
+	"before":           func(string, string) string { return "" },
+	"headProbes":       func(string, string) []string { return nil },
+	"headByIndexedKey": func() bool { return false },
+	"orderColumns":     func(string) string { return "" },
+	"orderByColumns":   func(string) string { return "" },
+	"fairArgs":         func(string) any { return nil },
+	"fairTurn":         func(string) string { return "" },
 }).Parse(mustReadSQL("job_get_available.sql")))
 
 // newFetchQuery renders the fetch query of plan for schema, with the
-// exclusive step of scope (none: no exclusive step). Parameters are
-// numbered in the order they first appear, so a clause that is left out
+// exclusive step of scope (none: no exclusive step), taking runs of a key
+// when batch is set (Config.ExclusiveBatch; only with a scope). Parameters
+// are numbered in the order they first appear, so a clause that is left out
 // leaves no gap.
-func newFetchQuery(plan *fetchplan.Plan, schema string, scope exclusive.Scope) (*fetchQuery, error) {
+func newFetchQuery(plan *fetchplan.Plan, schema string, scope exclusive.Scope, batch bool) (*fetchQuery, error) {
 	tmpl, err := jobGetAvailableTemplate.Clone()
 	if err != nil {
 		return nil, err
 	}
 	tmpl.Funcs(template.FuncMap{
-		"filters":        plan.Filters,
-		"orderBy":        plan.OrderBy,
-		"before":         plan.Before,
-		"headProbes":     plan.HeadProbes,
-		"orderColumns":   plan.OrderColumns,
-		"orderByColumns": plan.OrderByColumns,
+		"filters":          plan.Filters,
+		"orderBy":          plan.OrderBy,
+		"before":           plan.Before,
+		"headProbes":       plan.HeadProbes,
+		"headByIndexedKey": plan.HeadByIndexedKey,
+		"orderColumns":     plan.OrderColumns,
+		"orderByColumns":   plan.OrderByColumns,
 		"fairTurn": func(alias string) string {
-			return fmt.Sprintf("(%[1]s.fair_group <= @fair_after::text), %[1]s.fair_group", alias)
+			return fmt.Sprintf("%[1]s.fair_wrapped, %[1]s.fair_group", alias)
 		},
 		"fairArgs": func(limit string) any {
 			group, weight, _ := plan.Group("river_job")
@@ -286,11 +296,12 @@ func newFetchQuery(plan *fetchplan.Plan, schema string, scope exclusive.Scope) (
 	})
 	_, _, fair := plan.Group("river_job")
 	var sb strings.Builder
-	if err := tmpl.Execute(&sb, struct{ Exclusive, Fair bool }{scope.Enabled(), fair}); err != nil {
+	batch = batch && scope.Enabled()
+	if err := tmpl.Execute(&sb, struct{ Exclusive, Fair, Batch bool }{scope.Enabled(), fair, batch}); err != nil {
 		return nil, err
 	}
 	numbered := fetchplan.Number(sb.String())
-	q := &fetchQuery{args: numbered.Names, exclusive: scope.Enabled(), fair: fair, params: map[string]func() any{}}
+	q := &fetchQuery{args: numbered.Names, exclusive: scope.Enabled(), fair: fair, batch: batch, params: map[string]func() any{}}
 	for _, param := range plan.Params() {
 		q.params[param.Name] = param.Value
 	}

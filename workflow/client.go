@@ -45,7 +45,7 @@ func (e *Engine) ClientConfig(config *river.Config) (*river.Config, error) {
 		return nil, fmt.Errorf("workflow: river.Config.Schema %q differs from workflow.Config.Schema %q: the management API would read another schema than the client works; set the schema once, in workflow.Config.Schema", wired.Schema, e.config.Schema)
 	}
 	if !slices.ContainsFunc(wired.Middleware, func(m rivertype.Middleware) bool { return m == rivertype.Middleware(e.middleware) }) {
-		wired.Middleware = append([]rivertype.Middleware{e.middleware}, wired.Middleware...)
+		wired.Middleware = append([]rivertype.Middleware{e.Middleware()}, wired.Middleware...)
 	}
 	switch policy := wired.RetryPolicy.(type) {
 	case nil:

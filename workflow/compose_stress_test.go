@@ -174,7 +174,8 @@ func cmpBool(a, b bool) int {
 // runComposeStress runs the workload of issue 11 on 4 clients (each its own
 // pool and engine enforcing scope) of one queue, and returns the runs.
 // RIVERBPMN_COMPOSE_STRESS=big runs 5x the instances.
-func runComposeStress(t *testing.T, scope exclusive.Scope) ([]composeRun, map[int64]int, int) {
+// batches, when given, are the clients' Config.ExclusiveBatch in turn.
+func runComposeStress(t *testing.T, scope exclusive.Scope, batches ...int) ([]composeRun, map[int64]int, int) {
 	t.Helper()
 	ctx := context.Background()
 	schema := exclSchema(t)
@@ -188,7 +189,11 @@ func runComposeStress(t *testing.T, scope exclusive.Scope) ([]composeRun, map[in
 	clients := make([]*river.Client[pgx.Tx], len(acqs))
 	for i, acq := range acqs {
 		pool := exclNodePool(t, 5)
-		engine, err := NewEngine(pool, &Config{Schema: schema, ExclusiveScope: scope})
+		batch := 0
+		if len(batches) > 0 {
+			batch = batches[i%len(batches)]
+		}
+		engine, err := NewEngine(pool, &Config{Schema: schema, ExclusiveScope: scope, ExclusiveBatch: batch})
 		require.NoError(t, err)
 		driver, err := engine.NewDriver(acq)
 		require.NoError(t, err)
@@ -264,6 +269,33 @@ func runComposeStress(t *testing.T, scope exclusive.Scope) ([]composeRun, map[in
 func TestComposeStress(t *testing.T) {
 	t.Run("Enforced", func(t *testing.T) {
 		runs, finished, total := runComposeStress(t, exclusive.ProcessInstance)
+		checkComposeRuns(t, runs, finished, total)
+	})
+	t.Run("Batched", func(t *testing.T) {
+		// Clients 0 and 2 take runs of up to 4 jobs of a key
+		// (Config.ExclusiveBatch), 1 and 3 one job per key: the same
+		// checks hold, with every run of a key a prefix of its waiting
+		// jobs in the taking client's order.
+		runs, finished, total := runComposeStress(t, exclusive.ProcessInstance, 4, 0)
+		checkComposeRuns(t, runs, finished, total)
+	})
+	t.Run("NotEnforced", func(t *testing.T) {
+		runs, _, _ := runComposeStress(t, exclusive.None)
+		spans := make([]exclusive.Span, len(runs))
+		for i, r := range runs {
+			spans[i] = exclusive.Span{Key: r.args.Instance, JobID: r.jobID, Attempt: r.attempt, Start: r.start, End: r.end}
+		}
+		overlaps := exclusive.Overlaps(spans)
+		t.Logf("without exclusivity: %d overlapping pairs", len(overlaps))
+		require.NotEmpty(t, overlaps, "without exclusivity, jobs of one instance do overlap: the check can fail")
+	})
+}
+
+// checkComposeRuns checks the runs of an enforced compose stress run (see
+// TestComposeStress).
+func checkComposeRuns(t *testing.T, runs []composeRun, finished map[int64]int, total int) {
+	t.Helper()
+	{
 		acqs := composeClients()
 
 		spans := make([]exclusive.Span, len(runs))
@@ -315,17 +347,7 @@ func TestComposeStress(t *testing.T) {
 		}
 		t.Logf("runs per client %v; %d (run, waiting job) pairs checked against the within-key rule", perClient, checked)
 		require.Positive(t, checked)
-	})
-	t.Run("NotEnforced", func(t *testing.T) {
-		runs, _, _ := runComposeStress(t, exclusive.None)
-		spans := make([]exclusive.Span, len(runs))
-		for i, r := range runs {
-			spans[i] = exclusive.Span{Key: r.args.Instance, JobID: r.jobID, Attempt: r.attempt, Start: r.start, End: r.end}
-		}
-		overlaps := exclusive.Overlaps(spans)
-		t.Logf("without exclusivity: %d overlapping pairs", len(overlaps))
-		require.NotEmpty(t, overlaps, "without exclusivity, jobs of one instance do overlap: the check can fail")
-	})
+	}
 }
 
 // TestExclusiveWakeAcrossFilteredClients: the next job of a key may be one

@@ -72,7 +72,7 @@ func modelJobs(rng *rand.Rand, prefix string, base time.Time) []*modelJob {
 			if isExclusive {
 				job.keys[exclusive.ProcessInstance], job.keys[exclusive.RootProcessInstance] = instance, root
 			}
-			job.metadata = mustMarshal(map[string]any{"bpmn": jc})
+			job.metadata = storedForm(rng, jc)
 			jobs = append(jobs, job)
 		}
 	}
@@ -86,7 +86,7 @@ func modelJobs(rng *rand.Rand, prefix string, base time.Time) []*modelJob {
 		if job.dep != "" {
 			jc["deployment_id"] = job.dep
 		}
-		job.metadata = mustMarshal(map[string]any{"bpmn": jc})
+		job.metadata = storedForm(rng, jc)
 		jobs = append(jobs, job)
 	}
 	for range 3 { // plain River jobs
@@ -111,6 +111,21 @@ func modelJobs(rng *rand.Rand, prefix string, base time.Time) []*modelJob {
 		{`{"bpmn": {"exclusive": "true", "process_instance_id": "%[1]sinst-1", "priority": 2}}`, 2, "", "", ""},
 		{`{"bpmn": {"deployment_id": 42, "priority": 5, "job_type": ["timer"]}}`, 5, "", "", ""},
 		{`{"bpmn": {"priority": 1e30, "process_instance_id": "%[1]sinst-3", "exclusive": true, "deployment_id": "d2"}}`, 0, "d2", "inst-3", "inst-3"},
+		// The same in the compact form, and garbage only an array can be
+		// (no process definition: the fair model leaves them without tenant).
+		{`{"bpmn": ["%[1]sinst-0", null, null, null, "high", true, "d1"]}`, 0, "d1", "inst-0", "inst-0"},
+		{`{"bpmn": [42, null, null, null, 3, true]}`, 3, "", "", ""},
+		{`{"bpmn": [{"a": 1}, null, null, null, null, true]}`, 0, "", "", ""},
+		{`{"bpmn": ["%[1]sinst-2", null, null, null, 4, true, null, null, null, null, 7]}`, 4, "", "inst-2", ""},
+		{`{"bpmn": ["%[1]sinst-1", null, null, null, 2, "true"]}`, 2, "", "", ""},
+		{`{"bpmn": [null, null, null, null, 5, null, 42, ["timer"]]}`, 5, "", "", ""},
+		{`{"bpmn": ["%[1]sinst-3", null, null, null, 1e30, true, "d2"]}`, 0, "d2", "inst-3", "inst-3"},
+		{`{"bpmn": ["%[1]sinst-1", null, null, null, 6, true, "d3", "async", null, null, null, "extra", 9]}`, 6, "d3", "inst-1", "inst-1"},
+		{`{"bpmn": [["%[1]sinst-0"], "p", null, null, 7, true]}`, 7, "", "", ""},
+		{`{"bpmn": [7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7]}`, 7, "", "", ""},
+		{`{"bpmn": []}`, 0, "", "", ""},
+		{`{"bpmn": "%[1]sinst-0"}`, 0, "", "", ""},
+		{`{"bpmn": 17}`, 0, "", "", ""},
 	}
 	for _, c := range corrupt {
 		job := randomJob()
@@ -126,6 +141,28 @@ func modelJobs(rng *rand.Rand, prefix string, base time.Time) []*modelJob {
 	}
 	rng.Shuffle(len(jobs), func(i, j int) { jobs[i], jobs[j] = jobs[j], jobs[i] })
 	return jobs
+}
+
+// storedForm returns the metadata of a job context given as a map of its
+// fields, in either stored form, at random: the object form of migrations
+// before riverbpmn/016 or the compact form (an array by compactFields).
+func storedForm(rng *rand.Rand, jc map[string]any) string {
+	if rng.IntN(2) == 0 {
+		return mustMarshal(map[string]any{"bpmn": jc})
+	}
+	return mustMarshal(map[string]any{"bpmn": compactForm(jc)})
+}
+
+// compactForm returns the compact form of a job context given as a map.
+func compactForm(jc map[string]any) []any {
+	values := make([]any, len(compactFields))
+	for i, name := range compactFields {
+		values[i] = jc[name]
+	}
+	for len(values) > 0 && values[len(values)-1] == nil {
+		values = values[:len(values)-1]
+	}
+	return values
 }
 
 func mustMarshal(v any) string {
@@ -296,6 +333,21 @@ func TestExclusiveKeyOfAgreesWithSQL(t *testing.T) {
 		{`{"bpmn": null}`, "", "", false},
 		{`[1, 2]`, "", "", false},
 		{`"bpmn"`, "", "", false},
+		// The compact form, valid and corrupt.
+		{`{"bpmn": ["42", "p", null, null, null, true]}`, "42", "42", true},
+		{`{"bpmn": ["sub", "p", null, null, null, true, null, null, null, null, "top"]}`, "sub", "top", true},
+		{`{"bpmn": ["sub", "p", null, null, null, true, null, null, null, null, null]}`, "sub", "sub", true},
+		{`{"bpmn": ["pi", "p", null, null, null, false]}`, "", "", true},
+		{`{"bpmn": [null, "p", null, null, null, true]}`, "", "", true},
+		{`{"bpmn": [42, "p", null, null, null, true]}`, "", "", false},
+		{`{"bpmn": [["42"], "p", null, null, null, true]}`, "", "", false},
+		{`{"bpmn": ["42", "p", null, null, null, "true"]}`, "", "", false},
+		{`{"bpmn": ["42", "p", null, null, "high", true]}`, "42", "42", false},
+		{`{"bpmn": ["sub", "p", null, null, null, true, null, null, null, null, 7]}`, "sub", "", false},
+		{`{"bpmn": ["42", "p", null, null, null, true, null, null, null, null, null, "extra"]}`, "42", "42", false},
+		{`{"bpmn": []}`, "", "", false},
+		{`{"bpmn": "42"}`, "", "", false},
+		{`{"bpmn": 42}`, "", "", false},
 	}
 	for _, scope := range []exclusive.Scope{exclusive.ProcessInstance, exclusive.RootProcessInstance} {
 		t.Run(scopeName(scope), func(t *testing.T) {

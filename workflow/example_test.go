@@ -116,7 +116,7 @@ func ExampleJobContext_InsertOpts() {
 
 	fmt.Println(string(opts.Metadata))
 	// Output:
-	// {"bpmn":{"process_instance_id":"pi-7","process_definition_key":"invoice","activity_id":"send_reminder"}}
+	// {"bpmn":["pi-7","invoice","send_reminder"]}
 }
 
 // ExampleJobContext_Validate shows the error for a bad value: it names the

@@ -62,28 +62,34 @@ func (w *chainWorker) Work(ctx context.Context, job *river.Job[chainArgs]) error
 // with River's order and with every acquisition option on.
 func TestExclusiveNextJobStartsWithoutPoll(t *testing.T) {
 	t.Parallel()
+	everyOption := &Acquisition{ByPriority: true, TimersFirst: true, ByDueDate: true,
+		PriorityRange: &priority.Range{Min: 0, Max: 10}, DeploymentAware: true, Deployments: []string{"dep-chain"}}
 	for _, tc := range []struct {
-		name string
-		acq  *Acquisition
+		name  string
+		acq   *Acquisition
+		batch int
 	}{
-		{"RiverOrder", nil},
-		{"EveryOption", &Acquisition{ByPriority: true, TimersFirst: true, ByDueDate: true,
-			PriorityRange: &priority.Range{Min: 0, Max: 10}, DeploymentAware: true, Deployments: []string{"dep-chain"}}},
+		{"RiverOrder", nil, 0},
+		{"EveryOption", everyOption, 0},
+		// With batching (Config.ExclusiveBatch): the waiting instance's
+		// jobs run in runs, the chain's follow-ups still start at once.
+		{"RiverOrderBatched", nil, 5},
+		{"EveryOptionBatched", everyOption, 5},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			testExclusiveNextJobStartsWithoutPoll(t, tc.acq)
+			testExclusiveNextJobStartsWithoutPoll(t, tc.acq, tc.batch)
 		})
 	}
 }
 
-func testExclusiveNextJobStartsWithoutPoll(t *testing.T, acq *Acquisition) {
+func testExclusiveNextJobStartsWithoutPoll(t *testing.T, acq *Acquisition, batch int) {
 	ctx := context.Background()
 	schema := exclSchema(t)
 	rec := newExclRecorder(exclusive.ProcessInstance)
 
 	pool := exclNodePool(t, 4)
-	engine, err := NewEngine(pool, &Config{Schema: schema, ExclusiveScope: exclusive.ProcessInstance})
+	engine, err := NewEngine(pool, &Config{Schema: schema, ExclusiveScope: exclusive.ProcessInstance, ExclusiveBatch: batch})
 	require.NoError(t, err)
 	driver := engine.Driver()
 	if acq != nil {

@@ -10,18 +10,40 @@ package workflow
 //
 // # Invariant
 //
-// For every key K, at any moment at most one job attempt holds K. An attempt
-// (job J, attempt a) holds K from the commit of the fetch statement that moved
-// J to running with attempt a and wrote (K, J, a, token t) into K's row of
+// For every key K, at any moment at most one acquisition holds K. An
+// acquisition is a run of job attempts (J1, a1), ..., (Jn, an), n >= 1, in
+// run order: one job (n = 1) without batching, or, with
+// Config.ExclusiveBatch, the head of K and the key's next waiting jobs that
+// the same fetch took. It holds K from the commit of the fetch statement
+// that moved J1..Jn to running with attempts a1..an and wrote (K, J1, a1,
+// token t, and for n > 1 the run [J1..Jn], [a1..an]) into K's row of
 // river_bpmn_exclusive_lock, until the earlier of:
 //
-//	(r1) the work middleware marks the row free (job NULL, compared by K and
-//	     t), right after J's work function returned (or panicked), before it
-//	     returns to River and so before River records the outcome; and
-//	(r2) J stops running attempt a in the database: River's completer wrote
-//	     the outcome, the worker committed river.JobCompleteTx, the rescuer
-//	     moved a stuck job, the job was snoozed or interrupted. The row is
-//	     then stale: a fetch may take it over, the sweeper may delete it.
+//	(r1) the row is marked free (job NULL, compared by K and t) after the
+//	     work functions of the run have all returned (or panicked), or
+//	     ended without running (below): by a release statement the work
+//	     middleware runs before the run's last job returns to River, or,
+//	     when it deferred the release (every producer's last fetch was
+//	     full), by the next fetch of one of the engine's clients, which
+//	     gives the key back and may take it again in the same statement (a
+//	     takeover of a token the engine names as ended, point 2 below); and
+//	(r2) no job of the run still runs its attempt in the database: for
+//	     each Ji, River's completer wrote the outcome, the worker committed
+//	     river.JobCompleteTx, the rescuer moved a stuck job, the job was
+//	     snoozed or interrupted, the liveness takeover gave it back. The row
+//	     is then stale: a fetch may take it over, the sweeper may delete it.
+//	     Staleness is judged on every job the row names
+//	     (sql/lock_is_live.sql), never on J1 alone: the head of a run may
+//	     complete in the database (JobCompleteTx, a cancellation) while
+//	     later jobs of the run wait or work, and a takeover then would be an
+//	     overlap (TestExclusiveBatchStalenessNamesTheRun).
+//
+// Within a run, the client works the jobs strictly one after another, in run
+// order, on the client that fetched them (exclusive_run.go): Jk's work
+// starts only after J1..Jk-1 have ended, so the run's work functions never
+// overlap either. A job of the run whose work never reaches the middleware
+// (unknown kind, undecodable row) ends when River's producer reports it
+// finished (ProducerInit below), and holds nothing back.
 //
 // The invariant does not depend on the clients' acquisition options: a
 // client's filters and order decide only which jobs it considers and in
@@ -29,9 +51,11 @@ package workflow
 // between clients with different orders, priority ranges, deployments,
 // queues and kinds alike.
 //
-// J's work runs only while it holds K: River runs only jobs the fetch
-// returned, so the work starts after the fetch committed, and (r1) happens
-// after the work ended. So the work of two attempts of one key never overlap.
+// J's work runs only while its run holds K: River runs only jobs the fetch
+// returned, so the work starts after the fetch committed; (r1) happens after
+// the run's last work ended; and (r2) cannot happen while a job of the run
+// works, since that job still runs its attempt. So the work of two attempts
+// of one key never overlap.
 // The exceptions are the two ways River itself lets work outlive the running
 // state: a worker that commits JobCompleteTx and then keeps working, and a
 // worker that ignores cancellation past RescueStuckJobsAfter (River then runs
@@ -47,17 +71,19 @@ package workflow
 //     then re-check); an update of the existing row (DO UPDATE) succeeds only
 //     if the row's latest committed version, which PostgreSQL locks and
 //     re-reads for it, is free (no job) or still carries the token that this
-//     statement's snapshot judged stale. The job's move to running is in the
+//     statement's snapshot judged stale, or a token the engine passes as
+//     given back (its attempt's work has ended: (r1) happens in this very
+//     statement). The job's move to running is in the
 //     same statement and only happens for a key actually taken, so two
 //     fetches (on any clients, queues or nodes) racing for one key cannot
 //     both start a job of it; the loser's job stays available.
-//  3. Staleness is permanent. The row version (K, J, a, t) and J's move to
-//     running attempt a commit together, so a snapshot that sees it sees J at
-//     running attempt a or later; if J is not running attempt a there, that
-//     attempt is over for good (a later run of J is a later fetch, which
-//     writes its own acquisition with a new token over t). Snoozes and
-//     interrupted jobs give an attempt number back, which is why every
-//     comparison is by token, not by (job, attempt).
+//  3. Staleness is permanent. The row version (K, J1..Jn, a1..an, t) and
+//     the jobs' moves to running commit together, so a snapshot that sees it
+//     sees each Ji at running attempt ai or later; if none is running its
+//     attempt there, those attempts are over for good (a later run of a Ji
+//     is a later fetch, which writes its own acquisition with a new token
+//     over t). Snoozes and interrupted jobs give an attempt number back,
+//     which is why every comparison is by token, not by (job, attempt).
 //  4. Rows change only by that insert or conditional takeover, by a release
 //     and by a sweep, whose conditions are on the row itself (key and
 //     token): one that meets a row taken over after its snapshot re-checks
@@ -72,7 +98,10 @@ package workflow
 //
 // # Which job of a key runs next
 //
-// A fetch takes, of each key that no running attempt holds, only its head:
+// A fetch takes, of each key that no running attempt holds, only its head
+// (with Config.ExclusiveBatch, the head and the key's next waiting jobs in
+// the same order under the same filters, a prefix of the key's waiting jobs
+// the client may take, cut at the first job another fetch has locked):
 // the first waiting job of the key in the client's order among the jobs the
 // client may take (available, due, in the queue it fetches, of a kind it
 // works, and passing its filters: priority range, registered deployments).
@@ -102,7 +131,11 @@ package workflow
 // A key is free as soon as the work ends (r1), not when River's batch
 // completer writes the outcome about 250 ms later; the releases of concurrent
 // workers share one statement (exclusive.Batcher). River fetches again when
-// a job of a full fetch ends, and finds the key's next job. After a fetch
+// a job of a full fetch ends, and finds the key's next job; so when every
+// producer of the engine had a full last fetch the release costs no
+// statement at all: it is deferred to that fetch (deferredReleases,
+// exclusive_work.go; flushed on its own after 50 ms without a fetch, and at
+// producer shutdown). After a fetch
 // that came back short it waits for the next poll, so when a released key has
 // waiting jobs and one of the engine's producers came back short, the engine
 // wakes the queue's producers with River's own insert notification (Waker,
@@ -129,6 +162,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river/riverdriver"
 	"github.com/riverqueue/river/rivershared/riverpilot"
 	"github.com/riverqueue/river/rivertype"
@@ -153,6 +187,7 @@ var (
 	exclusiveStaleLocksSQL  = mustReadSQL("exclusive_stale_locks.sql")
 	exclusiveDeleteLocksSQL = mustReadSQL("exclusive_delete_locks.sql")
 	lockIsLiveSQL           = mustReadSQL("lock_is_live.sql")
+	jitOffSQL               = mustReadSQL("jit_off.sql")
 	exclusiveWaitingSQL     = mustReadSQL("exclusive_waiting.sql")
 )
 
@@ -261,11 +296,33 @@ func (p *pilot) jobGetAvailableExclusive(
 
 	engine := p.driver.engine
 	releasesBefore := engine.exclusive.releaseSeq.Load()
-	rows, err := q.Query(ctx, query.sql, p.fetchArgs(query, params)...)
+	// The keys the engine deferred to this fetch (exclusive_work.go): the
+	// statement gives them back first. Not in a transaction of the caller's,
+	// which might roll them back.
+	var deferred []heldKey
+	if _, inTx := exec.(riverdriver.ExecutorTx); !inTx {
+		deferred = engine.exclusive.takeDeferred(params.Schema)
+	}
+	rows, err := q.Query(ctx, query.sql, p.fetchArgs(query, params, deferred)...)
 	if err != nil {
+		// Not given back: give them back on their own.
+		go engine.releaseNow(params.Schema, deferred)
 		return nil, interpretError(err)
 	}
-	res, err := p.scanExclusiveFetch(params.Schema, rows)
+	res, err := p.scanExclusiveFetch(params.Schema, rows, query.batch)
+	if len(deferred) > 0 {
+		engine.exclusive.releaseSeq.Add(uint64(len(deferred)))
+		engine.exclusive.carried.Add(uint64(len(deferred)))
+		if engine.exclusive.filtered.Load() {
+			// A client with filters may not take the next job of a key it
+			// gave back: wake the keys' queues for whichever client may
+			// (at most once per FilteredWakeCooldown), as a release of
+			// its own does when a job of the key waits.
+			for _, held := range deferred {
+				engine.exclusive.filteredWaker.Wake(wakeTarget(held.schema, held.queue))
+			}
+		}
+	}
 	if err != nil {
 		return nil, interpretError(err)
 	}
@@ -285,16 +342,23 @@ func (p *pilot) jobGetAvailableExclusive(
 }
 
 // scanExclusiveFetch reads the fetched jobs, each followed by the key it
-// took and that acquisition's token, and records the keys as held.
-func (p *pilot) scanExclusiveFetch(schema string, rows pgx.Rows) (*riverdriver.JobGetAvailableResult, error) {
+// took and that acquisition's token (with batch, also its place in the key's
+// run and the run's length), and records the keys as held.
+func (p *pilot) scanExclusiveFetch(schema string, rows pgx.Rows, batch bool) (*riverdriver.JobGetAvailableResult, error) {
 	defer rows.Close()
 	res := &riverdriver.JobGetAvailableResult{Jobs: []*rivertype.JobRow{}}
 	for rows.Next() {
 		var (
-			key   *string
-			token *int64
+			key    *string
+			token  *int64
+			runPos *int64
+			runLen *int32
+			suffix = []any{&key, &token}
 		)
-		job, decodeErr, err := scanJobRow(suffixedRow{rows: rows, suffix: []any{&key, &token}})
+		if batch {
+			suffix = append(suffix, &runPos, &runLen)
+		}
+		job, decodeErr, err := scanJobRow(suffixedRow{rows: rows, suffix: suffix})
 		if err != nil {
 			return nil, err
 		}
@@ -305,7 +369,11 @@ func (p *pilot) scanExclusiveFetch(schema string, rows pgx.Rows) (*riverdriver.J
 			}
 			res.DecodeErrors[job.ID] = decodeErr
 		}
-		if key != nil && token != nil {
+		switch {
+		case key == nil || token == nil:
+		case runLen != nil && *runLen > 1 && runPos != nil:
+			p.driver.engine.exclusive.holdRun(schema, job, *key, *token, int(*runPos)-1, int(*runLen))
+		default:
 			p.driver.engine.exclusive.holdKey(schema, job, *key, *token)
 		}
 	}
@@ -354,6 +422,17 @@ type exclusiveProducerState struct {
 // JobFinish is called by River for every job its producer ran.
 func (s *exclusiveProducerState) JobFinish(job *rivertype.JobRow) {
 	s.ProducerState.JobFinish(job)
+	if s.engine.config.ExclusiveBatch > 1 {
+		if m, ok := s.engine.exclusive.runMemberOf(job); ok {
+			// A job of a run that never reached the middleware (or whose
+			// middleware ended it already: no effect) ends here, so that
+			// the rest of its run does not wait for it.
+			if held, ok := s.engine.exclusive.endRunJob(job, m); ok {
+				go s.engine.releaseExclusive(context.Background(), held)
+			}
+			return
+		}
+	}
 	if held, ok := s.engine.exclusive.takeHeld(job); ok {
 		// River calls this on its producer's loop: release elsewhere.
 		go s.engine.releaseExclusive(context.Background(), held)
@@ -364,6 +443,8 @@ func (s *exclusiveProducerState) JobFinish(job *rivertype.JobRow) {
 func (p *pilot) ProducerShutdown(ctx context.Context, exec riverdriver.Executor, params *riverpilot.ProducerShutdownParams) error {
 	if p.exclusiveEnabled() {
 		p.driver.engine.exclusive.forgetProducer(wakeTarget(params.Schema, params.Queue), p)
+		// Its jobs have ended: give back what waits for a fetch now.
+		p.driver.engine.flushDeferred(params.Schema)
 	}
 	return p.StandardPilot.ProducerShutdown(ctx, exec, params)
 }
@@ -396,7 +477,31 @@ func (p *pilot) ProducerKeepAlive(ctx context.Context, exec riverdriver.Executor
 // statements on purpose: the first judges staleness in one snapshot; the
 // second deletes by token, a condition on the row itself, so a lock taken in
 // between (a new token) is left alone (invariant point 4).
+//
+// Given the pool, it runs both in a transaction with JIT compilation off:
+// the first statement probes river_job once per lock row, so on a lock table
+// with many rows, or with stale statistics after many updates, its estimated
+// cost passes jit_above_cost, and compiling it took about 1.9 s of the 2.2 s
+// it ran on a table of 1,000 keys that had been updated 600,000 times
+// (autovacuum off). That is CPU taken from the fetches every
+// ProducerReportInterval, per producer, and a snapshot held as long, during
+// which PostgreSQL cannot mark the index entries of the jobs fetched since
+// as dead, so every fetch in the meantime visits all of them again (a fetch
+// by priority one heap page each; README, "Exclusive jobs"). Given a
+// transaction (the caller's), it runs the statements in it as they are.
 func sweepExclusiveLocks(ctx context.Context, q querier, schema string, retention time.Duration) (int, error) {
+	if pool, ok := q.(*pgxpool.Pool); ok {
+		var deleted int
+		err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+			if _, err := tx.Exec(ctx, jitOffSQL); err != nil {
+				return err
+			}
+			n, err := sweepExclusiveLocks(ctx, tx, schema, retention)
+			deleted = n
+			return err
+		})
+		return deleted, err
+	}
 	rows, err := q.Query(ctx, renderExclusiveSQL(exclusiveStaleLocksSQL, schema, exclusive.None), retention)
 	if err != nil {
 		return 0, err

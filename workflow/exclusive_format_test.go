@@ -14,9 +14,9 @@ import (
 func TestExclusiveLockAndWaitPrint(t *testing.T) {
 	t.Parallel()
 	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	lock := newExclusiveLock("pi-1", 11, 1, "client-a", "default", at, ptr(string(rivertype.JobStateRunning)), ptr(int16(1)))
-	stale := newExclusiveLock("pi-2", 12, 1, "client-a", "default", at, ptr(string(rivertype.JobStateCompleted)), ptr(int16(1)))
-	gone := newExclusiveLock("pi-3", 13, 2, "client-b", "q2", at, nil, nil)
+	lock := newExclusiveLock("pi-1", 11, 1, "client-a", "default", at, ptr(string(rivertype.JobStateRunning)), ptr(int16(1)), nil, nil)
+	stale := newExclusiveLock("pi-2", 12, 1, "client-a", "default", at, ptr(string(rivertype.JobStateCompleted)), ptr(int16(1)), nil, nil)
+	gone := newExclusiveLock("pi-3", 13, 2, "client-b", "q2", at, nil, nil, nil, nil)
 
 	want := `key "pi-1" held by job 11 attempt 1 (client client-a, queue default, since 2026-01-02T03:04:05Z)`
 	require.Equal(t, want, fmt.Sprintf("%+v", lock))

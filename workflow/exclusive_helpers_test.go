@@ -64,6 +64,9 @@ type exclRecorder struct {
 
 	mu       sync.Mutex
 	finished map[int64]int // job id -> times its work finished it (completed or cancelled)
+	// firstRuns are the first run of each job: when it started, its key and
+	// its place in River's order then.
+	firstRuns map[int64]exclFirstRun
 
 	followUps       atomic.Int64
 	followUpsByJob  sync.Map // job id -> struct{}: follow-up already inserted
@@ -74,7 +77,25 @@ type exclRecorder struct {
 }
 
 func newExclRecorder(scope exclusive.Scope) *exclRecorder {
-	return &exclRecorder{scope: scope, finished: make(map[int64]int)}
+	return &exclRecorder{scope: scope, finished: make(map[int64]int), firstRuns: make(map[int64]exclFirstRun)}
+}
+
+// exclFirstRun is the first run of a job.
+type exclFirstRun struct {
+	jobID       int64
+	key         string
+	start       time.Time
+	priority    int
+	scheduledAt time.Time
+}
+
+// begin records a run's start: the job's first run, if it is.
+func (r *exclRecorder) begin(key string, job *rivertype.JobRow) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if _, ok := r.firstRuns[job.ID]; !ok {
+		r.firstRuns[job.ID] = exclFirstRun{jobID: job.ID, key: key, start: time.Now(), priority: job.Priority, scheduledAt: job.ScheduledAt}
+	}
 }
 
 func (r *exclRecorder) finish(jobID int64) {
@@ -94,6 +115,7 @@ func (w *exclWorker) Work(ctx context.Context, job *river.Job[exclArgs]) error {
 	args := job.Args
 	key, _ := exclusive.Key(w.rec.scope, !args.NonExclusive, args.Instance, args.Root)
 	end := w.rec.timeline.Begin(key, job.ID, job.Attempt)
+	w.rec.begin(key, job.JobRow)
 	defer end()
 
 	if args.SleepMicros > 0 {
@@ -184,22 +206,31 @@ type exclNodeOpts struct {
 	noMiddleware bool
 	// liveness switches Config.Liveness on (default settings).
 	liveness bool
+	// acquisition, when set, is the client's acquisition (Engine.NewDriver).
+	acquisition *Acquisition
+	// batch is Config.ExclusiveBatch.
+	batch int
 }
 
 // newExclNode builds (but does not start) a node working exclArgs jobs.
 func newExclNode(t testing.TB, schema string, rec *exclRecorder, opts exclNodeOpts) *exclNode {
 	t.Helper()
 	pool := exclNodePool(t, opts.poolConns)
-	engine, err := NewEngine(pool, &Config{Schema: schema, ExclusiveScope: opts.scope, Liveness: liveness.Config{Enabled: opts.liveness}})
+	engine, err := NewEngine(pool, &Config{Schema: schema, ExclusiveScope: opts.scope, ExclusiveBatch: opts.batch, Liveness: liveness.Config{Enabled: opts.liveness}})
 	require.NoError(t, err)
 	workers := river.NewWorkers()
 	river.AddWorker(workers, &exclWorker{rec: rec})
 	if opts.addWorkers != nil {
 		opts.addWorkers(workers)
 	}
-	var driver riverdriver.Driver[pgx.Tx] = engine.Driver()
+	bpmnDriver := engine.Driver()
+	if opts.acquisition != nil {
+		bpmnDriver, err = engine.NewDriver(*opts.acquisition)
+		require.NoError(t, err)
+	}
+	var driver riverdriver.Driver[pgx.Tx] = bpmnDriver
 	if exclWrapDriver != nil {
-		driver = exclWrapDriver(engine.Driver())
+		driver = exclWrapDriver(bpmnDriver)
 	}
 	middleware := []rivertype.Middleware{engine.Middleware()}
 	if opts.noMiddleware {

@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river/rivertype"
 
+	"github.com/riverbpmn/riverbpmn/exclusive"
 	"github.com/riverbpmn/riverbpmn/hold"
 )
 
@@ -41,7 +42,13 @@ type ExclusiveLock struct {
 	// Stale is true when the holding job no longer runs the attempt that took
 	// the key (River recorded its outcome, or rescued it): the key is free,
 	// the next fetch takes it over, and the producers' keep-alive deletes it.
+	// For the lock of a run (RunJobIDs), when no job of the run still runs
+	// the attempt the fetch moved it to.
 	Stale bool
+	// RunJobIDs are the jobs of the run that took the key, in the order the
+	// client runs them (JobID first), when the key was taken for a run of
+	// jobs (Config.ExclusiveBatch); nil for a key taken for one job.
+	RunJobIDs []int64
 }
 
 // ExclusiveWait says whether a job waits for its exclusive key, and for
@@ -90,11 +97,13 @@ func (e *Engine) ExclusiveWait(ctx context.Context, jobID int64) (*ExclusiveWait
 		lockedAt                   *time.Time
 		holderState                *string
 		keyJobsAhead               int64
+		runJobIDs                  []int64
+		runLive                    *bool
 	)
 	err := e.dbPool.QueryRow(ctx, e.exclusive.sql(exclusiveWaitSQL, e.config.Schema), jobID).Scan(
 		&state, &wait.Queue, &key,
 		&lockJobID, &lockAttempt, &lockClient, &lockQueue, &lockedAt,
-		&holderState, &holderAttempt, &keyJobsAhead,
+		&holderState, &holderAttempt, &runJobIDs, &runLive, &keyJobsAhead,
 	)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, fmt.Errorf("workflow: job %d: %w", jobID, ErrNotFound)
@@ -108,7 +117,7 @@ func (e *Engine) ExclusiveWait(ctx context.Context, jobID int64) (*ExclusiveWait
 		wait.KeyJobsAhead = int(keyJobsAhead)
 	}
 	if lockJobID != nil {
-		wait.Holder = newExclusiveLock(wait.Key, *lockJobID, *lockAttempt, *lockClient, *lockQueue, *lockedAt, holderState, holderAttempt)
+		wait.Holder = newExclusiveLock(wait.Key, *lockJobID, *lockAttempt, *lockClient, *lockQueue, *lockedAt, holderState, holderAttempt, runJobIDs, runLive)
 		wait.Waiting = wait.State == rivertype.JobStateAvailable && !wait.Holder.Stale && wait.Holder.JobID != jobID
 	}
 	if err := e.addHoldToExclusiveWait(ctx, wait); err != nil {
@@ -129,7 +138,7 @@ func (e *Engine) ExclusiveLocks(ctx context.Context) ([]*ExclusiveLock, error) {
 // queryExclusiveLocks runs sql, a listing of exclusive locks
 // (exclusive_locks.sql or exclusive_locks_page.sql), with args.
 func (e *Engine) queryExclusiveLocks(ctx context.Context, sql string, args ...any) ([]*ExclusiveLock, error) {
-	rows, err := e.dbPool.Query(ctx, e.sql(sql), args...)
+	rows, err := e.dbPool.Query(ctx, renderExclusiveSQL(sql, e.config.Schema, exclusive.None), args...)
 	if err != nil {
 		return nil, fmt.Errorf("workflow: listing exclusive locks: %w", err)
 	}
@@ -141,11 +150,13 @@ func (e *Engine) queryExclusiveLocks(ctx context.Context, sql string, args ...an
 			lockedAt           time.Time
 			holderState        *string
 			holderAttempt      *int16
+			runJobIDs          []int64
+			runLive            *bool
 		)
-		if err := row.Scan(&key, &jobID, &attempt, &client, &queue, &lockedAt, &holderState, &holderAttempt); err != nil {
+		if err := row.Scan(&key, &jobID, &attempt, &client, &queue, &lockedAt, &holderState, &holderAttempt, &runJobIDs, &runLive); err != nil {
 			return nil, err
 		}
-		return newExclusiveLock(key, jobID, attempt, client, queue, lockedAt, holderState, holderAttempt), nil
+		return newExclusiveLock(key, jobID, attempt, client, queue, lockedAt, holderState, holderAttempt, runJobIDs, runLive), nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("workflow: listing exclusive locks: %w", err)
@@ -170,7 +181,10 @@ func (e *Engine) DeleteStaleExclusiveLocks(ctx context.Context) (int, error) {
 	return n, nil
 }
 
-func newExclusiveLock(key string, jobID int64, attempt int16, client, queue string, lockedAt time.Time, holderState *string, holderAttempt *int16) *ExclusiveLock {
+// newExclusiveLock builds a lock from its row: runLive is whether any job of
+// the run still runs its attempt (sql/lock_is_live.sql), nil for a lock of
+// one job.
+func newExclusiveLock(key string, jobID int64, attempt int16, client, queue string, lockedAt time.Time, holderState *string, holderAttempt *int16, runJobIDs []int64, runLive *bool) *ExclusiveLock {
 	lock := &ExclusiveLock{
 		Key: key, JobID: jobID, Attempt: int(attempt), ClientID: client, Queue: queue, LockedAt: lockedAt.UTC(),
 	}
@@ -179,5 +193,9 @@ func newExclusiveLock(key string, jobID int64, attempt int16, client, queue stri
 		lock.HolderAttempt = int(*holderAttempt)
 	}
 	lock.Stale = lock.HolderState != rivertype.JobStateRunning || lock.HolderAttempt != lock.Attempt
+	if runJobIDs != nil && runLive != nil {
+		lock.RunJobIDs = runJobIDs
+		lock.Stale = !*runLive
+	}
 	return lock
 }

@@ -30,7 +30,10 @@ type exclStressResult struct {
 // no process instance; one node stopped (StopAndCancel) a third of the way
 // through. scope is what the engines enforce; the timeline is always checked
 // against the process-instance rule.
-func runExclusiveStress(t *testing.T, scope exclusive.Scope) *exclStressResult {
+//
+// batches, when given, are the nodes' Config.ExclusiveBatch in turn (say 5, 0:
+// nodes 0 and 2 take runs, 1 and 3 do not).
+func runExclusiveStress(t *testing.T, scope exclusive.Scope, batches ...int) *exclStressResult {
 	t.Helper()
 	ctx := context.Background()
 	schema := exclSchema(t)
@@ -45,9 +48,13 @@ func runExclusiveStress(t *testing.T, scope exclusive.Scope) *exclStressResult {
 	)
 	nodes := make([]*exclNode, numNodes)
 	for i := range nodes {
+		batch := 0
+		if len(batches) > 0 {
+			batch = batches[i%len(batches)]
+		}
 		nodes[i] = newExclNode(t, schema, rec, exclNodeOpts{
 			scope: scope, maxWorkers: maxWorkers, poolConns: 6,
-			poll: 50 * time.Millisecond, cooldown: 5 * time.Millisecond,
+			poll: 50 * time.Millisecond, cooldown: 5 * time.Millisecond, batch: batch,
 		})
 	}
 
@@ -98,6 +105,11 @@ func runExclusiveStress(t *testing.T, scope exclusive.Scope) *exclStressResult {
 	for _, node := range nodes[:numNodes-1] {
 		require.NoError(t, node.client.Stop(ctx))
 	}
+	var carried, runJobs uint64
+	for _, node := range nodes {
+		carried += node.engine.exclusive.carried.Load()
+		runJobs += node.engine.exclusive.runJobs.Load()
+	}
 
 	// No job finished twice, and every job finished (by its work, not by
 	// someone else's state change).
@@ -110,10 +122,52 @@ func runExclusiveStress(t *testing.T, scope exclusive.Scope) *exclStressResult {
 	}
 	require.Zero(t, exclJobStates(ctx, t, schema)["discarded"])
 	require.Zero(t, exclHeldLockCount(ctx, t, schema), "every key was given back")
-	t.Logf("scope %s: %d jobs (%d follow-ups, %d failures, %d snoozes, %d runs interrupted by the stop) in %s",
-		scope, total, rec.followUps.Load(), rec.failures.Load(), rec.snoozes.Load(), rec.interruptedRuns.Load(), elapsed.Round(time.Millisecond))
+	t.Logf("scope %s, batches %v: %d jobs (%d follow-ups, %d failures, %d snoozes, %d runs interrupted by the stop) in %s; %d keys given back by a fetch (deferred releases); %d jobs fetched in runs",
+		scope, batches, total, rec.followUps.Load(), rec.failures.Load(), rec.snoozes.Load(), rec.interruptedRuns.Load(), elapsed.Round(time.Millisecond), carried, runJobs)
+	if slices.ContainsFunc(batches, func(b int) bool { return b > 1 }) {
+		require.NotZero(t, runJobs, "some jobs were fetched in runs")
+	}
+	if scope.Enabled() {
+		// Within a key, jobs start their first run in River's order (every
+		// client here fetches in River's order), judged by the place each
+		// had when it started (a job snoozed or given back by the stop
+		// goes behind the key's waiting jobs).
+		byKey := map[string][]exclFirstRun{}
+		for _, r := range rec.firstRuns {
+			if r.key != "" {
+				byKey[r.key] = append(byKey[r.key], r)
+			}
+		}
+		pairs := 0
+		for key, runs := range byKey {
+			slices.SortFunc(runs, func(a, b exclFirstRun) int { return a.start.Compare(b.start) })
+			for i := 1; i < len(runs); i++ {
+				a, b := runs[i-1], runs[i]
+				pairs++
+				require.True(t, exclRiverBefore(a, b), "key %s: job %d (priority %d, at %s) started before job %d (priority %d, at %s), which comes first in River's order",
+					key, a.jobID, a.priority, a.scheduledAt, b.jobID, b.priority, b.scheduledAt)
+			}
+		}
+		require.Positive(t, pairs)
+	}
+	if scope.Enabled() {
+		// The zero-overlap check below covers keys given back by the
+		// next fetch, not only by a statement of their own.
+		require.NotZero(t, carried, "some releases were deferred to a fetch")
+	}
 
 	return &exclStressResult{rec: rec, overlaps: exclusive.Overlaps(rec.timeline.Spans()), jobs: total, elapsed: elapsed}
+}
+
+// exclRiverBefore says whether a comes before b in River's order.
+func exclRiverBefore(a, b exclFirstRun) bool {
+	if a.priority != b.priority {
+		return a.priority < b.priority
+	}
+	if c := a.scheduledAt.Compare(b.scheduledAt); c != 0 {
+		return c < 0
+	}
+	return a.jobID < b.jobID
 }
 
 func sumValues(m map[string]int) int {
@@ -130,6 +184,25 @@ func sumValues(m map[string]int) int {
 func TestExclusiveStress(t *testing.T) {
 	t.Run("Enforced", func(t *testing.T) {
 		res := runExclusiveStress(t, exclusive.ProcessInstance)
+		for _, overlap := range res.overlaps[:min(len(res.overlaps), 10)] {
+			t.Error(overlap)
+		}
+		require.Empty(t, res.overlaps, "no two exclusive jobs of one instance ran at the same time")
+	})
+	t.Run("Batched", func(t *testing.T) {
+		// Nodes 0 and 2 take runs of up to 5 jobs of a key
+		// (Config.ExclusiveBatch), nodes 1 and 3 one job per key; node 3
+		// is stopped midway.
+		res := runExclusiveStress(t, exclusive.ProcessInstance, 5, 0)
+		for _, overlap := range res.overlaps[:min(len(res.overlaps), 10)] {
+			t.Error(overlap)
+		}
+		require.Empty(t, res.overlaps, "no two exclusive jobs of one instance ran at the same time")
+	})
+	t.Run("BatchedStopped", func(t *testing.T) {
+		// Every node takes runs, and the stopped node gives back the waiting
+		// jobs of its runs.
+		res := runExclusiveStress(t, exclusive.ProcessInstance, 4)
 		for _, overlap := range res.overlaps[:min(len(res.overlaps), 10)] {
 			t.Error(overlap)
 		}

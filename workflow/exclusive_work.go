@@ -7,6 +7,7 @@ package workflow
 import (
 	"context"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -38,8 +39,23 @@ type engineExclusive struct {
 	// to the key and token, until the key is given back.
 	held sync.Map // heldKeyID -> heldKey
 
+	// runMembers maps the job attempts of runs (Config.ExclusiveBatch) to
+	// their run and place, until each ends; runsByToken finds a run while
+	// a fetch's rows are read (exclusive_run.go).
+	runMembers  sync.Map // heldKeyID -> runMember
+	runsByToken sync.Map // runKeyID -> *exclusiveRun
+	// runJobs counts the jobs fetched as part of a run of more than one.
+	runJobs atomic.Uint64
+
 	// releasers holds one release batcher per schema.
 	releasers sync.Map // schema -> *exclusive.Batcher[heldKey, *string]
+
+	// deferred holds, per schema, the keys whose work has ended and that the
+	// next fetch of one of the engine's clients gives back (deferredReleases).
+	deferred sync.Map // schema -> *deferredReleases
+	// carried counts the deferred releases that a fetch gave back (the
+	// others were flushed by a statement of their own).
+	carried atomic.Uint64
 
 	// queues holds, per wake target, the engine's producers on that queue and
 	// whether each one's last fetch came back short; hungryProducers counts
@@ -76,11 +92,18 @@ type queueFetchState struct {
 }
 
 func (x *engineExclusive) queueState(target string) *queueFetchState {
-	if st, ok := x.queues.Load(target); ok {
-		return st.(*queueFetchState) //nolint:forcetypeassert // only states are stored
+	return loadOrNew(&x.queues, target, func() *queueFetchState { return &queueFetchState{hungry: make(map[*pilot]bool)} })
+}
+
+// loadOrNew returns m's value for key, storing newValue() first when there
+// is none (newValue runs only then, and a racing store wins). m holds only
+// values of type V under keys of type K.
+func loadOrNew[K comparable, V any](m *sync.Map, key K, newValue func() V) V {
+	v, ok := m.Load(key)
+	if !ok {
+		v, _ = m.LoadOrStore(key, newValue())
 	}
-	st, _ := x.queues.LoadOrStore(target, &queueFetchState{hungry: make(map[*pilot]bool)})
-	return st.(*queueFetchState) //nolint:forcetypeassert // only states are stored
+	return v.(V) //nolint:forcetypeassert // the map holds only Vs
 }
 
 // recordFetch notes whether a producer's fetch came back short (fewer jobs
@@ -221,10 +244,16 @@ func (x *engineExclusive) takeHeld(job *rivertype.JobRow) (heldKey, bool) {
 // River's completer. The releases of concurrent workers share one statement
 // (exclusive.Batcher); this returns once the job's own release is written,
 // so the fetch River makes right after (a slot just freed) finds the key's
-// next job. Jobs without a key pass straight through.
+// next job, or once it is deferred to that very fetch (releaseExclusive).
+// Jobs without a key pass straight through.
 func (e *Engine) workExclusive(ctx context.Context, job *rivertype.JobRow, doInner func(context.Context) error) error {
 	if !e.config.ExclusiveScope.Enabled() {
 		return doInner(ctx)
+	}
+	if e.config.ExclusiveBatch > 1 {
+		if m, ok := e.exclusive.runMemberOf(job); ok {
+			return e.workRunJob(ctx, job, m, doInner)
+		}
 	}
 	defer func() {
 		if held, ok := e.exclusive.takeHeld(job); ok {
@@ -236,13 +265,11 @@ func (e *Engine) workExclusive(ctx context.Context, job *rivertype.JobRow, doInn
 
 // releaser returns the batcher that gives keys back in schema.
 func (x *engineExclusive) releaser(e *Engine, schema string) *exclusive.Batcher[heldKey, *string] {
-	if b, ok := x.releasers.Load(schema); ok {
-		return b.(*exclusive.Batcher[heldKey, *string]) //nolint:forcetypeassert // only batchers are stored
-	}
-	b, _ := x.releasers.LoadOrStore(schema, exclusive.NewBatcher(maxReleaseBatch, func(ctx context.Context, batch []heldKey) ([]*string, error) {
-		return e.releaseBatch(ctx, schema, batch)
-	}))
-	return b.(*exclusive.Batcher[heldKey, *string]) //nolint:forcetypeassert // only batchers are stored
+	return loadOrNew(&x.releasers, schema, func() *exclusive.Batcher[heldKey, *string] {
+		return exclusive.NewBatcher(maxReleaseBatch, func(ctx context.Context, batch []heldKey) ([]*string, error) {
+			return e.releaseBatch(ctx, schema, batch)
+		})
+	})
 }
 
 // releaseExclusive gives a key back and, when a producer needs waking, wakes
@@ -250,8 +277,19 @@ func (x *engineExclusive) releaser(e *Engine, schema string) *exclusive.Batcher[
 // returned: the job's work succeeded or failed on its own merits, and the
 // lock turns stale once River records the outcome (invariant (r2) in
 // exclusive_fetch.go).
+//
+// When every producer of the engine on the job's queue had a full last
+// fetch, the release is deferred to the next fetch of the engine in the
+// schema instead (deferredReleases): River fetches again as soon as the
+// job's slot is free, and that fetch gives the key back and may take the
+// key's next job in the same statement, so the key costs no statement of its
+// own.
 func (e *Engine) releaseExclusive(ctx context.Context, held heldKey) {
 	if e.dbPool == nil {
+		return
+	}
+	if e.exclusive.canDefer(wakeTarget(held.schema, held.queue)) {
+		e.exclusive.deferRelease(e, held)
 		return
 	}
 	ctx, cancel := context.WithTimeout(ctx, releaseTimeout)
@@ -259,16 +297,118 @@ func (e *Engine) releaseExclusive(ctx context.Context, held heldKey) {
 	wakeQueue, err := e.exclusive.releaser(e, held.schema).Do(ctx, held)
 	e.exclusive.releaseSeq.Add(1)
 	if err != nil {
-		e.logger().WarnContext(ctx, "riverbpmn: giving back an exclusive key failed; it frees itself when River records the job's outcome",
-			slog.Int64("job_id", held.jobID), slog.String("key", held.key), slog.String("err", err.Error()))
+		e.logReleaseFailed(ctx, held, err)
 		return
 	}
+	e.afterRelease(held, wakeQueue)
+}
+
+// logReleaseFailed logs a release that failed.
+func (e *Engine) logReleaseFailed(ctx context.Context, held heldKey, err error) {
+	e.logger().WarnContext(ctx, "riverbpmn: giving back an exclusive key failed; it frees itself when River records the job's outcome",
+		slog.Int64("job_id", held.jobID), slog.String("key", held.key), slog.String("err", err.Error()))
+}
+
+// afterRelease wakes the producers of wakeQueue, the queue where a job of
+// the key given back waits (nil: none, or not looked for), when they need it.
+func (e *Engine) afterRelease(held heldKey, wakeQueue *string) {
 	if wakeQueue != nil && e.exclusive.waker != nil {
 		switch target := wakeTarget(held.schema, *wakeQueue); {
 		case e.exclusive.needsWake(target):
 			e.exclusive.waker.Wake(target)
 		case e.exclusive.filtered.Load():
 			e.exclusive.filteredWaker.Wake(target)
+		}
+	}
+}
+
+// deferredReleaseFlush bounds how long a deferred release waits for a fetch
+// to carry it: after this long without one (a client that stopped fetching)
+// the keys are given back by a statement of their own.
+const deferredReleaseFlush = 50 * time.Millisecond
+
+// deferredReleases are keys whose jobs' work has ended, waiting to be given
+// back by the next fetch of one of the engine's clients in a schema (the
+// released CTE of the exclusive fetch, sql/job_get_available.sql), or by a
+// flush after deferredReleaseFlush. Until then the key stays held, which
+// only ever holds it longer than the work (invariant (r1) in
+// exclusive_fetch.go happens at that fetch instead).
+type deferredReleases struct {
+	mu    sync.Mutex
+	items []heldKey
+	timer *time.Timer // armed while items is not empty
+}
+
+// canDefer says whether the release of a key of a job from target's queue
+// may wait for the next fetch: when the engine has producers on that queue,
+// and none of its producers (on any queue) came back short from its last
+// fetch, so River fetches again as soon as the job's slot is free.
+func (x *engineExclusive) canDefer(target string) bool {
+	if x.waker == nil || x.hungryProducers.Load() > 0 {
+		return false
+	}
+	st := x.queueState(target)
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return len(st.hungry) > 0
+}
+
+func (x *engineExclusive) deferredFor(schema string) *deferredReleases {
+	return loadOrNew(&x.deferred, schema, func() *deferredReleases { return &deferredReleases{} })
+}
+
+// deferRelease adds held to the schema's deferred releases, arming the flush.
+func (x *engineExclusive) deferRelease(e *Engine, held heldKey) {
+	d := x.deferredFor(held.schema)
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.items = append(d.items, held)
+	if d.timer == nil {
+		d.timer = time.AfterFunc(deferredReleaseFlush, func() { e.flushDeferred(held.schema) })
+	}
+}
+
+// takeDeferred removes and returns the schema's deferred releases.
+func (x *engineExclusive) takeDeferred(schema string) []heldKey {
+	d, ok := x.deferred.Load(schema)
+	if !ok {
+		return nil
+	}
+	dr := d.(*deferredReleases) //nolint:forcetypeassert // only deferredReleases are stored
+	dr.mu.Lock()
+	defer dr.mu.Unlock()
+	items := dr.items
+	dr.items = nil
+	if dr.timer != nil {
+		dr.timer.Stop()
+		dr.timer = nil
+	}
+	return items
+}
+
+// flushDeferred gives back the schema's deferred releases with statements
+// of their own (sql/exclusive_release.sql).
+func (e *Engine) flushDeferred(schema string) {
+	e.releaseNow(schema, e.exclusive.takeDeferred(schema))
+}
+
+// releaseNow gives back the keys of items (all of schema) with statements of
+// their own, as releaseExclusive does when it does not defer.
+func (e *Engine) releaseNow(schema string, items []heldKey) {
+	if len(items) == 0 || e.dbPool == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), releaseTimeout)
+	defer cancel()
+	for batch := range slices.Chunk(items, maxReleaseBatch) {
+		wakeQueues, err := e.releaseBatch(ctx, schema, batch)
+		e.exclusive.releaseSeq.Add(uint64(len(batch)))
+		for i, held := range batch {
+			if err != nil {
+				e.logReleaseFailed(ctx, held, err)
+				continue
+			}
+			e.afterRelease(held, wakeQueues[i])
 		}
 	}
 }

@@ -3,8 +3,8 @@ package workflow
 import (
 	"context"
 	"encoding/json"
-	"fmt"
-	"strings"
+	"regexp"
+	"slices"
 	"sync"
 
 	"github.com/riverqueue/river/rivertype"
@@ -78,7 +78,8 @@ func turnAfter(a, b, prev string, hadPrev bool) bool {
 }
 
 // jobTenant returns the tenant of a job's metadata as the fetch sees it
-// (metadata.bpmn.tenant_id as text), "" for none.
+// (river_bpmn_ctx_tenant, migration riverbpmn/016: a JSON string's text),
+// "" for none or for a value that is not a string.
 func jobTenant(metadata []byte) string {
 	raw, err := metadataJobContext(metadata)
 	if err != nil || raw == nil {
@@ -91,90 +92,93 @@ func jobTenant(metadata []byte) string {
 		return ""
 	}
 	var s string
-	if json.Unmarshal(fields.TenantID, &s) == nil {
-		return s
+	if json.Unmarshal(fields.TenantID, &s) != nil {
+		return "" // null, a number or another value: no tenant, as in SQL
 	}
-	if string(fields.TenantID) == "null" {
-		return ""
-	}
-	return string(fields.TenantID) // a number or other value: its JSON text, as ->> gives
+	return s
 }
 
-var (
-	fairnessIndexCreateSQL = mustReadSQL("fairness_index_create.sql")
-	fairnessIndexDropSQL   = mustReadSQL("fairness_index_drop.sql")
-	fairnessIndexValidSQL  = mustReadSQL("fairness_index_valid.sql")
-)
+// tenantIndexes are the tenant indexes of fair fetching, one per order
+// (sql/fairness_index_create.sql).
+var tenantIndexes = newOnDemandIndexes("tenant fairness index", tenantIndexNames,
+	regexp.MustCompile(`\briver_bpmn_fetch_tenant(_[ptd]+)?\b`), "fairness_index_create.sql", "fairness_index_drop.sql")
 
-// EnableTenantFairness creates, in the engine's schema, the two tenant
-// indexes a fair fetch (Acquisition.FairByTenant) reads, with CREATE INDEX
-// CONCURRENTLY: inserts and fetches go on while they are built. A client
-// whose driver fetches fairly calls it when it starts, so an application
-// rarely needs to; a database whose clients never fetch fairly never has
-// the indexes, and its inserts pay nothing for fairness. Idempotent. An
+// tenantIndexNames are the names of every tenant index, one per order.
+var tenantIndexNames = func() []string {
+	names := make([]string, len(orderIndexSuffixes))
+	for i, suffix := range orderIndexSuffixes {
+		names[i] = tenantIndexName(suffix)
+	}
+	return names
+}()
+
+func tenantIndexName(suffix string) string {
+	if suffix == "" {
+		return "river_bpmn_fetch_tenant"
+	}
+	return "river_bpmn_fetch_tenant_" + suffix
+}
+
+// TenantFairnessIndex names the tenant index a fair client whose
+// acquisition is acq reads (the one EnableTenantFairness creates for acq):
+// river_bpmn_fetch_tenant in River's order, with a suffix naming the order
+// keys acq enables (p ByPriority, t TimersFirst, d ByDueDate), such as
+// river_bpmn_fetch_tenant_pd for ByPriority and ByDueDate. Only those three
+// options choose the index; the filters and the weights do not.
+func TenantFairnessIndex(acq Acquisition) string {
+	return tenantIndexName(orderSuffix(acq))
+}
+
+// EnableTenantFairness creates, in the engine's schema, the tenant index a
+// fair fetch (Acquisition.FairByTenant) of each given acquisition reads
+// (TenantFairnessIndex: one per order, so a client fetching by priority
+// with fairness gets the index by tenant and priority), or, with none given,
+// the index of River's order. It uses CREATE INDEX CONCURRENTLY: inserts and
+// fetches go on while they are built. A client whose driver fetches fairly
+// calls it for its own acquisition when it starts, so an application rarely
+// needs to; a database whose clients never fetch fairly never has the
+// indexes, and its inserts pay nothing for fairness, and one whose fair
+// clients share an order pays one index entry per insert. Idempotent. An
 // index left invalid by an interrupted build is dropped and built again.
-func (e *Engine) EnableTenantFairness(ctx context.Context) error {
-	if e.dbPool == nil {
-		return errNoPool
+func (e *Engine) EnableTenantFairness(ctx context.Context, orders ...Acquisition) error {
+	if len(orders) == 0 {
+		orders = []Acquisition{{}}
 	}
-	if on, err := e.TenantFairnessEnabled(ctx); err != nil || on {
-		return err
+	names := make([]string, len(orders))
+	for i, acq := range orders {
+		names[i] = TenantFairnessIndex(acq)
 	}
-	// Both indexes exist and are valid, or neither does: an interrupted
-	// concurrent build leaves an invalid index that IF NOT EXISTS would
-	// keep, so start from nothing.
-	if err := e.execStatements(ctx, fairnessIndexDropSQL); err != nil {
-		return err
-	}
-	return e.execStatements(ctx, fairnessIndexCreateSQL)
+	return tenantIndexes.enable(ctx, e, names)
 }
 
-// DisableTenantFairness drops the tenant indexes of EnableTenantFairness
-// (concurrently). Fair fetches still work, reading River's own indexes,
-// slowly; a fair client starting again creates them again.
+// DisableTenantFairness drops every tenant index of EnableTenantFairness, of
+// every order (concurrently). Fair fetches still work, reading River's own
+// indexes, slowly; a fair client starting again creates its index again.
 func (e *Engine) DisableTenantFairness(ctx context.Context) error {
-	if e.dbPool == nil {
-		return errNoPool
-	}
-	return e.execStatements(ctx, fairnessIndexDropSQL)
+	return tenantIndexes.disable(ctx, e)
 }
 
-// TenantFairnessEnabled says whether both tenant indexes exist and are valid
-// in the engine's schema.
-func (e *Engine) TenantFairnessEnabled(ctx context.Context) (bool, error) {
-	if e.dbPool == nil {
-		return false, errNoPool
+// TenantFairnessEnabled says whether the tenant index of each given
+// acquisition's order (TenantFairnessIndex) exists and is valid in the
+// engine's schema; with none given, whether any tenant index does.
+func (e *Engine) TenantFairnessEnabled(ctx context.Context, orders ...Acquisition) (bool, error) {
+	valid, err := e.TenantFairnessIndexes(ctx)
+	if err != nil {
+		return false, err
 	}
-	var valid int
-	if err := e.dbPool.QueryRow(ctx, fairnessIndexValidSQL, e.config.Schema).Scan(&valid); err != nil {
-		return false, fmt.Errorf("workflow: tenant fairness indexes: %w", err)
+	if len(orders) == 0 {
+		return len(valid) > 0, nil
 	}
-	return valid == 2, nil
+	for _, acq := range orders {
+		if !slices.Contains(valid, TenantFairnessIndex(acq)) {
+			return false, nil
+		}
+	}
+	return true, nil
 }
 
-// execStatements runs the blank-line-separated statements of an SQL file one
-// at a time (CREATE/DROP INDEX CONCURRENTLY refuse to run in a transaction,
-// which a multi-statement string is).
-func (e *Engine) execStatements(ctx context.Context, tmpl string) error {
-	for _, stmt := range strings.Split(e.sql(tmpl), ";\n\n") {
-		if strings.TrimSpace(sqlWithoutComments(stmt)) == "" {
-			continue
-		}
-		if _, err := e.dbPool.Exec(ctx, stmt); err != nil {
-			return fmt.Errorf("workflow: tenant fairness indexes: %w", err)
-		}
-	}
-	return nil
-}
-
-// sqlWithoutComments drops the "--" comment lines of stmt.
-func sqlWithoutComments(stmt string) string {
-	var b strings.Builder
-	for _, line := range strings.Split(stmt, "\n") {
-		if !strings.HasPrefix(strings.TrimSpace(line), "--") {
-			b.WriteString(line)
-			b.WriteByte('\n')
-		}
-	}
-	return b.String()
+// TenantFairnessIndexes returns the names of the tenant indexes that exist
+// and are valid in the engine's schema, sorted (none: nil).
+func (e *Engine) TenantFairnessIndexes(ctx context.Context) ([]string, error) {
+	return tenantIndexes.valid(ctx, e)
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/riverbpmn/riverbpmn/exclusive"
+	"github.com/riverbpmn/riverbpmn/priority"
 )
 
 // fairArgs is the job of the fairness tests: one job of a tenant, in a
@@ -53,8 +54,8 @@ type fairFetch struct {
 func fairTimeline(ctx context.Context, t *testing.T, schema string) []*fairFetch {
 	t.Helper()
 	rows, err := testPool(t).Query(ctx, fmt.Sprintf(`
-SELECT attempted_at, metadata -> 'bpmn' ->> 'tenant_id', count(*)
-FROM %s.river_job WHERE attempted_at IS NOT NULL
+SELECT attempted_at, coalesce(%[1]s.river_bpmn_ctx_tenant(metadata), ''), count(*)
+FROM %[1]s.river_job WHERE attempted_at IS NOT NULL
 GROUP BY 1, 2 ORDER BY 1, 2`, pgx.Identifier{schema}.Sanitize()))
 	require.NoError(t, err)
 	defer rows.Close()
@@ -118,8 +119,8 @@ func fairWaitFetched(ctx context.Context, t *testing.T, schema string, tenants [
 	require.Eventually(t, func() bool {
 		var waiting int
 		require.NoError(t, testPool(t).QueryRow(ctx, fmt.Sprintf(`
-SELECT count(*) FROM %s.river_job
-WHERE attempted_at IS NULL AND metadata -> 'bpmn' ->> 'tenant_id' = ANY($1)`, pgx.Identifier{schema}.Sanitize()), tenants).Scan(&waiting))
+SELECT count(*) FROM %[1]s.river_job
+WHERE attempted_at IS NULL AND %[1]s.river_bpmn_ctx_tenant(metadata) = ANY($1)`, pgx.Identifier{schema}.Sanitize()), tenants).Scan(&waiting))
 		return waiting == 0
 	}, 2*time.Minute, 50*time.Millisecond)
 }
@@ -264,32 +265,61 @@ func TestFairByTenantWeighted(t *testing.T) {
 
 // TestTenantFairnessIndexesOnlyWhenEnabled: a migrated schema has no tenant
 // indexes (inserts pay nothing for fairness until a fair client starts);
-// EnableTenantFairness creates both, idempotently, and
-// DisableTenantFairness drops them; a fair client's start creates them.
+// EnableTenantFairness creates the index of River's order, or those of the
+// orders it is given, only those, idempotently; DisableTenantFairness drops
+// every order's; a fair client's start creates its own order's index only.
 func TestTenantFairnessIndexesOnlyWhenEnabled(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	schema := exclSchema(t)
 	engine, err := NewEngine(testPool(t), &Config{Schema: schema})
 	require.NoError(t, err)
+	requireIndexes := func(t *testing.T, want ...string) {
+		t.Helper()
+		got, err := engine.TenantFairnessIndexes(ctx)
+		require.NoError(t, err)
+		require.ElementsMatch(t, want, got)
+		on, err := engine.TenantFairnessEnabled(ctx)
+		require.NoError(t, err)
+		require.Equal(t, len(want) > 0, on)
+	}
 	// riverdbtest may hand out a schema another test enabled: start clean.
 	require.NoError(t, engine.DisableTenantFairness(ctx))
-	on, err := engine.TenantFairnessEnabled(ctx)
-	require.NoError(t, err)
-	require.False(t, on, "no tenant index before anything asks for fairness")
+	requireIndexes(t)
 
 	require.NoError(t, engine.EnableTenantFairness(ctx))
 	require.NoError(t, engine.EnableTenantFairness(ctx), "idempotent")
-	on, err = engine.TenantFairnessEnabled(ctx)
+	requireIndexes(t, "river_bpmn_fetch_tenant")
+	on, err := engine.TenantFairnessEnabled(ctx, Acquisition{ByPriority: true})
+	require.NoError(t, err)
+	require.False(t, on, "River's order's index does not serve a fair client by priority")
+
+	byDue := Acquisition{TimersFirst: true, ByDueDate: true}
+	require.NoError(t, engine.EnableTenantFairness(ctx, byDue, Acquisition{ByPriority: true, DeploymentAware: true}))
+	requireIndexes(t, "river_bpmn_fetch_tenant", "river_bpmn_fetch_tenant_td", "river_bpmn_fetch_tenant_p")
+	on, err = engine.TenantFairnessEnabled(ctx, Acquisition{}, byDue)
 	require.NoError(t, err)
 	require.True(t, on)
 
-	require.NoError(t, engine.DisableTenantFairness(ctx))
-	on, err = engine.TenantFairnessEnabled(ctx)
-	require.NoError(t, err)
-	require.False(t, on)
+	require.NoError(t, engine.EnableTenantFairness(ctx, acquisitionCombinations(priority.Range{Min: 0, Max: 1}, nil)...))
+	requireIndexes(t, tenantIndexNames...)
 
-	driver, err := engine.NewDriver(Acquisition{FairByTenant: true})
+	require.NoError(t, engine.DisableTenantFairness(ctx))
+	requireIndexes(t)
+
+	// An index left invalid (as by an interrupted concurrent build) is not
+	// counted, and is built again.
+	require.NoError(t, engine.EnableTenantFairness(ctx, Acquisition{ByDueDate: true}))
+	_, err = testPool(t).Exec(ctx, `UPDATE pg_index SET indisvalid = false WHERE indexrelid = $1::regclass`,
+		pgx.Identifier{schema, "river_bpmn_fetch_tenant_d"}.Sanitize())
+	require.NoError(t, err)
+	requireIndexes(t)
+	require.NoError(t, engine.EnableTenantFairness(ctx, Acquisition{ByDueDate: true}))
+	requireIndexes(t, "river_bpmn_fetch_tenant_d")
+	require.NoError(t, engine.DisableTenantFairness(ctx))
+	requireIndexes(t)
+
+	driver, err := engine.NewDriver(Acquisition{FairByTenant: true, ByPriority: true, ByDueDate: true})
 	require.NoError(t, err)
 	workers := river.NewWorkers()
 	river.AddWorker(workers, fairWorker{})
@@ -304,7 +334,32 @@ func TestTenantFairnessIndexesOnlyWhenEnabled(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, client.Start(ctx))
 	t.Cleanup(func() { require.NoError(t, client.Stop(ctx)) })
-	on, err = engine.TenantFairnessEnabled(ctx)
+	requireIndexes(t, "river_bpmn_fetch_tenant_pd") // a fair client creates its order's index when it starts, only that
+}
+
+// TestMigrateDownWithTenantIndexes: the tenant indexes are created at run
+// time, outside the migration line, and those by priority or timers first
+// read functions of migration 003; migrating down through 003 drops them
+// with it rather than failing on their dependency.
+func TestMigrateDownWithTenantIndexes(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := testPool(t)
+	schema := emptySchema(t)
+	_, err := MigrateUp(ctx, pool, &MigrateOpts{Schema: schema})
 	require.NoError(t, err)
-	require.True(t, on, "a fair client creates the indexes when it starts")
+	engine, err := NewEngine(pool, &Config{Schema: schema})
+	require.NoError(t, err)
+	require.NoError(t, engine.EnableTenantFairness(ctx, acquisitionCombinations(priority.Range{Min: 0, Max: 1}, nil)...))
+	present, err := engine.TenantFairnessIndexes(ctx)
+	require.NoError(t, err)
+	require.ElementsMatch(t, tenantIndexNames, present)
+
+	_, err = MigrateDown(ctx, pool, &MigrateOpts{Schema: schema, TargetVersion: 2})
+	require.NoError(t, err)
+	present, err = engine.TenantFairnessIndexes(ctx)
+	require.NoError(t, err)
+	require.Empty(t, present)
+	_, err = MigrateUp(ctx, pool, &MigrateOpts{Schema: schema})
+	require.NoError(t, err, "and up again")
 }

@@ -27,6 +27,12 @@ INSERT INTO %[1]s.river_job (args, kind, max_attempts, metadata, priority, queue
 SELECT
     '{}', 'kind_' || (i %% 4), 25,
     CASE
+        -- Half the jobs in the compact form of the job context, half in the
+        -- object form of rows written before migration riverbpmn/016.
+        WHEN i <= 60000 AND i %% 2 = 0 THEN jsonb_build_object('bpmn', jsonb_build_array(
+            'pi-' || ((i - 1) / 10), 'p', NULL::text, NULL::text, (i * 7919) %% 1000 - 500, true,
+            'dep-' || (((i - 1) / 10) %% 5), CASE WHEN i %% 7 = 0 THEN 'timer' ELSE 'async' END,
+            NULL::text, NULL::text, 'pi-' || (((i - 1) / 10) / 10 * 10)))
         WHEN i <= 60000 THEN jsonb_build_object('bpmn', jsonb_build_object(
             'process_instance_id', 'pi-' || ((i - 1) / 10),
             'root_process_instance_id', 'pi-' || (((i - 1) / 10) / 10 * 10),
@@ -34,6 +40,9 @@ SELECT
             'priority', (i * 7919) %% 1000 - 500,
             'job_type', CASE WHEN i %% 7 = 0 THEN 'timer' ELSE 'async' END,
             'deployment_id', 'dep-' || (((i - 1) / 10) %% 5)))
+        WHEN i <= 80000 AND i %% 2 = 0 THEN jsonb_build_object('bpmn', jsonb_build_array(
+            NULL::text, 'p', NULL::text, NULL::text, (i * 7919) %% 1000 - 500, true,
+            'dep-' || (i %% 5), CASE WHEN i %% 7 = 0 THEN 'timer' ELSE 'async' END))
         WHEN i <= 80000 THEN jsonb_build_object('bpmn', jsonb_build_object(
             'process_definition_key', 'p', 'exclusive', true,
             'priority', (i * 7919) %% 1000 - 500,
@@ -53,7 +62,7 @@ SELECT
 FROM generate_series(0, 99) AS i;
 
 INSERT INTO %[1]s.river_bpmn_exclusive_lock (key, job_id, attempt, client_id, queue, locked_at)
-SELECT metadata -> 'bpmn' ->> 'process_instance_id', id, 1, 'busy-client', 'default', now()
+SELECT %[1]s.river_bpmn_ctx_instance(metadata), id, 1, 'busy-client', 'default', now()
 FROM %[1]s.river_job WHERE state = 'running';
 
 INSERT INTO %[1]s.river_bpmn_exclusive_lock (key, client_id, queue, locked_at, released_at)
@@ -143,7 +152,15 @@ func TestFetchPlansUseIndexes(t *testing.T) {
 	ctx := context.Background()
 	schema := exclSchema(t)
 	pool := testPool(t)
-	_, err := pool.Exec(ctx, fmt.Sprintf(planBacklogSQL, pgx.Identifier{schema}.Sanitize()))
+	combos := acquisitionCombinations(priority.Range{Min: -100, Max: 300}, []string{"dep-1", "dep-2"})
+	require.Len(t, combos, 24)
+	// The fetch-order indexes the clients of these acquisitions create when
+	// they start (EnableFetchOrderIndexes), before the backlog so that its
+	// ANALYZE covers their expressions.
+	engine, err := NewEngine(pool, &Config{Schema: schema})
+	require.NoError(t, err)
+	require.NoError(t, engine.EnableFetchOrderIndexes(ctx, combos...))
+	_, err = pool.Exec(ctx, fmt.Sprintf(planBacklogSQL, pgx.Identifier{schema}.Sanitize()))
 	require.NoError(t, err)
 	conn, err := pool.Acquire(ctx)
 	require.NoError(t, err)
@@ -153,8 +170,6 @@ func TestFetchPlansUseIndexes(t *testing.T) {
 		exclusive.ProcessInstance:     "river_bpmn_job_exclusive_instance",
 		exclusive.RootProcessInstance: "river_bpmn_job_exclusive_root",
 	}
-	combos := acquisitionCombinations(priority.Range{Min: -100, Max: 300}, []string{"dep-1", "dep-2"})
-	require.Len(t, combos, 24)
 	explained := 0
 	for _, scope := range allScopes {
 		for _, acq := range combos {
@@ -174,6 +189,9 @@ func TestFetchPlansUseIndexes(t *testing.T) {
 				t.Run(name, func(t *testing.T) {
 					requireIndexedPlan(t, plan, want...)
 					requireScanUses(t, plan, orderIndex(acq))
+					if scope.Enabled() && !acq.FairByTenant {
+						requireProbesUse(t, plan, want[1])
+					}
 					if os.Getenv("SHOW_PLANS") != "" {
 						t.Logf("%s", plan)
 					}
@@ -183,6 +201,21 @@ func TestFetchPlansUseIndexes(t *testing.T) {
 		}
 	}
 	t.Logf("%d plans explained", explained)
+}
+
+// requireProbesUse checks that every head probe of the plan (the scans of
+// river_job named earlier) reads index, the head-of-key index: a probe
+// planned over an order index reads every waiting job of a priority.
+func requireProbesUse(t *testing.T, plan planNode, index string) {
+	t.Helper()
+	probes := 0
+	plan.walk(func(node planNode, _ []planNode) {
+		if node.RelationName == "river_job" && strings.HasPrefix(node.Alias, "earlier") {
+			probes++
+			require.Equal(t, index, node.IndexName, "head probe %s reads the head-of-key index:\n%s", node.Alias, plan)
+		}
+	})
+	require.NotZero(t, probes, "the plan has a head probe:\n%s", plan)
 }
 
 // requireScanUses checks that the plan's scan of the queue (the outermost

@@ -13,9 +13,28 @@ import (
 )
 
 // MetadataKey is the key of river_job.metadata under which riverbpmn keeps a
-// job's BPMN identity. River UI shows metadata as JSON, so the object under
-// this key is meant to be read by people too.
+// job's BPMN identity, in the compact form described at JobContext. River UI
+// shows metadata as JSON, so the value under this key is meant to be read by
+// people too.
 const MetadataKey = "bpmn"
+
+// compactFields are the JSON names of JobContext's fields in the order of the
+// compact form (see JobContext): the position of a name is the field's index
+// in the array. Migration riverbpmn/016's accessor functions use the same
+// positions; never reorder, only append.
+var compactFields = [...]string{
+	"process_instance_id",
+	"process_definition_key",
+	"activity_id",
+	"job_definition_id",
+	"priority",
+	"exclusive",
+	"deployment_id",
+	"job_type",
+	"retry_cycle",
+	"tenant_id",
+	"root_process_instance_id",
+}
 
 // MaxIdentifierBytes is the longest value, in bytes, of any JobContext field.
 const MaxIdentifierBytes = 255
@@ -25,6 +44,28 @@ const MaxIdentifierBytes = 255
 // it at insert. Give it to a job at insert, either from its
 // args (implement JobArgsWithJobContext) or with JobContext.InsertOpts, and
 // read it back in the worker with JobContextOf.
+//
+// # Stored form
+//
+// The middleware stores the resolved context in the job's metadata under
+// MetadataKey as one JSON array, each field at a fixed position, empty
+// fields as null and trailing nulls left out:
+//
+//	"bpmn": [instance, process definition key, activity, job definition,
+//	         priority, exclusive, deployment, job type, retry cycle, tenant,
+//	         root instance]
+//
+// for example ["order-2", "invoice", "approve", "invoice:approve", 50, true,
+// "dep-7", "async"]. Who, then what, then how it is acquired: a person
+// reading the job in River UI finds the instance, the definition, the
+// activity and the priority in the first five places. The root comes last
+// because it is stored only when it differs from the instance (a top-level
+// instance is its own root), so it is almost always trimmed away. River's
+// GIN index on metadata takes one entry per distinct element at every state
+// change of a job, against one per key and one per value for an object
+// (issue 18). Jobs inserted before migration riverbpmn/016 keep the object
+// form, {"process_instance_id": ..., ...} with the JSON names below; every
+// reader, in Go and in SQL, accepts both forms.
 //
 // Every string field is an identifier: at most MaxIdentifierBytes bytes of
 // valid UTF-8 without control characters. ProcessDefinitionKey is required
@@ -39,7 +80,8 @@ type JobContext struct {
 
 	// RootProcessInstanceID is the top of the instance's call hierarchy. It
 	// requires ProcessInstanceID and defaults to it: a top-level instance is
-	// its own root.
+	// its own root. Metadata holds it only when it differs from
+	// ProcessInstanceID; JobContextOf fills it back.
 	RootProcessInstanceID string `json:"root_process_instance_id,omitempty"`
 
 	// ProcessDefinitionKey is the key of the process definition (required).
@@ -223,13 +265,86 @@ func (jc JobContext) InsertOpts() *river.InsertOpts {
 }
 
 // AddToMetadata returns metadata (a JSON object, or empty) with jc stored
-// under MetadataKey, replacing any context already there.
+// under MetadataKey in the compact form, replacing any context already
+// there.
 func (jc JobContext) AddToMetadata(metadata []byte) ([]byte, error) {
-	encoded, err := json.Marshal(jc)
+	encoded, err := jc.compactJSON()
 	if err != nil {
 		return nil, err
 	}
 	return setMetadataKey(metadata, encoded)
+}
+
+// compactJSON encodes jc in the compact form (see JobContext): an array of
+// its fields in the order of compactFields, empty ones null, trailing nulls
+// left out, the root left out when it is the instance itself.
+func (jc JobContext) compactJSON() (json.RawMessage, error) {
+	jc = jc.stored()
+	var priority, exclusive any
+	if jc.Priority != nil {
+		priority = *jc.Priority
+	}
+	if jc.Exclusive != nil {
+		exclusive = *jc.Exclusive
+	}
+	orNull := func(s string) any {
+		if s == "" {
+			return nil
+		}
+		return s
+	}
+	values := []any{ // in the order of compactFields
+		orNull(jc.ProcessInstanceID), orNull(jc.ProcessDefinitionKey), orNull(jc.ActivityID),
+		orNull(jc.JobDefinitionID), priority, exclusive, orNull(jc.DeploymentID), orNull(jc.JobType),
+		orNull(jc.RetryCycle), orNull(jc.TenantID), orNull(jc.RootProcessInstanceID),
+	}
+	for len(values) > 0 && values[len(values)-1] == nil {
+		values = values[:len(values)-1]
+	}
+	return json.Marshal(values)
+}
+
+// UnmarshalJSON decodes a job context in either stored form: the compact
+// array (see JobContext) or the object of migrations before riverbpmn/016,
+// with the JSON names of the fields. An array longer than the known fields
+// is an error naming its length.
+func (jc *JobContext) UnmarshalJSON(data []byte) error {
+	type jobContext JobContext // without this method
+	obj, extra, err := objectForm(data)
+	if err != nil {
+		return err
+	}
+	if extra > 0 {
+		return fmt.Errorf("workflow: job context array has %d elements, more than the %d known fields", len(compactFields)+extra, len(compactFields))
+	}
+	return json.Unmarshal(obj, (*jobContext)(jc))
+}
+
+// objectForm returns a stored job context in the object form: an array's
+// non-null elements under their names, anything else unchanged. extra counts
+// the array's elements past the known fields, which are left out (SQL's
+// accessors do not see them either).
+func objectForm(raw json.RawMessage) (obj json.RawMessage, extra int, err error) {
+	trimmed := bytes.TrimSpace(raw)
+	if len(trimmed) == 0 || trimmed[0] != '[' {
+		return raw, 0, nil
+	}
+	var elements []json.RawMessage
+	if err := json.Unmarshal(trimmed, &elements); err != nil {
+		return nil, 0, err
+	}
+	if len(elements) > len(compactFields) {
+		extra = len(elements) - len(compactFields)
+		elements = elements[:len(compactFields)]
+	}
+	fields := make(map[string]json.RawMessage, len(elements))
+	for i, element := range elements {
+		if !bytes.Equal(element, []byte("null")) {
+			fields[compactFields[i]] = element
+		}
+	}
+	obj, err = json.Marshal(fields)
+	return obj, extra, err
 }
 
 // setMetadataKey returns metadata with MetadataKey set to value.
@@ -251,7 +366,7 @@ func setMetadataKey(metadata []byte, value json.RawMessage) ([]byte, error) {
 // It returns ErrNoJobContext if the job has none, and an error naming the
 // problem if the stored context is malformed (someone edited the row).
 func JobContextOf(job *rivertype.JobRow) (JobContext, error) {
-	raw, err := metadataJobContext(job.Metadata)
+	raw, err := storedJobContext(job.Metadata)
 	if err != nil {
 		return JobContext{}, fmt.Errorf("workflow: job %d: %w", job.ID, err)
 	}
@@ -261,9 +376,26 @@ func JobContextOf(job *rivertype.JobRow) (JobContext, error) {
 	return decodeJobContext(raw)
 }
 
-// metadataJobContext returns the raw job context in metadata, or nil if there
-// is none. Metadata that is not a JSON object has no job context.
+// metadataJobContext returns the job context in metadata in the object form
+// (objectForm: a compact context is turned into an object, elements past the
+// known fields left out), or nil if there is none. For readers of single
+// fields, which read a field the way migration riverbpmn/016's SQL accessors
+// do; JobContextOf reads strictly.
 func metadataJobContext(metadata []byte) (json.RawMessage, error) {
+	raw, err := storedJobContext(metadata)
+	if err != nil || raw == nil {
+		return raw, err
+	}
+	obj, _, err := objectForm(raw)
+	if err != nil {
+		return nil, nil //nolint:nilerr // a malformed array: no field can be read, as in SQL
+	}
+	return obj, nil
+}
+
+// storedJobContext returns the raw job context in metadata as stored, or nil
+// if there is none. Metadata that is not a JSON object has no job context.
+func storedJobContext(metadata []byte) (json.RawMessage, error) {
 	if !bytes.Contains(metadata, []byte(`"`+MetadataKey+`"`)) {
 		return nil, nil // fast path: most River jobs have no job context
 	}
@@ -278,7 +410,9 @@ func metadataJobContext(metadata []byte) (json.RawMessage, error) {
 	return raw, nil
 }
 
-// decodeJobContext decodes and validates a stored job context.
+// decodeJobContext decodes and validates a stored job context, in either
+// form (JobContext.UnmarshalJSON). A context stored without a root process
+// instance belongs to a top-level instance, its own root (see stored).
 func decodeJobContext(raw json.RawMessage) (JobContext, error) {
 	var jc JobContext
 	dec := json.NewDecoder(bytes.NewReader(raw))
@@ -288,5 +422,23 @@ func decodeJobContext(raw json.RawMessage) (JobContext, error) {
 	if err := jc.Validate(); err != nil {
 		return JobContext{}, err
 	}
+	if jc.RootProcessInstanceID == "" {
+		jc.RootProcessInstanceID = jc.ProcessInstanceID
+	}
 	return jc, nil
+}
+
+// stored is the resolved context jc as the middleware writes it to
+// metadata (compactJSON): without the root process instance when the
+// instance is its own root (a top-level instance, most jobs). Every value in
+// metadata is one more entry in River's GIN index on metadata at every state
+// change, so a default spelled out costs on every fetch and completion
+// (issue 18). The readers fill it back: JobContextOf, and the SQL of the
+// exclusive key, which has always read an absent root as the instance
+// itself.
+func (jc JobContext) stored() JobContext {
+	if jc.RootProcessInstanceID == jc.ProcessInstanceID {
+		jc.RootProcessInstanceID = ""
+	}
+	return jc
 }

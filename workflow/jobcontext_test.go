@@ -2,6 +2,7 @@ package workflow
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -344,3 +345,82 @@ func TestJobContextOfTamperedRow(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// TestJobContextCompactForm: a context with every field set is stored as the
+// documented array and read back whole; the object form of older rows reads
+// the same; an array longer than the known fields is an error naming its
+// length; and migration riverbpmn/016's SQL accessors read every field of
+// the array as Go does, river_bpmn_ctx_object giving Go's object form.
+func TestJobContextCompactForm(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	priority, exclusiveFlag := int64(-7), false
+	full := JobContext{
+		ProcessInstanceID: "sub", RootProcessInstanceID: "top", ProcessDefinitionKey: "invoice",
+		ActivityID: "approve", JobDefinitionID: "invoice:approve", DeploymentID: "dep-7",
+		JobType: JobTypeTimer, Priority: &priority, Exclusive: &exclusiveFlag, RetryCycle: "R3/PT1S", TenantID: "acme",
+	}
+	metadata, err := full.AddToMetadata([]byte(`{"mine": 1}`))
+	require.NoError(t, err)
+	require.JSONEq(t, `{"mine": 1, "bpmn": ["sub", "invoice", "approve", "invoice:approve", -7, false, "dep-7", "timer", "R3/PT1S", "acme", "top"]}`, string(metadata))
+	got, err := JobContextOf(&rivertype.JobRow{ID: 1, Metadata: metadata})
+	require.NoError(t, err)
+	require.Equal(t, full, got)
+
+	object, err := json.Marshal(map[string]any{"bpmn": full})
+	require.NoError(t, err)
+	got, err = JobContextOf(&rivertype.JobRow{ID: 2, Metadata: object})
+	require.NoError(t, err)
+	require.Equal(t, full, got, "the object form reads the same")
+
+	short := JobContext{ProcessInstanceID: "pi", ProcessDefinitionKey: "p"}
+	metadata, err = short.AddToMetadata(nil)
+	require.NoError(t, err)
+	require.JSONEq(t, `{"bpmn": ["pi", "p"]}`, string(metadata), "trailing nulls and the root equal to the instance are left out")
+
+	_, err = JobContextOf(&rivertype.JobRow{ID: 3, Metadata: []byte(`{"bpmn": ["pi", "p", null, null, 1, true, null, null, null, null, null, "x", "y"]}`)})
+	require.ErrorContains(t, err, "job context array has 13 elements, more than the 11 known fields")
+	_, err = JobContextOf(&rivertype.JobRow{ID: 4, Metadata: []byte(`{"bpmn": ["pi", "p", null, null, "high"]}`)})
+	require.ErrorContains(t, err, `job context in metadata["bpmn"] is malformed`)
+	require.ErrorContains(t, err, "priority")
+
+	engine, _ := testEngine(t)
+	metadata, err = full.AddToMetadata(nil)
+	require.NoError(t, err)
+	var (
+		instance, definition, activity, jobDefinition, deployment, retryCycle, tenant, root string
+		gotPriority                                                                         int64
+		isExclusive, isTimer                                                                bool
+		asObject                                                                            string
+	)
+	require.NoError(t, engine.dbPool.QueryRow(ctx, engine.sql(`
+		SELECT /* TEMPLATE: schema */river_bpmn_ctx_instance($1), /* TEMPLATE: schema */river_bpmn_ctx_definition($1),
+			/* TEMPLATE: schema */river_bpmn_ctx_activity($1), /* TEMPLATE: schema */river_bpmn_ctx_job_definition($1),
+			/* TEMPLATE: schema */river_bpmn_ctx_deployment($1), /* TEMPLATE: schema */river_bpmn_ctx_retry_cycle($1),
+			/* TEMPLATE: schema */river_bpmn_ctx_tenant($1), /* TEMPLATE: schema */river_bpmn_ctx_root($1),
+			/* TEMPLATE: schema */river_bpmn_ctx_priority($1), /* TEMPLATE: schema */river_bpmn_ctx_exclusive($1),
+			/* TEMPLATE: schema */river_bpmn_ctx_is_timer($1), /* TEMPLATE: schema */river_bpmn_ctx_object($1::jsonb -> 'bpmn')::text`),
+		metadata).Scan(&instance, &definition, &activity, &jobDefinition, &deployment, &retryCycle, &tenant, &root,
+		&gotPriority, &isExclusive, &isTimer, &asObject))
+	require.Equal(t, []string{"sub", "invoice", "approve", "invoice:approve", "dep-7", "R3/PT1S", "acme", "top"},
+		[]string{instance, definition, activity, jobDefinition, deployment, retryCycle, tenant, root})
+	require.Equal(t, priority, gotPriority)
+	require.False(t, isExclusive)
+	require.True(t, isTimer)
+	want, err := json.Marshal(full)
+	require.NoError(t, err)
+	require.JSONEq(t, string(want), asObject, "river_bpmn_ctx_object gives Go's object form")
+
+	// The priority accessor reads integers in bigint's range, 0 otherwise.
+	for value, want := range map[string]int64{
+		"7": 7, "-7": -7, "1e2": 100, "1.0": 0, "1.5": 0, `"7"`: 0, "true": 0, "null": 0, "1e30": 0,
+		"9223372036854775807": 9223372036854775807, "-9223372036854775808": -9223372036854775808, "9223372036854775808": 0,
+	} {
+		for _, form := range []string{`{"bpmn": [null, "p", null, null, %s]}`, `{"bpmn": {"priority": %s}}`} {
+			var got int64
+			require.NoError(t, engine.dbPool.QueryRow(ctx, engine.sql(`SELECT /* TEMPLATE: schema */river_bpmn_ctx_priority($1::jsonb)`),
+				fmt.Sprintf(form, value)).Scan(&got))
+			require.Equal(t, want, got, form, value)
+		}
+	}
+}

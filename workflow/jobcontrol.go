@@ -17,6 +17,7 @@ import (
 	"github.com/riverqueue/river/rivertype"
 
 	"github.com/riverbpmn/riverbpmn/events"
+	"github.com/riverbpmn/riverbpmn/internal/roundloop"
 	"github.com/riverbpmn/riverbpmn/jobcontrol"
 )
 
@@ -201,12 +202,30 @@ func (e *Engine) SubscribeEvents(ctx context.Context, cfg *events.SubscribeConfi
 }
 
 // ReadEvents returns at most limit job status events after cursor, in cursor
-// order, from transactions that have ended (see events.Read).
+// order, from transactions that have ended (see events.Read). When events
+// after the cursor were pruned before they were read it fails with a
+// *events.GapError (errors.Is events.ErrPruned; see events.ReadChecked).
 func (e *Engine) ReadEvents(ctx context.Context, after events.Cursor, limit int) ([]events.Event, error) {
 	if e.dbPool == nil {
 		return nil, errNoPool
 	}
-	return events.Read(ctx, e.dbPool, e.config.Schema, after, limit)
+	batch, _, err := events.ReadChecked(ctx, e.dbPool, e.config.Schema, after, limit)
+	return batch, err
+}
+
+// EventsPage returns at most limit job status events before the cursor
+// before (nil: from the newest), newest first, only those of
+// processInstanceID when it is not empty: the page an operator reads (see
+// events.ReadBackward, which says how far a filtered page looks). Pass the
+// page's Older as before for the next page.
+func (e *Engine) EventsPage(ctx context.Context, before *events.Cursor, processInstanceID string, limit int) (*events.Page, error) {
+	if err := checkPageLimit(limit); err != nil {
+		return nil, err
+	}
+	if e.dbPool == nil {
+		return nil, errNoPool
+	}
+	return events.ReadBackward(ctx, e.dbPool, e.config.Schema, before, processInstanceID, limit)
 }
 
 // LastEvent returns the cursor of the last event written; ok is false when
@@ -250,27 +269,30 @@ func (e *Engine) eventsMaintenanceServices() []startstop.Service {
 	if e == nil || e.config.Events == nil || e.dbPool == nil {
 		return nil
 	}
-	cfg := e.config.Events
-	return []startstop.Service{startstop.StartStopFunc(func(ctx context.Context, shouldStart bool, started, stopped func()) error {
-		if !shouldStart {
-			return nil
-		}
-		go func() {
-			started()
-			defer stopped()
-			ticker := time.NewTicker(cfg.pruneInterval())
-			defer ticker.Stop()
-			for {
-				if _, err := events.Prune(ctx, e.dbPool, e.config.Schema, time.Now().Add(-cfg.retention()), 0); err != nil && ctx.Err() == nil {
-					slog.Default().WarnContext(ctx, "riverbpmn: pruning job status events failed", slog.String("error", err.Error()))
-				}
-				select {
-				case <-ctx.Done():
-					return
-				case <-ticker.C:
-				}
-			}
-		}()
+	return []startstop.Service{&eventsPruner{engine: e, config: e.config.Events}}
+}
+
+// eventsPruner is the leader's service deleting job status events older than
+// the retention, every prune interval. It has a type of its own because
+// River keys maintenance services by type name.
+type eventsPruner struct {
+	startstop.BaseStartStop
+
+	engine *Engine
+	config *EventsConfig
+}
+
+// Start starts the pruner's rounds until Stop (or ctx's end).
+func (p *eventsPruner) Start(ctx context.Context) error {
+	ctx, shouldStart, started, stopped := p.StartInit(ctx)
+	if !shouldStart {
 		return nil
-	})}
+	}
+	roundloop.Go(ctx, started, stopped, func(ctx context.Context) time.Duration {
+		if _, err := p.engine.PruneEvents(ctx, time.Now().Add(-p.config.retention())); err != nil && ctx.Err() == nil {
+			p.engine.logger().WarnContext(ctx, "riverbpmn: pruning job status events failed", slog.String("error", err.Error()))
+		}
+		return p.config.pruneInterval()
+	})
+	return nil
 }

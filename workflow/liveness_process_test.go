@@ -99,6 +99,8 @@ type livenessProcs struct {
 	begins map[string][]exclusive.Span
 	ends   map[string][]exclusive.Span // worker id -> finished runs
 	n      int
+	// batch is the workers' ExclusiveBatch.
+	batch int
 }
 
 func newLivenessProcs(t *testing.T, schema string) *livenessProcs {
@@ -116,7 +118,7 @@ func (p *livenessProcs) start() string {
 	p.n++
 	id := fmt.Sprintf("lw%d-%d", p.n, rand.IntN(1_000_000)) //nolint:gosec // test data
 	p.mu.Unlock()
-	cmd := exec.Command(p.bin, "-db", os.Getenv("TEST_DATABASE_URL"), "-schema", p.schema, "-id", id, "-workers", "10")
+	cmd := exec.Command(p.bin, "-db", os.Getenv("TEST_DATABASE_URL"), "-schema", p.schema, "-id", id, "-workers", "10", "-batch", strconv.Itoa(p.batch))
 	cmd.Stderr = &prefixWriter{t: t, prefix: id}
 	stdout, err := cmd.StdoutPipe()
 	require.NoError(t, err)
@@ -365,6 +367,19 @@ func (p *livenessProcs) waitOpenRuns(id string, n int, timeout time.Duration) []
 // The kill is repeated (2 times here, 20 with RIVERBPMN_LIVENESS_LONG), a
 // fresh worker replacing each killed one.
 func TestLivenessKillWorker(t *testing.T) {
+	testLivenessKillWorker(t, 0)
+}
+
+// TestLivenessKillWorkerBatched is TestLivenessKillWorker with workers that
+// take runs of up to 4 jobs of a key (Config.ExclusiveBatch): a killed
+// worker's whole runs (the job at work and those waiting their turn, all
+// running in the database) are given back by the leader's takeover, which
+// frees their keys in the same transaction, and nothing overlaps.
+func TestLivenessKillWorkerBatched(t *testing.T) {
+	testLivenessKillWorker(t, 4)
+}
+
+func testLivenessKillWorker(t *testing.T, batch int) {
 	ctx := context.Background()
 	instances, jobs, kills := 50, 8, 2
 	if livenessLong() {
@@ -372,6 +387,7 @@ func TestLivenessKillWorker(t *testing.T) {
 	}
 	schema, inserter := livenessSetup(t)
 	procs := newLivenessProcs(t, schema)
+	procs.batch = batch
 	workers := []string{procs.start(), procs.start(), procs.start()}
 
 	survivor, err := inserter.Insert(ctx, livenessArgs{Instance: "survivor", SleepMillis: 100, LongFirstRun: true, RetryCycle: "R0/PT1S"}, nil)

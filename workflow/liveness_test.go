@@ -84,3 +84,29 @@ func TestLivenessClientRestart(t *testing.T) {
 		require.Zero(t, sessions(), "round %d: a clean stop deletes the session", round)
 	}
 }
+
+// TestLivenessWithNewClient: a client built by NewClient (which adds the
+// engine's middleware itself) opens its liveness session. ClientConfig used
+// to add the middleware without marking it used, so such a client refused
+// to start with "Config.Liveness needs the engine's middleware".
+func TestLivenessWithNewClient(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	engine, schema := testEngineWithConfig(t, &Config{Liveness: liveness.Config{Enabled: true}})
+	workers := river.NewWorkers()
+	river.AddWorker(workers, &exclWorker{rec: newExclRecorder(exclusive.None)})
+	client, err := NewClient(engine, &river.Config{
+		Logger:  slog.New(slog.DiscardHandler),
+		Queues:  map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: 1}},
+		Schema:  schema,
+		Workers: workers,
+	})
+	require.NoError(t, err)
+	require.NoError(t, client.Start(ctx))
+	t.Cleanup(func() { _ = client.Stop(context.Background()) })
+	require.Eventually(t, func() bool {
+		sessions, err := engine.ClientSessions(ctx)
+		require.NoError(t, err)
+		return len(sessions) == 1 && sessions[0].Alive
+	}, 10*time.Second, 20*time.Millisecond)
+}

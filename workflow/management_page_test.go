@@ -26,9 +26,18 @@ func TestProcessInstanceJobsPage(t *testing.T) {
 	ctx := context.Background()
 	engine, schema := testEngine(t)
 	bulkInstanceJobs(ctx, t, engine, "other", 5_000)
+	// 100,000 jobs of 10,000 other instances, in the compact form (the
+	// instances' own are in the object form): a table where reading it whole
+	// costs what it would in production.
+	_, err := engine.dbPool.Exec(ctx, engine.sql(`
+INSERT INTO /* TEMPLATE: schema */river_job (args, kind, max_attempts, metadata, priority, queue, state, finalized_at)
+SELECT '{}', 'bulk', 25, jsonb_build_object('bpmn', jsonb_build_array('done-' || (i % 10000), 'bulk')),
+    1, 'default', 'completed', now()
+FROM generate_series(1, 100000) AS i`))
+	require.NoError(t, err)
 	bulkInstanceJobs(ctx, t, engine, "big", 10_000)
 	bulkInstanceJobs(ctx, t, engine, "small", 3)
-	_, err := engine.dbPool.Exec(ctx, "ANALYZE "+pgx.Identifier{schema, "river_job"}.Sanitize())
+	_, err = engine.dbPool.Exec(ctx, "ANALYZE "+pgx.Identifier{schema, "river_job"}.Sanitize())
 	require.NoError(t, err)
 
 	// Walking the pages lists every job of the instance once, in id order.
@@ -55,8 +64,10 @@ func TestProcessInstanceJobsPage(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, small, 3)
 
-	// A deep page of the big instance and a page of a small one are read in
-	// index order, never sorted in full nor found by a sequential scan.
+	// Pages are never found by a sequential scan: a small instance's jobs
+	// come through River's GIN index on metadata (migrations riverbpmn/012, 014);
+	// for a deep page the planner may walk the primary key after the cursor
+	// instead, when few jobs follow it.
 	for _, args := range [][]any{{"big", ids[9_900], 51}, {"small", int64(0), 51}, {"big", int64(0), 51}} {
 		rows, err := engine.dbPool.Query(ctx, "EXPLAIN "+engine.sql(processInstanceJobsPageSQL), args...)
 		require.NoError(t, err)
@@ -69,8 +80,12 @@ func TestProcessInstanceJobsPage(t *testing.T) {
 		require.NoError(t, rows.Err())
 		text := strings.Join(plan, "\n")
 		require.NotContains(t, text, "Seq Scan", text)
-		require.NotContains(t, text, "Sort", text)
-		require.Contains(t, text, "Index", text)
+		if args[0] == "small" {
+			// Containment on both forms of the job context (river_bpmn_ctx_has,
+			// migration riverbpmn/016): two scans of the GIN index, or'ed.
+			require.Contains(t, text, "BitmapOr", text)
+			require.Equal(t, 2, strings.Count(text, "river_job_metadata_index"), text)
+		}
 	}
 
 	_, err = engine.ProcessInstanceJobsPage(ctx, "big", 0, 0)

@@ -2,7 +2,6 @@ package workflow
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 
 	"github.com/riverqueue/river"
@@ -152,7 +151,7 @@ func (e *Engine) priority(jc JobContext, jobDef *JobDefinition, process *Process
 // args or from its metadata), validates it and stores it, normalised, in the
 // job's metadata.
 func (e *Engine) prepareInsert(params *rivertype.JobInsertParams) error {
-	stored, err := metadataJobContext(params.Metadata)
+	stored, err := storedJobContext(params.Metadata)
 	if err != nil {
 		return err
 	}
@@ -180,10 +179,6 @@ func (e *Engine) prepareInsert(params *rivertype.JobInsertParams) error {
 	if err != nil {
 		return err
 	}
-	encoded, err := json.Marshal(jc)
-	if err != nil {
-		return err
-	}
-	params.Metadata, err = setMetadataKey(params.Metadata, encoded)
+	params.Metadata, err = jc.AddToMetadata(params.Metadata)
 	return err
 }

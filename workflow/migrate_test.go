@@ -65,7 +65,8 @@ func TestMigrateUpDown(t *testing.T) {
 		require.NoError(t, err)
 		require.NotEmpty(t, res.Main.Versions)
 		require.Len(t, res.BPMN.Versions, len(allOurs))
-		require.True(t, indexExists(ctx, t, schema, "river_bpmn_job_process_instance"))
+		require.True(t, indexExists(ctx, t, schema, "river_bpmn_job_exclusive_instance"))
+		require.False(t, indexExists(ctx, t, schema, "river_bpmn_fetch_p"), "created on demand, not by a migration")
 
 		mainVersions, ourVersions, err := MigrationVersions(ctx, pool, schema)
 		require.NoError(t, err)
@@ -86,7 +87,7 @@ func TestMigrateUpDown(t *testing.T) {
 		res, err = MigrateDown(ctx, pool, &MigrateOpts{Schema: schema, TargetVersion: -1})
 		require.NoError(t, err)
 		require.Len(t, res.BPMN.Versions, len(allOurs)-1)
-		require.False(t, indexExists(ctx, t, schema, "river_bpmn_job_process_instance"))
+		require.False(t, indexExists(ctx, t, schema, "river_bpmn_job_exclusive_instance"))
 
 		mainVersions, ourVersions, err = MigrationVersions(ctx, pool, schema)
 		require.NoError(t, err)

@@ -79,7 +79,7 @@ func (p *pilot) JobGetAvailable(
 	ctx, cancel := context.WithTimeout(ctx, fetchTimeout)
 	defer cancel()
 
-	rows, err := q.Query(ctx, query.sql, p.fetchArgs(query.fetchQuery, params)...)
+	rows, err := q.Query(ctx, query.sql, p.fetchArgs(query.fetchQuery, params, nil)...)
 	if err != nil {
 		return nil, interpretError(err)
 	}
@@ -103,7 +103,7 @@ func (p *pilot) fetchQuery(schema string) (*schemaFetchQuery, error) {
 	if p.exclusiveEnabled() {
 		scope = p.driver.engine.config.ExclusiveScope
 	}
-	query, err := newFetchQuery(p.driver.plan, schema, scope)
+	query, err := newFetchQuery(p.driver.plan, schema, scope, scope.Enabled() && p.driver.engine.config.ExclusiveBatch > 1)
 	if err != nil {
 		return nil, err
 	}
@@ -113,8 +113,9 @@ func (p *pilot) fetchQuery(schema string) (*schemaFetchQuery, error) {
 }
 
 // fetchArgs gives the fetch query's parameters their values for one fetch:
-// River's fetch parameters, the exclusive lookahead, and the plan's own.
-func (p *pilot) fetchArgs(query *fetchQuery, params *riverdriver.JobGetAvailableParams) []any {
+// River's fetch parameters, the exclusive lookahead, the plan's own, and the
+// keys the exclusive fetch gives back first (released; none elsewhere).
+func (p *pilot) fetchArgs(query *fetchQuery, params *riverdriver.JobGetAvailableParams, released []heldKey) []any {
 	args := make([]any, len(query.args))
 	for i, name := range query.args {
 		switch name {
@@ -132,6 +133,20 @@ func (p *pilot) fetchArgs(query *fetchQuery, params *riverdriver.JobGetAvailable
 			args[i] = params.ClientID
 		case "fair_after":
 			args[i] = p.driver.fairTurns.after(params.Schema, params.Queue)
+		case "released_keys":
+			keys := make([]string, len(released))
+			for j, held := range released {
+				keys[j] = held.key
+			}
+			args[i] = keys
+		case "released_tokens":
+			tokens := make([]int64, len(released))
+			for j, held := range released {
+				tokens[j] = held.token
+			}
+			args[i] = tokens
+		case "exclusive_batch":
+			args[i] = int32(min(p.driver.engine.config.ExclusiveBatch, math.MaxInt32)) //nolint:gosec // bounded above
 		case "lookahead":
 			lookahead := exclusive.DefaultLookahead
 			if p.driver.engine != nil && p.driver.engine.config.ExclusiveLookahead > 0 {

@@ -115,10 +115,29 @@ func TestPriorityPrecedence(t *testing.T) {
 	t.Run("VisibleInRiverUIMetadata", func(t *testing.T) {
 		res, err := client.Insert(ctx, paymentArgs{CustomerStatus: "VIP"}, defContext("pi-3", "charge").InsertOpts())
 		require.NoError(t, err)
-		require.JSONEq(t, `{"bpmn": {
-			"process_instance_id": "pi-3", "root_process_instance_id": "pi-3",
-			"process_definition_key": "order", "activity_id": "charge", "job_definition_id": "charge",
-			"deployment_id": "dep-1", "priority": 10, "exclusive": true}}`, string(res.Job.Metadata))
+		// The compact form, in the documented order; the root is left out: a
+		// top-level instance is its own root.
+		require.JSONEq(t, `{"bpmn": ["pi-3", "order", "charge", "charge", 10, true, "dep-1"]}`, string(res.Job.Metadata))
+		jc, err := JobContextOf(res.Job)
+		require.NoError(t, err)
+		require.Equal(t, "pi-3", jc.RootProcessInstanceID, "read back, a top-level instance is its own root")
+
+		// A called instance's job keeps its root in metadata.
+		called := defContext("pi-4", "charge")
+		called.RootProcessInstanceID = "pi-top"
+		res, err = client.Insert(ctx, paymentArgs{CustomerStatus: "VIP"}, called.InsertOpts())
+		require.NoError(t, err)
+		require.JSONEq(t, `{"bpmn": ["pi-4", "order", "charge", "charge", 10, true, "dep-1", null, null, null, "pi-top"]}`, string(res.Job.Metadata))
+		jc, err = JobContextOf(res.Job)
+		require.NoError(t, err)
+		require.Equal(t, "pi-top", jc.RootProcessInstanceID)
+
+		// A row written before the root was left out reads the same.
+		old := *res.Job
+		old.Metadata = []byte(`{"bpmn": {"process_instance_id": "pi-3", "root_process_instance_id": "pi-3", "process_definition_key": "order"}}`)
+		jc, err = JobContextOf(&old)
+		require.NoError(t, err)
+		require.Equal(t, "pi-3", jc.RootProcessInstanceID)
 	})
 
 	t.Run("DefinitionMismatches", func(t *testing.T) {
@@ -394,7 +413,7 @@ func TestCascadeOn100kJobs(t *testing.T) {
 
 	var notRewritten int
 	require.NoError(t, engine.dbPool.QueryRow(ctx, fmt.Sprintf(
-		`SELECT count(*) FROM %s.river_job WHERE (metadata->'bpmn'->>'priority')::bigint <> 9`, pgx.Identifier{schema}.Sanitize()),
+		`SELECT count(*) FROM %[1]s.river_job WHERE %[1]s.river_bpmn_ctx_priority(metadata) <> 9`, pgx.Identifier{schema}.Sanitize()),
 	).Scan(&notRewritten))
 	require.Zero(t, notRewritten)
 }

@@ -122,13 +122,15 @@ func (p *pilot) PluginServices() []startstop.Service {
 
 // PluginMaintenanceServices returns the services River runs on the elected
 // leader only: the one applying scheduled suspensions, the one discarding
-// expired jobs (package lifecycle), and the job status event pruner (with
+// expired jobs (package lifecycle), the pruner of ended timers (unless
+// Config.TimerRetention is negative), and the job status event pruner (with
 // Config.Events). Each has a type of its own: River keys maintenance
 // services by type name, so two of one type would replace each other.
 //
 // Part of River's internal pilot plugin interface.
 func (p *pilot) PluginMaintenanceServices() []startstop.Service {
 	services := append(p.suspensionServices(), p.lifecycleServices()...)
+	services = append(services, p.driver.engine.timerServices()...)
 	return append(services, p.driver.engine.eventsMaintenanceServices()...)
 }
 
@@ -148,10 +150,12 @@ func (p *pilot) startClient(ctx context.Context, shouldStart bool, started, stop
 	if err := p.driver.engine.startEvents(ctx); err != nil {
 		return err
 	}
-	if p.driver.acquisition.FairByTenant {
-		if err := p.driver.engine.EnableTenantFairness(ctx); err != nil {
+	if acq := p.driver.acquisition; acq.FairByTenant {
+		if err := p.driver.engine.EnableTenantFairness(ctx, acq); err != nil {
 			return err
 		}
+	} else if err := p.driver.engine.EnableFetchOrderIndexes(ctx, acq); err != nil {
+		return err
 	}
 	return p.driver.engine.SyncJobDefinitions(ctx)
 }

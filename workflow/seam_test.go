@@ -3,6 +3,7 @@ package workflow
 import (
 	"context"
 	"github.com/jackc/pgx/v5"
+	"reflect"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -11,6 +12,7 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver"
 	"github.com/riverqueue/river/rivershared/riverpilot"
+	"github.com/riverqueue/river/rivershared/startstop"
 	"github.com/riverqueue/river/rivertype"
 	"github.com/stretchr/testify/require"
 )
@@ -97,5 +99,23 @@ func TestTwoClientsGetTheirOwnPilot(t *testing.T) {
 	}
 	for i, p := range driver.pilots {
 		require.Positive(t, p.fetches.Load(), "client %d fetched through its riverbpmn pilot", i)
+	}
+}
+
+// TestMaintenanceServicesHaveDistinctTypes: River keys the leader's
+// maintenance services by type name, so two services of one type would
+// replace each other. With every feature that adds one switched on, each
+// service has a type of its own, none of them a shared function adapter.
+func TestMaintenanceServicesHaveDistinctTypes(t *testing.T) {
+	engine, err := NewEngine(testPool(t), &Config{Events: &EventsConfig{}})
+	require.NoError(t, err)
+	services := newPilot(engine.Driver()).PluginMaintenanceServices()
+	require.GreaterOrEqual(t, len(services), 4, "suspension schedule, lifecycle, timer pruner, events pruner")
+	seen := map[string]bool{}
+	for _, service := range services {
+		name := reflect.TypeOf(service).String()
+		require.False(t, seen[name], "two maintenance services of type %s", name)
+		require.NotEqual(t, reflect.TypeOf(startstop.StartStopFunc(nil)).String(), name, "a shared adapter type")
+		seen[name] = true
 	}
 }

@@ -61,8 +61,10 @@ func TestSuspensionProcessDefinition(t *testing.T) {
 }
 
 // TestSuspensionCascadeUsesIndexes: the batches of a job definition's and a
-// process instance's cascade read their jobs over an index, not the whole
-// table.
+// process instance's cascade read their jobs over River's GIN index on
+// metadata (by containment), not the whole table. (A process definition
+// holds a large share of the jobs; walking the primary key is the planner's
+// right choice for it.)
 func TestSuspensionCascadeUsesIndexes(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -77,11 +79,11 @@ func TestSuspensionCascadeUsesIndexes(t *testing.T) {
 	require.NoError(t, err)
 	_, err = engine.dbPool.Exec(ctx, engine.sql(`ANALYZE /* TEMPLATE: schema */river_job`))
 	require.NoError(t, err)
-	for target, index := range map[suspension.TargetType]string{
-		suspension.JobDefinition:   "river_bpmn_job_job_definition",
-		suspension.ProcessInstance: "river_bpmn_job_process_instance",
+	for target, id := range map[suspension.TargetType]string{
+		suspension.JobDefinition:   "jd-7",
+		suspension.ProcessInstance: "pi-77",
 	} {
-		id := map[suspension.TargetType]string{suspension.JobDefinition: "jd-7", suspension.ProcessInstance: "pi-77"}[target]
+		const index = "river_job_metadata_index"
 		sql := suspension.CascadeBatchSQL(target, engine.config.Schema)
 		rows, err := engine.dbPool.Query(ctx, "EXPLAIN "+sql, id, int64(0), 1000, true, string(target))
 		require.NoError(t, err)

@@ -4,8 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"time"
 
+	"github.com/riverqueue/river/rivershared/startstop"
+
+	"github.com/riverbpmn/riverbpmn/internal/roundloop"
 	"github.com/riverbpmn/riverbpmn/timer"
 )
 
@@ -94,4 +98,64 @@ func (e *Engine) CancelTimer(ctx context.Context, timerID int64) ([]int64, error
 		return nil, timerError("cancelling", timerID, err)
 	}
 	return ids, nil
+}
+
+// DefaultTimerRetention is how long an ended timer is kept unless
+// Config.TimerRetention says otherwise: River's default retention of
+// completed jobs, so a timer goes about when its last occurrence does.
+const DefaultTimerRetention = 24 * time.Hour
+
+// timerPruneInterval is how often the leader prunes ended timers.
+const timerPruneInterval = time.Hour
+
+// PruneTimers deletes the timers that ended before endedBefore and whose
+// occurrence jobs have all finished, and returns how many it deleted. The
+// elected leader does it every hour with Config.TimerRetention.
+func (e *Engine) PruneTimers(ctx context.Context, endedBefore time.Time) (int64, error) {
+	if e.dbPool == nil {
+		return 0, errNoPool
+	}
+	n, err := e.timerStore().Prune(ctx, e.dbPool, endedBefore)
+	if err != nil {
+		return n, fmt.Errorf("workflow: %w", err)
+	}
+	return n, nil
+}
+
+// timerPruner is the leader's service deleting ended timers after
+// Config.TimerRetention. It has a type of its own: River keys maintenance
+// services by type name.
+type timerPruner struct {
+	startstop.BaseStartStop
+
+	engine    *Engine
+	retention time.Duration
+}
+
+// timerServices returns the timer pruner, unless the engine keeps ended
+// timers forever or has no pool.
+func (e *Engine) timerServices() []startstop.Service {
+	if e == nil || e.dbPool == nil || e.config.TimerRetention < 0 {
+		return nil
+	}
+	retention := e.config.TimerRetention
+	if retention == 0 {
+		retention = DefaultTimerRetention
+	}
+	return []startstop.Service{&timerPruner{engine: e, retention: retention}}
+}
+
+// Start starts the pruner's rounds until Stop (or ctx's end).
+func (p *timerPruner) Start(ctx context.Context) error {
+	ctx, shouldStart, started, stopped := p.StartInit(ctx)
+	if !shouldStart {
+		return nil
+	}
+	roundloop.Go(ctx, started, stopped, func(ctx context.Context) time.Duration {
+		if _, err := p.engine.PruneTimers(ctx, time.Now().Add(-p.retention)); err != nil && ctx.Err() == nil {
+			p.engine.logger().WarnContext(ctx, "riverbpmn: pruning ended timers failed", slog.String("error", err.Error()))
+		}
+		return timerPruneInterval
+	})
+	return nil
 }

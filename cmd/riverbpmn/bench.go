@@ -15,10 +15,6 @@ import (
 	"github.com/riverbpmn/riverbpmn/internal/bench"
 )
 
-// benchProgress receives the bench command's progress lines (a variable so
-// that tests can capture them).
-var benchProgress io.Writer = os.Stderr
-
 // benchPoolMaxConns is the pool size when --database-url does not set
 // pool_max_conns: pgx's default (4 on two cores) would starve a client with
 // 100 workers and a parallel load.
@@ -33,6 +29,9 @@ func runBench(ctx context.Context, args []string, stdout io.Writer) error {
 		workMs     int
 		jsonOut    bool
 		cpuProfile string
+		compare    string
+		tolerance  float64
+		save       string
 		fs         = newFlagSet("bench")
 		defaults   = bench.DefaultOptions
 	)
@@ -50,13 +49,16 @@ func runBench(ctx context.Context, args []string, stdout io.Writer) error {
 	fs.DurationVar(&opts.FetchCooldown, "fetch-cooldown", defaults.FetchCooldown, "river.Config.FetchCooldown of both sides")
 	fs.DurationVar(&opts.FetchPollInterval, "fetch-poll-interval", defaults.FetchPollInterval, "river.Config.FetchPollInterval of both sides")
 	fs.BoolVar(&opts.FetchLatency, "fetch-latency", false, "time single fetches of 100 jobs with large backlogs instead of throughput")
-	fs.Var((*listFlag)(&opts.InsertCostIndexes), "insert-cost-indexes", "indexes --insert-cost measures, comma separated (default: migration 010's; river_bpmn_fetch_tenant,river_bpmn_fetch_tenant_p for fairness, after fairness-enable)")
+	fs.Var((*listFlag)(&opts.InsertCostIndexes), "insert-cost-indexes", "indexes --insert-cost measures, comma separated (default: migration 010's; river_bpmn_fetch_tenant,river_bpmn_fetch_tenant_p for fairness, after fairness-enable and fairness-enable --by-priority)")
 	fs.BoolVar(&opts.InsertCost, "insert-cost", false, "time queueing --jobs exclusive jobs (--rounds samples) with and without the head-of-key indexes by priority (migration 010) instead of throughput")
 	sizes = intListFlag(defaults.Sizes)
 	fs.Var(&sizes, "sizes", "backlog sizes (available jobs) for --fetch-latency, comma separated")
 	fs.IntVar(&opts.Samples, "samples", defaults.Samples, "fetches timed per variant and size with --fetch-latency")
 	fs.BoolVar(&jsonOut, "json", false, "print one JSON document on stdout instead of tables")
 	fs.StringVar(&cpuProfile, "cpuprofile", "", "write a Go CPU profile of the whole run to this file (go tool pprof)")
+	fs.StringVar(&compare, "compare", "", "a saved run (bench --json, or --save) to compare this run's throughput ratios with; exits 1 if a mode's ratio fell by more than --compare-tolerance")
+	fs.Float64Var(&tolerance, "compare-tolerance", bench.DefaultCompareTolerance, "percentage points a mode's ratio to stock River may fall below the saved run's with --compare")
+	fs.StringVar(&save, "save", "", "also write the run as JSON to this file (for a later --compare)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -68,7 +70,7 @@ func runBench(ctx context.Context, args []string, stdout io.Writer) error {
 	fs.Visit(func(f *flag.Flag) { jobsGiven = jobsGiven || f.Name == "jobs" })
 	opts.Modes = modes
 	opts.Sizes = sizes
-	opts.Progress = benchProgress
+	opts.Progress = stderrOf(ctx)
 	for _, f := range []struct {
 		name  string
 		value int
@@ -86,6 +88,21 @@ func runBench(ctx context.Context, args []string, stdout io.Writer) error {
 	opts.Schema = db.schema
 	if err := opts.Validate(); err != nil {
 		return err
+	}
+	if tolerance < 0 {
+		return fmt.Errorf("--compare-tolerance must not be negative, got %g", tolerance)
+	}
+	// The saved run is read before the benchmark, so that a wrong path
+	// fails now rather than after minutes of measuring.
+	var saved *bench.Report
+	var err error
+	if compare != "" {
+		if opts.FetchLatency || opts.InsertCost {
+			return errors.New("--compare compares throughput runs; it cannot be used with --fetch-latency or --insert-cost")
+		}
+		if saved, err = bench.ReadReport(compare); err != nil {
+			return err
+		}
 	}
 
 	db.maxConns = benchPoolMaxConns
@@ -110,10 +127,40 @@ func runBench(ctx context.Context, args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if jsonOut {
-		return report.WriteJSON(stdout)
+	if saved != nil {
+		report.Comparison = bench.Compare(compare, saved, report, tolerance)
 	}
-	return report.WriteTable(stdout)
+	if save != "" {
+		if err := writeReportFile(save, report); err != nil {
+			return err
+		}
+	}
+	if jsonOut {
+		err = report.WriteJSON(stdout)
+	} else {
+		err = report.WriteTable(stdout)
+		if err == nil && report.Comparison != nil {
+			fmt.Fprintln(stdout)
+			err = report.Comparison.WriteTable(stdout)
+		}
+	}
+	if err == nil && report.Comparison != nil && report.Comparison.Regressed() {
+		err = fmt.Errorf("throughput regressed against %s by more than %.1f points (see the comparison)", compare, tolerance)
+	}
+	return err
+}
+
+// writeReportFile writes report as JSON to path.
+func writeReportFile(path string, report *bench.Report) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("--save: %w", err)
+	}
+	if err := report.WriteJSON(f); err != nil {
+		f.Close()
+		return fmt.Errorf("--save: %w", err)
+	}
+	return f.Close()
 }
 
 // listFlag is a repeatable flag whose values may also be comma separated.

@@ -5,12 +5,16 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river/rivershared/riversharedtest"
 	"github.com/stretchr/testify/require"
+
+	"github.com/riverbpmn/riverbpmn/internal/bench"
 )
 
 // benchSchema names a schema for the bench command to create, dropped after
@@ -26,21 +30,11 @@ func benchSchema(t *testing.T) string {
 	return schema
 }
 
-func captureBenchProgress(t *testing.T) *bytes.Buffer {
-	t.Helper()
-	var buf bytes.Buffer
-	old := benchProgress
-	benchProgress = &buf
-	t.Cleanup(func() { benchProgress = old })
-	return &buf
-}
-
 // TestBenchCommand runs a tiny benchmark of each kind through the command
 // line and checks the JSON document's structure, not its timings.
 func TestBenchCommand(t *testing.T) {
 	url := riversharedtest.TestDatabaseURL()
 	schema := benchSchema(t)
-	progress := captureBenchProgress(t)
 
 	code, out, errOut := runCLI(t, "bench", "--database-url", url, "--schema", schema, "--json",
 		"--jobs", "200", "--workers", "20", "--rounds", "1", "--mode", "none", "--fetch-cooldown", "5ms")
@@ -89,7 +83,35 @@ func TestBenchCommand(t *testing.T) {
 	require.Positive(t, *res.Ratio.FetchP50)
 	require.Positive(t, *res.Ratio.FetchP99)
 	require.NotNil(t, res.MeetsTarget)
-	require.Contains(t, progress.String(), "round 1/1 none")
+	require.Contains(t, errOut, "round 1/1 none", "progress lines go to stderr")
+
+	// --save writes the run; --compare reads it back and sets a new run
+	// against it, mode by mode. A saved ratio far above any real one makes
+	// the new run a regression: exit 1, with the comparison printed.
+	saved := filepath.Join(t.TempDir(), "run.json")
+	code, out, errOut = runCLI(t, "bench", "--database-url", url, "--schema", schema, "--save", saved,
+		"--jobs", "200", "--workers", "20", "--rounds", "1", "--mode", "none", "--fetch-cooldown", "5ms")
+	require.Equal(t, 0, code, errOut)
+	require.Contains(t, out, "jobs/s vs stock")
+	report, err := bench.ReadReport(saved)
+	require.NoError(t, err)
+	require.Len(t, report.Throughput, 1)
+	report.Throughput[0].Ratio.JobsPerSecond = 50
+	var inflated bytes.Buffer
+	require.NoError(t, report.WriteJSON(&inflated))
+	high := filepath.Join(t.TempDir(), "high.json")
+	require.NoError(t, os.WriteFile(high, inflated.Bytes(), 0o600))
+	code, out, errOut = runCLI(t, "bench", "--database-url", url, "--schema", schema, "--compare", high,
+		"--jobs", "200", "--workers", "20", "--rounds", "1", "--mode", "none", "--fetch-cooldown", "5ms")
+	require.Equal(t, 1, code, out)
+	require.Contains(t, out, "compared with "+high)
+	require.Regexp(t, `none +5000\.0% +\d+\.\d% +-\d+\.\d .*REGRESSED`, out)
+	require.Contains(t, errOut, "throughput regressed against "+high)
+
+	code, out, errOut = runCLI(t, "bench", "--database-url", url, "--schema", schema, "--compare", saved, "--compare-tolerance", "10000",
+		"--jobs", "200", "--workers", "20", "--rounds", "1", "--mode", "none", "--fetch-cooldown", "5ms")
+	require.Equal(t, 0, code, errOut)
+	require.Regexp(t, `none +\d+\.\d% +\d+\.\d% +[-+]\d+\.\d +\d+ B +\d+ B +ok`, out)
 
 	code, out, errOut = runCLI(t, "bench", "--database-url", url, "--schema", schema,
 		"--fetch-latency", "--sizes", "1_000", "--samples", "3")
@@ -104,12 +126,15 @@ func TestBenchCommandErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"--mode", "none,sideways"}, `unknown mode "sideways" (known: none, exclusive, camunda, exclusive-one-instance, events, fairness, priority-range-deployment, stock-metadata, priority, exclusive-priority, tenants)`},
+		{[]string{"--mode", "none,sideways"}, `unknown mode "sideways" (known: none, exclusive, camunda, exclusive-batch, camunda-batch, exclusive-one-instance, events, fairness, priority-range-deployment, stock-metadata, priority, exclusive-priority, tenants)`},
 		{[]string{"--jobs", "0"}, "--jobs must be positive, got 0"},
 		{[]string{"--work-ms", "-1"}, "--work-ms must not be negative"},
 		{[]string{"--sizes", "10,x"}, `"x" is not a positive integer`},
 		{[]string{"--fetch-latency", "--sizes", "50"}, "fetch latency size 50 is smaller than one fetch (100 jobs)"},
 		{[]string{"--schema", ""}, "--schema must not be empty"},
+		{[]string{"--compare", "/nonexistent/run.json"}, "reading the saved run: open /nonexistent/run.json"},
+		{[]string{"--compare", "/dev/null"}, "saved run /dev/null: not a bench --json report"},
+		{[]string{"--compare-tolerance", "-1"}, "--compare-tolerance must not be negative, got -1"},
 	} {
 		code, _, errOut := runCLI(t, append([]string{"bench", "--database-url", url}, tt.args...)...)
 		require.Equal(t, 1, code, "%v", tt.args)

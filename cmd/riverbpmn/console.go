@@ -27,10 +27,7 @@ func runConsole(ctx context.Context, args []string, stdout io.Writer) error {
 	v.fs.BoolVar(&readOnly, "read-only", false, "show everything, change nothing: no forms, POST refused")
 	v.fs.StringVar(&riverUI, "riverui-url", "", "base URL of a River UI on the same database, for links to its job pages")
 	v.fs.StringVar(&prefix, "prefix", "", "path to serve the console under (for example /bpmn); default the root")
-	if _, err := v.parse(args); err != nil {
-		return err
-	}
-	engine, closeDB, err := v.engine(ctx, nil)
+	engine, closeDB, err := v.open(ctx, args)
 	if err != nil {
 		return err
 	}

@@ -294,7 +294,8 @@ func TestEventsFollowAcrossRestarts(t *testing.T) {
 	waitFor("every job to complete", timeout, func() bool { return completed() == jobs })
 	var outbox []int64
 	waitFor("every recorded event to be received", timeout, func() bool {
-		rows, err := pool.Query(ctx, "SELECT id FROM "+pgx.Identifier{schema}.Sanitize()+".river_bpmn_event ORDER BY id")
+		rows, err := pool.Query(ctx, "SELECT e.id + i - 1 FROM "+pgx.Identifier{schema}.Sanitize()+".river_bpmn_event e, "+
+			"generate_series(1, cardinality(e.job_id)) AS i ORDER BY 1")
 		if err != nil {
 			return false
 		}

@@ -2,22 +2,76 @@ package main
 
 import (
 	"context"
+	"errors"
 	"io"
 
 	"github.com/riverbpmn/riverbpmn/workflow"
 )
 
-func runFairnessEnable(ctx context.Context, args []string, stdout io.Writer) error {
-	return runSwitch(ctx, "fairness-enable", args, stdout, (*workflow.Engine).EnableTenantFairness, fairnessSwitch)
+// orderFlags adds the order flags (--by-priority, --timers-first,
+// --by-due-date) of the on-demand index verbs to v: the index of the
+// clients (described by whose) with that acquisition order.
+func orderFlags(v *verb, whose string) *workflow.Acquisition {
+	var order workflow.Acquisition
+	v.fs.BoolVar(&order.ByPriority, "by-priority", false, "the index of "+whose+" that fetch by priority (Acquisition.ByPriority)")
+	v.fs.BoolVar(&order.TimersFirst, "timers-first", false, "the index of "+whose+" that fetch timers first (Acquisition.TimersFirst)")
+	v.fs.BoolVar(&order.ByDueDate, "by-due-date", false, "the index of "+whose+" that fetch by due date (Acquisition.ByDueDate)")
+	return &order
 }
 
+// runFairnessEnable creates the tenant index of one acquisition order, the
+// one a fair client with the order's flags (--by-priority, --timers-first,
+// --by-due-date; none: River's order) reads.
+func runFairnessEnable(ctx context.Context, args []string, stdout io.Writer) error {
+	v := newVerb("fairness-enable")
+	order := orderFlags(v, "fair clients")
+	enable := func(engine *workflow.Engine, ctx context.Context) error {
+		return engine.EnableTenantFairness(ctx, *order)
+	}
+	return runSwitchVerb(ctx, v, args, stdout, enable, fairnessSwitch)
+}
+
+// runFairnessDisable drops the tenant indexes of every order.
 func runFairnessDisable(ctx context.Context, args []string, stdout io.Writer) error {
 	return runSwitch(ctx, "fairness-disable", args, stdout, (*workflow.Engine).DisableTenantFairness, fairnessSwitch)
 }
 
-// fairnessSwitch reports whether the tenant indexes fair fetching reads are
-// there.
+// fairnessSwitch reports whether any of the tenant indexes fair fetching
+// reads is there.
 var fairnessSwitch = switchState{
-	read: (*workflow.Engine).TenantFairnessEnabled, jsonKey: "tenant_fairness_indexes",
-	label: "tenant fairness indexes", on: "present", off: "absent",
+	read: func(engine *workflow.Engine, ctx context.Context) (bool, error) {
+		return engine.TenantFairnessEnabled(ctx)
+	},
+	jsonKey: "tenant_fairness_indexes",
+	label:   "tenant fairness indexes", on: "present", off: "absent",
+}
+
+// runFetchIndexEnable creates the fetch-order index of one acquisition
+// order, the one a client with the order's flags reads (River's order needs
+// none: give at least one flag).
+func runFetchIndexEnable(ctx context.Context, args []string, stdout io.Writer) error {
+	v := newVerb("fetch-index-enable")
+	order := orderFlags(v, "clients")
+	enable := func(engine *workflow.Engine, ctx context.Context) error {
+		if workflow.FetchOrderIndex(*order) == "" {
+			return errors.New("give --by-priority, --timers-first and/or --by-due-date: River's order reads River's own index")
+		}
+		return engine.EnableFetchOrderIndexes(ctx, *order)
+	}
+	return runSwitchVerb(ctx, v, args, stdout, enable, fetchIndexSwitch)
+}
+
+// runFetchIndexDisable drops the fetch-order indexes of every order.
+func runFetchIndexDisable(ctx context.Context, args []string, stdout io.Writer) error {
+	return runSwitch(ctx, "fetch-index-disable", args, stdout, (*workflow.Engine).DisableFetchOrderIndexes, fetchIndexSwitch)
+}
+
+// fetchIndexSwitch reports whether any fetch-order index is there.
+var fetchIndexSwitch = switchState{
+	read: func(engine *workflow.Engine, ctx context.Context) (bool, error) {
+		names, err := engine.FetchOrderIndexes(ctx)
+		return len(names) > 0, err
+	},
+	jsonKey: "fetch_order_indexes",
+	label:   "fetch-order indexes", on: "present", off: "absent",
 }

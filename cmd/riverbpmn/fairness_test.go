@@ -1,24 +1,94 @@
 package main
 
 import (
+	"context"
 	"testing"
 
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
+
+	"github.com/riverbpmn/riverbpmn/workflow"
 )
 
-// TestFairnessCommands: fairness-enable creates the tenant indexes (JSON
-// says so), fairness-disable drops them; both are idempotent.
+// TestFairnessCommands: fairness-enable creates the tenant index of River's
+// order (JSON says so), with order flags the index of that order, only it;
+// fairness-disable drops every order's; both are idempotent.
 func TestFairnessCommands(t *testing.T) {
 	t.Parallel()
+	ctx := context.Background()
 	url, schema := migratedSchema(t)
 	db := []string{"--database-url", url, "--schema", schema}
+	pool, err := pgxpool.New(ctx, url)
+	require.NoError(t, err)
+	t.Cleanup(pool.Close)
+	engine, err := workflow.NewEngine(pool, &workflow.Config{Schema: schema})
+	require.NoError(t, err)
+	requireIndexes := func(want ...string) {
+		t.Helper()
+		got, err := engine.TenantFairnessIndexes(ctx)
+		require.NoError(t, err)
+		require.ElementsMatch(t, want, got)
+	}
 
 	for range 2 {
 		code, out, errOut := runCLI(t, append([]string{"fairness-enable", "--json"}, db...)...)
 		require.Equal(t, exitOK, code, errOut)
 		require.JSONEq(t, `{"tenant_fairness_indexes": true}`, out)
 	}
-	code, out, errOut := runCLI(t, append([]string{"fairness-disable"}, db...)...)
+	requireIndexes("river_bpmn_fetch_tenant")
+	code, out, errOut := runCLI(t, append([]string{"fairness-enable", "--by-priority", "--by-due-date"}, db...)...)
 	require.Equal(t, exitOK, code, errOut)
-	require.Equal(t, "tenant fairness indexes: absent\n", out)
+	require.Equal(t, "tenant fairness indexes: present\n", out)
+	requireIndexes("river_bpmn_fetch_tenant", "river_bpmn_fetch_tenant_pd")
+	code, _, errOut = runCLI(t, append([]string{"fairness-enable", "--timers-first"}, db...)...)
+	require.Equal(t, exitOK, code, errOut)
+	requireIndexes("river_bpmn_fetch_tenant", "river_bpmn_fetch_tenant_pd", "river_bpmn_fetch_tenant_t")
+
+	for range 2 {
+		code, out, errOut = runCLI(t, append([]string{"fairness-disable"}, db...)...)
+		require.Equal(t, exitOK, code, errOut)
+		require.Equal(t, "tenant fairness indexes: absent\n", out)
+		requireIndexes()
+	}
+}
+
+// TestFetchIndexCommands: fetch-index-enable creates the fetch-order index
+// of the order flags, only it, and refuses River's order (no flag);
+// fetch-index-disable drops every order's.
+func TestFetchIndexCommands(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	url, schema := migratedSchema(t)
+	db := []string{"--database-url", url, "--schema", schema}
+	pool, err := pgxpool.New(ctx, url)
+	require.NoError(t, err)
+	t.Cleanup(pool.Close)
+	engine, err := workflow.NewEngine(pool, &workflow.Config{Schema: schema})
+	require.NoError(t, err)
+	requireIndexes := func(want ...string) {
+		t.Helper()
+		got, err := engine.FetchOrderIndexes(ctx)
+		require.NoError(t, err)
+		require.ElementsMatch(t, want, got)
+	}
+	requireIndexes()
+
+	code, _, errOut := runCLI(t, append([]string{"fetch-index-enable"}, db...)...)
+	require.Equal(t, exitError, code)
+	require.Contains(t, errOut, "give --by-priority, --timers-first and/or --by-due-date")
+	for range 2 {
+		code, out, errOut := runCLI(t, append([]string{"fetch-index-enable", "--by-priority", "--json"}, db...)...)
+		require.Equal(t, exitOK, code, errOut)
+		require.JSONEq(t, `{"fetch_order_indexes": true}`, out)
+	}
+	requireIndexes("river_bpmn_fetch_p")
+	code, out, errOut := runCLI(t, append([]string{"fetch-index-enable", "--timers-first", "--by-due-date"}, db...)...)
+	require.Equal(t, exitOK, code, errOut)
+	require.Equal(t, "fetch-order indexes: present\n", out)
+	requireIndexes("river_bpmn_fetch_p", "river_bpmn_fetch_td")
+
+	code, out, errOut = runCLI(t, append([]string{"fetch-index-disable"}, db...)...)
+	require.Equal(t, exitOK, code, errOut)
+	require.Equal(t, "fetch-order indexes: absent\n", out)
+	requireIndexes()
 }

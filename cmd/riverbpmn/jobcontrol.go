@@ -9,6 +9,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"strings"
 	"time"
 
@@ -159,14 +160,31 @@ func runEvents(ctx context.Context, args []string, stdout io.Writer) error {
 		subscription string
 		from         string
 		pollInterval time.Duration
+		skipPruned   bool
+		newest       bool
+		before       string
+		limit        int
 	)
 	fs.BoolVar(&follow, "follow", false, "keep printing events as they happen (until interrupted)")
 	fs.StringVar(&instance, "instance", "", "only events of jobs of this process instance")
 	fs.StringVar(&subscription, "subscription", "", "durable subscription name: resume where the last run with this name stopped")
 	fs.StringVar(&from, "from", "", `where to start: "beginning", "now", or a cursor txid:id (default: beginning, or now with --follow)`)
 	fs.DurationVar(&pollInterval, "poll-interval", events.DefaultPollInterval, "how often to look without a notification (--follow)")
+	fs.BoolVar(&skipPruned, "skip-pruned", false, "when events after the position were pruned before they were read, say so on stderr and go on after them (default: fail, exit 1)")
+	fs.BoolVar(&newest, "newest", false, "one page of events, newest first (what the console's Events page shows); --before and --limit page on")
+	fs.StringVar(&before, "before", "", "with --newest: the page's events come before this cursor txid:id (the previous page's \"older\")")
+	fs.IntVar(&limit, "limit", 50, fmt.Sprintf("with --newest: events per page (1 to %d)", workflow.MaxPageSize))
 	if _, err := v.parse(args); err != nil {
 		return err
+	}
+	if newest {
+		if follow || subscription != "" || from != "" {
+			return errors.New("--newest lists one page newest first; it takes --before, --limit and --instance, not --follow, --subscription or --from")
+		}
+		return runEventsNewest(ctx, v, stdout, instance, before, limit)
+	}
+	if before != "" {
+		return errors.New("--before needs --newest")
 	}
 	if subscription != "" && !follow {
 		return errors.New("--subscription needs --follow (without it, events prints what is retained and keeps no position)")
@@ -208,6 +226,7 @@ func runEvents(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 	cfg := &events.SubscribeConfig{
 		Name: subscription, From: start, ProcessInstanceID: instance, PollInterval: pollInterval,
+		SkipPruned: skipPruned, Logger: slog.New(slog.NewTextHandler(stderrOf(ctx), &slog.HandlerOptions{Level: slog.LevelWarn})),
 	}
 	if follow {
 		err := engine.SubscribeEvents(ctx, cfg, print)
@@ -225,14 +244,25 @@ func runEvents(ctx context.Context, args []string, stdout io.Writer) error {
 		return err
 	}
 	end, any, err := engine.LastEvent(ctx)
-	if err != nil || !any {
+	if err != nil {
 		return err
 	}
 	deadline := time.Now().Add(listWait)
-	for cursor.Less(end) {
+	for {
+		// Read even when there is nothing to print: the read is what finds
+		// out that events after the position were pruned.
 		batch, err := engine.ReadEvents(ctx, cursor, events.DefaultBatchSize)
+		var gap *events.GapError
+		if errors.As(err, &gap) && skipPruned {
+			fmt.Fprintf(stderrOf(ctx), "riverbpmn events: %s; skipping them (--skip-pruned)\n", gap)
+			cursor = gap.Through
+			continue
+		}
 		if err != nil {
 			return err
+		}
+		if !any || !cursor.Less(end) {
+			return nil
 		}
 		if len(batch) == 0 {
 			if time.Now().After(deadline) {
@@ -252,7 +282,55 @@ func runEvents(ctx context.Context, args []string, stdout io.Writer) error {
 			return err
 		}
 	}
-	return nil
+}
+
+// runEventsNewest prints one page of events newest first
+// (Engine.EventsPage), and where the next, older page starts.
+func runEventsNewest(ctx context.Context, v *verb, stdout io.Writer, instance, before string, limit int) error {
+	if err := checkLimit(limit); err != nil {
+		return err
+	}
+	var cursor *events.Cursor
+	if before != "" {
+		c, err := events.ParseCursor(before)
+		if err != nil {
+			return fmt.Errorf("--before: %w", err)
+		}
+		cursor = &c
+	}
+	engine, closeDB, err := v.engine(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer closeDB()
+	page, err := engine.EventsPage(ctx, cursor, instance, limit)
+	if err != nil {
+		return err
+	}
+	out := struct {
+		Events []events.Event `json:"events"`
+		Older  string         `json:"older,omitempty"`
+		More   bool           `json:"more"`
+	}{Events: page.Events, More: page.More}
+	if out.Events == nil {
+		out.Events = []events.Event{}
+	}
+	if page.More {
+		out.Older = page.Older.String()
+	}
+	return v.print(stdout, out, func(w io.Writer) error {
+		if len(page.Events) == 0 && !page.More {
+			fmt.Fprintln(w, "no events")
+			return nil
+		}
+		for i := range page.Events {
+			fmt.Fprintln(w, formatEvent(&page.Events[i]))
+		}
+		if page.More {
+			fmt.Fprintf(w, "older: --before %s\n", page.Older)
+		}
+		return nil
+	})
 }
 
 // listWait is how long `events` without --follow waits for events held back
@@ -304,11 +382,12 @@ type switchState struct {
 // runSwitch runs a verb that changes a schema feature (change), then prints
 // its state as state says.
 func runSwitch(ctx context.Context, name string, args []string, stdout io.Writer, change func(*workflow.Engine, context.Context) error, state switchState) error {
-	v := newVerb(name)
-	if _, err := v.parse(args); err != nil {
-		return err
-	}
-	engine, closeDB, err := v.engine(ctx, nil)
+	return runSwitchVerb(ctx, newVerb(name), args, stdout, change, state)
+}
+
+// runSwitchVerb is runSwitch for a verb that adds flags of its own to v.
+func runSwitchVerb(ctx context.Context, v *verb, args []string, stdout io.Writer, change func(*workflow.Engine, context.Context) error, state switchState) error {
+	engine, closeDB, err := v.open(ctx, args)
 	if err != nil {
 		return err
 	}
@@ -328,4 +407,10 @@ func runSwitch(ctx context.Context, name string, args []string, stdout io.Writer
 		_, err := fmt.Fprintf(w, "%s: %s\n", state.label, word)
 		return err
 	})
+}
+
+// runEventsPrune deletes job status events written more than --older-than
+// ago (what the leader does with Config.Events.Retention).
+func runEventsPrune(ctx context.Context, args []string, stdout io.Writer) error {
+	return runPrune(ctx, "events-prune", args, stdout, "event(s)", (*workflow.Engine).PruneEvents)
 }

@@ -17,8 +17,8 @@ import (
 	"github.com/riverbpmn/riverbpmn/workflow"
 )
 
-// TestJobControlCommands runs progress, stop, events-enable, events and
-// events-disable end to end on a migrated schema.
+// TestJobControlCommands runs progress, stop, events-enable, events,
+// events-disable and events-prune end to end on a migrated schema.
 func TestJobControlCommands(t *testing.T) {
 	ctx := context.Background()
 	url, schema := migratedSchema(t)
@@ -77,9 +77,61 @@ func TestJobControlCommands(t *testing.T) {
 	require.Equal(t, 0, code, errOut)
 	require.Empty(t, out)
 
+	// Newest first, one page (the console's Events page).
+	var page struct {
+		Events []events.Event
+		Older  string
+		More   bool
+	}
+	code, out, errOut = runCLI(t, append([]string{"events", "--newest", "--limit", "10", "--json"}, db...)...)
+	require.Equal(t, 0, code, errOut)
+	require.NoError(t, json.Unmarshal([]byte(out), &page))
+	require.Len(t, page.Events, 1)
+	require.Equal(t, ev.Cursor, page.Events[0].Cursor)
+	require.False(t, page.More)
+	code, out, errOut = runCLI(t, append([]string{"events", "--newest", "--instance", "cli-pi"}, db...)...)
+	require.Equal(t, 0, code, errOut)
+	require.Contains(t, out, "ABORTED")
+	require.Contains(t, out, "instance cli-pi")
+	code, out, errOut = runCLI(t, append([]string{"events", "--newest", "--before", ev.Cursor.String()}, db...)...)
+	require.Equal(t, 0, code, errOut)
+	require.Equal(t, "no events\n", out)
+	code, _, errOut = runCLI(t, append([]string{"events", "--newest", "--limit", "0"}, db...)...)
+	require.Equal(t, exitError, code)
+	require.Contains(t, errOut, "limit 0 is out of range")
+	code, _, errOut = runCLI(t, append([]string{"events", "--newest", "--follow"}, db...)...)
+	require.Equal(t, exitError, code)
+	require.Contains(t, errOut, "--newest lists one page newest first")
+	code, _, errOut = runCLI(t, append([]string{"events", "--before", ev.Cursor.String()}, db...)...)
+	require.Equal(t, exitError, code)
+	require.Contains(t, errOut, "--before needs --newest")
+
 	code, out, errOut = runCLI(t, append([]string{"events-disable"}, db...)...)
 	require.Equal(t, 0, code, errOut)
 	require.Equal(t, "job status events: off\n", out)
+
+	// What was written is pruned with --older-than 0s (kept by the default
+	// 24 h).
+	code, out, errOut = runCLI(t, append([]string{"events-prune"}, db...)...)
+	require.Equal(t, 0, code, errOut)
+	require.Contains(t, out, "deleted 0 event(s)")
+	code, out, errOut = runCLI(t, append([]string{"events-prune", "--older-than", "0s"}, db...)...)
+	require.Equal(t, 0, code, errOut)
+	require.NotContains(t, out, "deleted 0 ")
+	code, out, errOut = runCLI(t, append([]string{"events"}, db...)...)
+	require.Equal(t, 0, code, errOut)
+	require.Empty(t, out)
+	// A position before the pruned event: the loss is an error, or with
+	// --skip-pruned a warning on stderr.
+	before := events.Cursor{TxID: ev.Cursor.TxID, ID: ev.Cursor.ID - 1}.String()
+	code, out, errOut = runCLI(t, append([]string{"events", "--from", before}, db...)...)
+	require.Equal(t, exitError, code)
+	require.Empty(t, out)
+	require.Contains(t, errOut, "events after cursor "+before+" were pruned before they were read (pruned through "+ev.Cursor.String())
+	code, out, errOut = runCLI(t, append([]string{"events", "--from", before, "--skip-pruned"}, db...)...)
+	require.Equal(t, 0, code, errOut)
+	require.Empty(t, out)
+	require.Contains(t, errOut, "skipping them (--skip-pruned)")
 
 	// Unknown ids: exit code 3; bad flags: a clear error.
 	code, _, errOut = runCLI(t, append([]string{"stop", "--job", "987654321"}, db...)...)

@@ -11,10 +11,7 @@ import (
 // runClientSessions lists the liveness sessions of the schema.
 func runClientSessions(ctx context.Context, args []string, stdout io.Writer) error {
 	v := newVerb("client-sessions")
-	if _, err := v.parse(args); err != nil {
-		return err
-	}
-	engine, closeDB, err := v.engine(ctx, nil)
+	engine, closeDB, err := v.open(ctx, args)
 	if err != nil {
 		return err
 	}

@@ -22,6 +22,7 @@
 //	riverbpmn timer        TIMER_ID --database-url URL [--schema S] [--json]
 //	riverbpmn timer-set-due-date TIMER_ID --due RFC3339 --database-url URL [--schema S] [--cascade] [--json]
 //	riverbpmn timer-cancel TIMER_ID --database-url URL [--schema S] [--json]
+//	riverbpmn timer-prune  --database-url URL [--schema S] [--older-than 24h] [--json]
 //
 // The timer verbs also take their id as --process-instance ID or --timer N.
 //
@@ -33,7 +34,9 @@
 //	riverbpmn stop         --database-url URL [--schema S] (--job ID | --instance ID) [--json]
 //	riverbpmn events       --database-url URL [--schema S] [--follow] [--instance ID] [--subscription NAME] [--from F] [--json]
 //	riverbpmn events-enable | events-disable --database-url URL [--schema S] [--json]
-//	riverbpmn fairness-enable | fairness-disable --database-url URL [--schema S] [--json]
+//	riverbpmn events-prune --database-url URL [--schema S] [--older-than 24h] [--json]
+//	riverbpmn fairness-enable [--by-priority] [--timers-first] [--by-due-date] | fairness-disable --database-url URL [--schema S] [--json]
+//	riverbpmn fetch-index-enable [--by-priority] [--timers-first] [--by-due-date] | fetch-index-disable --database-url URL [--schema S] [--json]
 //
 // Flags follow River's CLI: --database-url defaults to $DATABASE_URL.
 // migrate-up applies River's main migration line, then riverbpmn's;
@@ -79,10 +82,12 @@ func commands() []command {
 		{"priority", "override|clear a job definition's priority, or set one job's", runPriority},
 		{"definitions", "list job definitions with their overriding priority, unfinished jobs, open incidents", runDefinitions},
 		{"locks", "list held exclusive locks, stale ones marked", runLocks},
+		{"locks-delete-stale", "delete stale exclusive locks and the rows of keys given back (fetches take stale locks over anyway)", runLocksDeleteStale},
 		{"timers", "list the timers of a process instance (next due date, repetitions left)", runTimers},
 		{"timer", "show one timer", runTimer},
 		{"timer-set-due-date", "move a timer's waiting occurrence (--cascade shifts its cycle)", runTimerSetDueDate},
 		{"timer-cancel", "cancel a timer and its cycle", runTimerCancel},
+		{"timer-prune", "delete timers that ended --older-than ago (default 24h) and whose jobs have finished", runTimerPrune},
 		{"suspend", "suspend a job definition, process definition, process instance or job", runSuspend},
 		{"activate", "activate a job definition, process definition, process instance or job", runActivate},
 		{"suspended", "list suspended targets and scheduled suspensions", runSuspended},
@@ -92,8 +97,11 @@ func commands() []command {
 		{"events", "print job status events (--follow: as they happen, from any process)", runEvents},
 		{"events-enable", "switch job status events on in the schema", runEventsEnable},
 		{"events-disable", "switch job status events off in the schema", runEventsDisable},
-		{"fairness-enable", "create the tenant indexes fair fetching reads (a fair client's start does it too)", runFairnessEnable},
-		{"fairness-disable", "drop the tenant indexes fair fetching reads", runFairnessDisable},
+		{"events-prune", "delete job status events written --older-than ago (default 24h)", runEventsPrune},
+		{"fairness-enable", "create the tenant index a fair client of the order flags reads (River's order without; a fair client's start does it for its own)", runFairnessEnable},
+		{"fairness-disable", "drop the tenant indexes of every order", runFairnessDisable},
+		{"fetch-index-enable", "create the fetch-order index clients of the order flags read (a client's start does it for its own)", runFetchIndexEnable},
+		{"fetch-index-disable", "drop the fetch-order indexes of every order", runFetchIndexDisable},
 		{"console", "serve the operator web console (--listen, --read-only, --riverui-url, --prefix)", runConsole},
 		{"queue", "queue pending jobs: JOB... or --process-instance ID", runQueue},
 		{"deps", "show a job's prerequisites (done of total, blocked) and dependents: deps JOB", runDeps},
@@ -113,7 +121,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		if cmd.name != args[0] {
 			continue
 		}
-		err := cmd.run(ctx, args[1:], stdout)
+		err := cmd.run(withStderr(ctx, stderr), args[1:], stdout)
 		if err != nil && !errors.Is(err, flag.ErrHelp) {
 			fmt.Fprintf(stderr, "riverbpmn %s: %v\n", cmd.name, err)
 		}
@@ -122,6 +130,22 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stderr, "riverbpmn: unknown command %q\n\n", args[0])
 	usage(stderr)
 	return exitUsage
+}
+
+// stderrKey is the context key of the stderr writer run hands its verbs,
+// for what a verb says beside its output (warnings), not in it.
+type stderrKey struct{}
+
+func withStderr(ctx context.Context, w io.Writer) context.Context {
+	return context.WithValue(ctx, stderrKey{}, w)
+}
+
+// stderrOf returns the stderr writer of run, os.Stderr when none was set.
+func stderrOf(ctx context.Context) io.Writer {
+	if w, ok := ctx.Value(stderrKey{}).(io.Writer); ok {
+		return w
+	}
+	return os.Stderr
 }
 
 func usage(w io.Writer) {

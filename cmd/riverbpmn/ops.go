@@ -63,8 +63,17 @@ func runIncidents(ctx context.Context, args []string, stdout io.Writer) error {
 	)
 	v.fs.BoolVar(&all, "all", false, "list resolved incidents too, newest first (default: open ones, oldest first)")
 	v.fs.Int64Var(&jobID, "job", 0, "list every incident of this job, open or resolved")
+	var page pageFlags
+	page.register(v.fs, "incident id")
 	if _, err := v.parse(args); err != nil {
 		return err
+	}
+	size, after, err := page.sizeAndAfterID()
+	if err != nil {
+		return err
+	}
+	if page.paged() && (all || jobID != 0) {
+		return errors.New("--after and --limit page the open incidents; not with --all or --job")
 	}
 	engine, closeDB, err := v.engine(ctx, nil)
 	if err != nil {
@@ -74,6 +83,8 @@ func runIncidents(ctx context.Context, args []string, stdout io.Writer) error {
 
 	var incidents []*workflow.Incident
 	switch {
+	case page.paged():
+		incidents, err = engine.OpenIncidentsPage(ctx, after, size)
 	case jobID != 0:
 		// A job that does not exist is not found, rather than an empty list.
 		if _, err := engine.JobDetails(ctx, jobID); err != nil {
@@ -99,7 +110,11 @@ func runIncidents(ctx context.Context, args []string, stdout io.Writer) error {
 			fmt.Fprintf(tw, "%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", i.ID, i.JobID, i.Type, orDash(i.JobDefinitionID),
 				orDash(i.ActivityID), orDash(i.ProcessInstanceID), formatTime(&i.CreatedAt), formatTime(i.ResolvedAt), oneLine(i.Message, 80))
 		}
-		return tw.Flush()
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+		page.printNext(w, len(incidents), size, strconv.FormatInt(incidents[len(incidents)-1].ID, 10))
+		return nil
 	})
 }
 
@@ -309,7 +324,13 @@ func runJob(ctx context.Context, args []string, stdout io.Writer) error {
 
 func runInstance(ctx context.Context, args []string, stdout io.Writer) error {
 	v := newVerb("instance")
+	var page pageFlags
+	page.register(v.fs, "job id")
 	positionals, err := v.parse(args, "PROCESS_INSTANCE_ID")
+	if err != nil {
+		return err
+	}
+	size, after, err := page.sizeAndAfterID()
 	if err != nil {
 		return err
 	}
@@ -318,9 +339,17 @@ func runInstance(ctx context.Context, args []string, stdout io.Writer) error {
 		return err
 	}
 	defer closeDB()
-	jobs, err := engine.ProcessInstanceJobs(ctx, positionals[0])
+	var jobs []*rivertype.JobRow
+	if page.paged() {
+		jobs, err = engine.ProcessInstanceJobsPage(ctx, positionals[0], after, size)
+	} else {
+		jobs, err = engine.ProcessInstanceJobs(ctx, positionals[0])
+	}
 	if err != nil {
 		return err
+	}
+	if len(jobs) == 0 && after > 0 {
+		return v.println(stdout, []jobJSON{}, "no more jobs")
 	}
 	if len(jobs) == 0 {
 		return fmt.Errorf("process instance %q has no jobs: %w", positionals[0], workflow.ErrNotFound)
@@ -340,7 +369,11 @@ func runInstance(ctx context.Context, args []string, stdout io.Writer) error {
 			fmt.Fprintf(tw, "%d\t%s\t%s\t%d/%d\t%s\t%s\t%s\t%s\n", job.ID, job.Kind, job.State, job.Attempt, job.MaxAttempts,
 				activity, jobDef, prio, formatTime(&job.ScheduledAt))
 		}
-		return tw.Flush()
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+		page.printNext(w, len(jobs), size, strconv.FormatInt(jobs[len(jobs)-1].ID, 10))
+		return nil
 	})
 }
 
@@ -482,7 +515,13 @@ type definitionJSON struct {
 
 func runDefinitions(ctx context.Context, args []string, stdout io.Writer) error {
 	v := newVerb("definitions")
+	var page pageFlags
+	page.register(v.fs, "job definition id")
 	if _, err := v.parse(args); err != nil {
+		return err
+	}
+	size, err := page.size()
+	if err != nil {
 		return err
 	}
 	engine, closeDB, err := v.engine(ctx, nil)
@@ -490,7 +529,12 @@ func runDefinitions(ctx context.Context, args []string, stdout io.Writer) error 
 		return err
 	}
 	defer closeDB()
-	defs, err := engine.JobDefinitions(ctx)
+	var defs []*workflow.JobDefinitionSummary
+	if page.paged() {
+		defs, err = engine.JobDefinitionsPage(ctx, page.after, size)
+	} else {
+		defs, err = engine.JobDefinitions(ctx)
+	}
 	if err != nil {
 		return err
 	}
@@ -509,7 +553,11 @@ func runDefinitions(ctx context.Context, args []string, stdout io.Writer) error 
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%d\n", d.ID, d.ProcessDefinitionKey, d.ActivityID, d.Kind,
 				formatPriority(d.OverridingPriority), d.UnfinishedJobs, d.OpenIncidents)
 		}
-		return tw.Flush()
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+		page.printNext(w, len(defs), size, defs[len(defs)-1].ID)
+		return nil
 	})
 }
 
@@ -533,7 +581,13 @@ func toLockJSON(l *workflow.ExclusiveLock) lockJSON {
 
 func runLocks(ctx context.Context, args []string, stdout io.Writer) error {
 	v := newVerb("locks")
+	var page pageFlags
+	page.register(v.fs, "key")
 	if _, err := v.parse(args); err != nil {
+		return err
+	}
+	size, err := page.size()
+	if err != nil {
 		return err
 	}
 	engine, closeDB, err := v.engine(ctx, nil)
@@ -541,7 +595,12 @@ func runLocks(ctx context.Context, args []string, stdout io.Writer) error {
 		return err
 	}
 	defer closeDB()
-	locks, err := engine.ExclusiveLocks(ctx)
+	var locks []*workflow.ExclusiveLock
+	if page.paged() {
+		locks, err = engine.ExclusiveLocksPage(ctx, page.after, size)
+	} else {
+		locks, err = engine.ExclusiveLocks(ctx)
+	}
 	if err != nil {
 		return err
 	}
@@ -567,6 +626,31 @@ func runLocks(ctx context.Context, args []string, stdout io.Writer) error {
 			}
 			fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\t%s\t%s\t%s\n", l.Key, l.JobID, l.Attempt, l.ClientID, l.Queue, formatTime(&l.LockedAt), holder, stale)
 		}
-		return tw.Flush()
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+		page.printNext(w, len(locks), size, locks[len(locks)-1].Key)
+		return nil
+	})
+}
+
+// runLocksDeleteStale deletes every stale exclusive lock, and the rows kept
+// for keys given back (Engine.DeleteStaleExclusiveLocks).
+func runLocksDeleteStale(ctx context.Context, args []string, stdout io.Writer) error {
+	v := newVerb("locks-delete-stale")
+	engine, closeDB, err := v.open(ctx, args)
+	if err != nil {
+		return err
+	}
+	defer closeDB()
+	n, err := engine.DeleteStaleExclusiveLocks(ctx)
+	if err != nil {
+		return err
+	}
+	return v.print(stdout, struct {
+		Deleted int `json:"deleted"`
+	}{n}, func(w io.Writer) error {
+		_, err := fmt.Fprintf(w, "deleted %d stale or given-back exclusive lock row(s); locks held by running jobs are kept\n", n)
+		return err
 	})
 }

@@ -161,6 +161,9 @@ func TestOpsVerbs(t *testing.T) {
 		require.Equal(t, exitOK, code, errOut)
 		require.Regexp(t, `pi-1\s+`+id(jobA)+`\s+1\s+dead-client\s+default\s+\S+\s+running \(attempt 1\)\s*\n`, out)
 		require.NotContains(t, out, "STALE (")
+		var kept struct{ Deleted int }
+		cliJSON(t, schema, &kept, "locks-delete-stale")
+		require.Zero(t, kept.Deleted, "a lock whose job runs is kept")
 
 		// River's rescuer makes A retryable: the lock is now stale.
 		_, err := engine.Driver().GetExecutor().JobRescueMany(ctx, &riverdriver.JobRescueManyParams{
@@ -180,6 +183,16 @@ func TestOpsVerbs(t *testing.T) {
 		cliJSON(t, schema, &locks, "locks")
 		require.Len(t, locks, 1)
 		require.True(t, locks[0].Stale)
+
+		var deleted struct{ Deleted int }
+		cliJSON(t, schema, &deleted, "locks-delete-stale")
+		require.Equal(t, 1, deleted.Deleted)
+		code, out, errOut = cli(t, schema, "locks-delete-stale")
+		require.Equal(t, exitOK, code, errOut)
+		require.Equal(t, "deleted 0 stale or given-back exclusive lock row(s); locks held by running jobs are kept\n", out)
+		code, out, errOut = cli(t, schema, "locks")
+		require.Equal(t, exitOK, code, errOut)
+		require.Equal(t, "no exclusive locks held\n", out)
 
 		code, out, _ = cli(t, schema, "job", id(jobA))
 		require.Equal(t, exitOK, code)

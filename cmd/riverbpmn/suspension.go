@@ -176,10 +176,7 @@ type suspendedOutput struct {
 
 func runSuspended(ctx context.Context, args []string, stdout io.Writer) error {
 	v := newVerb("suspended")
-	if _, err := v.parse(args); err != nil {
-		return err
-	}
-	engine, closeDB, err := v.engine(ctx, nil)
+	engine, closeDB, err := v.open(ctx, args)
 	if err != nil {
 		return err
 	}

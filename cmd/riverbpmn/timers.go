@@ -88,7 +88,13 @@ func runTimers(ctx context.Context, args []string, stdout io.Writer) error {
 		instance string
 	)
 	v.fs.StringVar(&instance, "process-instance", "", "process instance id (instead of the positional PROCESS_INSTANCE_ID)")
+	var page pageFlags
+	page.register(v.fs, "timer id")
 	positional, err := v.parseOptional(args, "PROCESS_INSTANCE_ID")
+	if err != nil {
+		return err
+	}
+	size, after, err := page.sizeAndAfterID()
 	if err != nil {
 		return err
 	}
@@ -105,14 +111,27 @@ func runTimers(ctx context.Context, args []string, stdout io.Writer) error {
 		return err
 	}
 	defer closeDB()
-	timers, err := engine.ProcessInstanceTimers(ctx, instance)
+	var timers []*workflow.TimerInfo
+	if page.paged() {
+		timers, err = engine.ProcessInstanceTimersPage(ctx, instance, after, size)
+	} else {
+		timers, err = engine.ProcessInstanceTimers(ctx, instance)
+	}
 	if err != nil {
 		return err
 	}
 	if timers == nil {
 		timers = []*workflow.TimerInfo{}
 	}
-	return v.print(stdout, timers, func(w io.Writer) error { return printTimers(w, timers) })
+	return v.print(stdout, timers, func(w io.Writer) error {
+		if err := printTimers(w, timers); err != nil {
+			return err
+		}
+		if len(timers) > 0 {
+			page.printNext(w, len(timers), size, strconv.FormatInt(timers[len(timers)-1].ID, 10))
+		}
+		return nil
+	})
 }
 
 // runTimerSetDueDate moves a timer's waiting occurrence.
@@ -202,4 +221,9 @@ func runTimer(ctx context.Context, args []string, stdout io.Writer) error {
 		return err
 	}
 	return v.print(stdout, info, func(w io.Writer) error { return printTimers(w, []*workflow.TimerInfo{info}) })
+}
+
+// runTimerPrune deletes ended timers whose occurrences have all finished.
+func runTimerPrune(ctx context.Context, args []string, stdout io.Writer) error {
+	return runPrune(ctx, "timer-prune", args, stdout, "timer(s)", (*workflow.Engine).PruneTimers)
 }

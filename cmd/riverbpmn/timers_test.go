@@ -131,4 +131,22 @@ func TestTimerCommands(t *testing.T) {
 	code, _, errOut = runCLI(t, "timers", "--database-url", url, "--schema", schema)
 	require.Equal(t, exitError, code)
 	require.Contains(t, errOut, "--process-instance is required")
+
+	// The cancelled timer ended just now: kept by the default 24 h, deleted
+	// with --older-than 0s.
+	var pruned struct {
+		Deleted int64 `json:"deleted"`
+	}
+	code, out, errOut = runCLI(t, "timer-prune", "--database-url", url, "--schema", schema, "--json")
+	require.Equal(t, 0, code, errOut)
+	require.NoError(t, json.Unmarshal([]byte(out), &pruned), out)
+	require.Zero(t, pruned.Deleted)
+	code, out, errOut = runCLI(t, "timer-prune", "--database-url", url, "--schema", schema, "--older-than", "0s")
+	require.Equal(t, 0, code, errOut)
+	require.Contains(t, out, "deleted 1 timer(s) that ended before")
+	code, _, errOut = runCLI(t, "timer", "--database-url", url, "--schema", schema, "--timer", id)
+	require.Equal(t, exitNotFound, code, errOut)
+	code, _, errOut = runCLI(t, "timer-prune", "--database-url", url, "--schema", schema, "--older-than", "-1h")
+	require.Equal(t, exitError, code)
+	require.Contains(t, errOut, "--older-than -1h0m0s must not be negative")
 }

@@ -11,6 +11,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/riverbpmn/riverbpmn/workflow"
 )
@@ -61,6 +62,16 @@ func (v *verb) parseOptional(args []string, name string) (string, error) {
 	default:
 		return "", fmt.Errorf("unexpected argument %q (usage: %s [%s])", positionals[1], v.fs.Name(), name)
 	}
+}
+
+// open parses args, a verb's flags and no positional, then connects and
+// builds an engine with the defaults on the schema of the flags: what most
+// verbs do first. The caller calls close when done.
+func (v *verb) open(ctx context.Context, args []string) (engine *workflow.Engine, close func(), err error) {
+	if _, err := v.parse(args); err != nil {
+		return nil, nil, err
+	}
+	return v.engine(ctx, nil)
 }
 
 // engine connects and builds an engine on the schema of the flags, with the
@@ -145,4 +156,35 @@ func isNegativeNumber(s string) bool {
 func isBoolFlag(f *flag.Flag) bool {
 	b, ok := f.Value.(interface{ IsBoolFlag() bool })
 	return ok && b.IsBoolFlag()
+}
+
+// runPrune is a verb that deletes what ended more than --older-than ago:
+// prune does it and names what it deleted.
+func runPrune(ctx context.Context, name string, args []string, stdout io.Writer, what string, prune func(*workflow.Engine, context.Context, time.Time) (int64, error)) error {
+	v := newVerb(name)
+	olderThan := v.fs.Duration("older-than", 24*time.Hour, "delete what ended at least this long ago")
+	if _, err := v.parse(args); err != nil {
+		return err
+	}
+	if *olderThan < 0 {
+		return fmt.Errorf("--older-than %s must not be negative", *olderThan)
+	}
+	engine, closeDB, err := v.engine(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer closeDB()
+	before := time.Now().Add(-*olderThan).UTC()
+	n, err := prune(engine, ctx, before)
+	if err != nil {
+		return err
+	}
+	result := struct {
+		Deleted int64     `json:"deleted"`
+		Before  time.Time `json:"before"`
+	}{n, before}
+	return v.print(stdout, result, func(w io.Writer) error {
+		fmt.Fprintf(w, "deleted %d %s that ended before %s\n", n, what, before.Format(time.RFC3339))
+		return nil
+	})
 }

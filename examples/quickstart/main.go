@@ -23,6 +23,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"os"
 	"slices"
 	"strings"
@@ -232,6 +233,26 @@ func (t *tour) waitFor(ctx context.Context, jobID int64, done func(*river.Event)
 	}
 }
 
+// waitForCompleted reads events until every inserted job has completed, in
+// whatever order they complete (the two instances' jobs run side by side).
+func (t *tour) waitForCompleted(ctx context.Context, inserted []*rivertype.JobInsertResult) error {
+	waiting := make(map[int64]bool, len(inserted))
+	for _, res := range inserted {
+		waiting[res.Job.ID] = true
+	}
+	for len(waiting) > 0 {
+		select {
+		case event := <-t.events:
+			if event.Kind == river.EventKindJobCompleted {
+				delete(waiting, event.Job.ID)
+			}
+		case <-ctx.Done():
+			return fmt.Errorf("waiting for jobs %v: %w", slices.Sorted(maps.Keys(waiting)), ctx.Err())
+		}
+	}
+	return nil
+}
+
 var chargeJobID int64
 
 func (t *tour) retryCycle(ctx context.Context) error {
@@ -322,10 +343,8 @@ func (t *tour) exclusiveJobs(ctx context.Context) error {
 		return err
 	}
 	say("exclusive", "inserted 3 pack_parcel jobs (200 ms each) for each of order-2 and order-3; the client has 10 workers")
-	for _, res := range inserted {
-		if _, err := t.waitFor(ctx, res.Job.ID, func(e *river.Event) bool { return e.Kind == river.EventKindJobCompleted }); err != nil {
-			return err
-		}
+	if err := t.waitForCompleted(ctx, inserted); err != nil {
+		return err
 	}
 	t.mu.Lock()
 	runs := slices.Clone(t.packRuns)

@@ -80,6 +80,9 @@ type Options struct {
 
 	// Progress receives progress lines; nil discards them.
 	Progress io.Writer
+
+	// noCheckpoint is set once CHECKPOINT was refused.
+	noCheckpoint bool
 }
 
 // DefaultOptions are the command's defaults.
@@ -178,6 +181,9 @@ type Report struct {
 	FetchLatency []SizeResult `json:"fetch_latency,omitempty"`
 	// InsertCost is the insert cost benchmark's result.
 	InsertCost *InsertCostResult `json:"insert_cost,omitempty"`
+	// Comparison sets the throughput against a saved run's (bench
+	// --compare).
+	Comparison *Comparison `json:"comparison,omitempty"`
 }
 
 // Machine identifies the machine and software a report was measured on.

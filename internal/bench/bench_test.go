@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -73,8 +74,8 @@ func TestSelectModes(t *testing.T) {
 	for _, m := range all {
 		names = append(names, m.Name)
 	}
-	require.Equal(t, []string{"none", "exclusive", "camunda", "exclusive-one-instance", "events", "fairness", "priority-range-deployment"}, names, "diagnostic modes only when named")
-	require.Equal(t, []string{"none", "exclusive", "camunda", "exclusive-one-instance", "events", "fairness", "priority-range-deployment", "stock-metadata", "priority", "exclusive-priority", "tenants"}, ModeNames())
+	require.Equal(t, []string{"none", "exclusive", "camunda", "exclusive-batch", "camunda-batch", "exclusive-one-instance", "events", "fairness", "priority-range-deployment"}, names, "diagnostic modes only when named")
+	require.Equal(t, []string{"none", "exclusive", "camunda", "exclusive-batch", "camunda-batch", "exclusive-one-instance", "events", "fairness", "priority-range-deployment", "stock-metadata", "priority", "exclusive-priority", "tenants"}, ModeNames())
 
 	some, err := selectModes([]string{"priority-range-deployment", "none", "none"})
 	require.NoError(t, err)
@@ -82,7 +83,7 @@ func TestSelectModes(t *testing.T) {
 	require.Equal(t, "priority-range-deployment", some[0].Name)
 
 	_, err = selectModes([]string{"sideways"})
-	require.ErrorContains(t, err, `unknown mode "sideways" (known: none, exclusive, camunda, exclusive-one-instance, events, fairness, priority-range-deployment, stock-metadata, priority, exclusive-priority, tenants)`)
+	require.ErrorContains(t, err, `unknown mode "sideways" (known: none, exclusive, camunda, exclusive-batch, camunda-batch, exclusive-one-instance, events, fairness, priority-range-deployment, stock-metadata, priority, exclusive-priority, tenants)`)
 }
 
 // TestMetadataSQLMatchesMiddleware checks that the fetch latency backlog,
@@ -114,6 +115,14 @@ func TestMetadataSQLMatchesMiddleware(t *testing.T) {
 			w.metadataSQL("(args ->> 'seq')::bigint"), table(schema, "river_job"))).Scan(&total, &differing))
 		require.Equal(t, 2*TimerEvery+1, total)
 		require.Zero(t, differing, "workload %+v", w)
+
+		// The stock-metadata mode's jobs (stock River, InsertOpts of the
+		// same contexts, no middleware) carry the same metadata.
+		for i := range 2*TimerEvery + 1 {
+			var stored string
+			require.NoError(t, pool.QueryRow(ctx, "SELECT "+w.metadataSQL("$1::bigint")+"::text", i).Scan(&stored))
+			require.JSONEq(t, stored, string(w.JobContext(i).InsertOpts().Metadata), "workload %+v, job %d", w, i)
+		}
 	}
 }
 
@@ -151,15 +160,25 @@ func TestRunThroughput(t *testing.T) {
 			require.Positive(t, side.JobsPerSecond.Median)
 			require.Positive(t, side.FetchLatency.Count)
 			require.Positive(t, side.FetchLatency.P99Ms)
+			// Working a job off writes WAL: at least the new row versions.
+			require.Greater(t, side.WALBytesPerJob.Median, 100.0)
 		}
 		require.InDelta(t, res.RiverBPMN.JobsPerSecond.Median/res.Stock.JobsPerSecond.Median, res.Ratio.JobsPerSecond, 1e-9)
 		require.InDelta(t, res.Ratio.JobsPerSecond, res.Ratio.JobsPerSecondPaired, 1e-9, "one round: one pair")
 		require.Positive(t, res.Ratio.FetchP50)
 		require.Positive(t, res.Ratio.FetchP99)
-		require.NotNil(t, res.MeetsTarget)
+		if res.Mode == "events" {
+			require.Nil(t, res.MeetsTarget, "under stress, events is judged against events off only")
+		} else {
+			require.NotNil(t, res.MeetsTarget, res.Mode)
+		}
 	}
 	require.Contains(t, progress.String(), "round 1/1 none")
 	require.Contains(t, progress.String(), "bench: expected to take about")
+	eventsOn := report.Throughput[1]
+	require.Equal(t, "none", eventsOn.Versus, "events on is compared with events off")
+	require.InDelta(t, eventsOn.RiverBPMN.JobsPerSecond.Median/report.Throughput[0].RiverBPMN.JobsPerSecond.Median, eventsOn.VersusRatio, 1e-9)
+	require.NotNil(t, eventsOn.MeetsVersusTarget)
 	camunda := report.Throughput[4] // the modes run in the order named
 	require.Equal(t, "exclusive", camunda.Versus)
 	require.InDelta(t, camunda.RiverBPMN.JobsPerSecond.Median/report.Throughput[3].RiverBPMN.JobsPerSecond.Median, camunda.VersusRatio, 1e-9)
@@ -205,7 +224,18 @@ func TestRunFetchLatency(t *testing.T) {
 		require.NotNil(t, v.MeetsTarget)
 	}
 
-	require.Equal(t, before, indexes(), "indexes rebuilt as they were")
+	// As they were, plus the fetch-order indexes the variants' clients
+	// create on demand (workflow.EnableFetchOrderIndexes).
+	var rebuilt, created []string
+	for _, def := range indexes() {
+		if strings.HasPrefix(def, "CREATE INDEX river_bpmn_fetch_") {
+			created = append(created, def)
+			continue
+		}
+		rebuilt = append(rebuilt, def)
+	}
+	require.Equal(t, before, rebuilt, "indexes rebuilt as they were")
+	require.Len(t, created, 3, "by priority, timers first and due date, and all three: %q", created)
 	var leftover bool
 	require.NoError(t, pool.QueryRow(ctx, "SELECT to_regclass($1) IS NOT NULL", table(schema, droppedIndexTable)).Scan(&leftover))
 	require.False(t, leftover)
@@ -293,4 +323,35 @@ func TestRunInsertCost(t *testing.T) {
 	var out bytes.Buffer
 	require.NoError(t, report.WriteTable(&out))
 	require.Contains(t, out.String(), "insert cost: 500 exclusive jobs")
+}
+
+// TestTargetFor: River's defaults hold every mode to its Target; a shorter
+// fetch cooldown or more workers to its StressTarget (issue 18).
+func TestTargetFor(t *testing.T) {
+	t.Parallel()
+	byName := make(map[string]Mode)
+	for _, m := range Modes() {
+		byName[m.Name] = m
+	}
+	defaults := DefaultOptions.withDefaults()
+	fast := defaults
+	fast.FetchCooldown = time.Millisecond
+	many := defaults
+	many.Workers = 2_000
+	for _, tt := range []struct {
+		mode                   string
+		atDefaults, fast, many float64
+	}{
+		{"none", 0.99, 0.95, 0.95},
+		{"priority-range-deployment", 0.99, 0.85, 0.85},
+		{"exclusive", 0.99, 0.80, 0.80},
+		{"camunda", 0.99, 0.75, 0.75},
+		{"exclusive-one-instance", 0.50, 0.50, 0.50},
+		{"events", 0.99, 0, 0}, // under stress: against events off (Versus), not stock
+	} {
+		m := byName[tt.mode]
+		require.InDelta(t, tt.atDefaults, m.targetFor(&defaults), 1e-9, tt.mode)
+		require.InDelta(t, tt.fast, m.targetFor(&fast), 1e-9, tt.mode)
+		require.InDelta(t, tt.many, m.targetFor(&many), 1e-9, tt.mode)
+	}
 }

@@ -61,6 +61,7 @@ type fetchVariant struct {
 	summary string
 	acq     *workflow.Acquisition
 	scope   exclusive.Scope
+	batch   int // workflow.Config.ExclusiveBatch
 }
 
 // fetchInstances is the number of process instances the fetch latency
@@ -74,25 +75,29 @@ func fetchVariants(w Workload) []fetchVariant {
 	everything := workflow.Acquisition{ByPriority: true, TimersFirst: true, ByDueDate: true, PriorityRange: &r,
 		DeploymentAware: true, Deployments: w.DeploymentIDs()}
 	return []fetchVariant{
-		{"stock", "riverpgxv5 executor JobGetAvailable", nil, exclusive.None},
-		{"none", "riverbpmn pilot, no acquisition feature", &workflow.Acquisition{}, exclusive.None},
-		{"priority", "by priority", &workflow.Acquisition{ByPriority: true}, exclusive.None},
+		{"stock", "riverpgxv5 executor JobGetAvailable", nil, exclusive.None, 0},
+		{"none", "riverbpmn pilot, no acquisition feature", &workflow.Acquisition{}, exclusive.None, 0},
+		{"priority", "by priority", &workflow.Acquisition{ByPriority: true}, exclusive.None, 0},
 		{"priority-range-deployment", "by priority, full range, deployment aware (all deployments)", &workflow.Acquisition{
 			ByPriority: true, PriorityRange: &r, DeploymentAware: true, Deployments: w.DeploymentIDs(),
-		}, exclusive.None},
-		{"timers-due-date", "timers first, by due date", &workflow.Acquisition{TimersFirst: true, ByDueDate: true}, exclusive.None},
-		{"all-orderings", "by priority, timers first, by due date", &workflow.Acquisition{ByPriority: true, TimersFirst: true, ByDueDate: true}, exclusive.None},
-		{"exclusive", "exclusive per process instance, River's order", &workflow.Acquisition{}, exclusive.ProcessInstance},
-		{"camunda", "exclusive per process instance, by priority, full range, deployment aware (all deployments)", &camunda, exclusive.ProcessInstance},
-		{"exclusive-everything", "exclusive per process instance, by priority, timers first, by due date, full range, deployment aware", &everything, exclusive.ProcessInstance},
-		{"exclusive-root-everything", "exclusive per root process instance, every acquisition option", &everything, exclusive.RootProcessInstance},
+		}, exclusive.None, 0},
+		{"timers-due-date", "timers first, by due date", &workflow.Acquisition{TimersFirst: true, ByDueDate: true}, exclusive.None, 0},
+		{"all-orderings", "by priority, timers first, by due date", &workflow.Acquisition{ByPriority: true, TimersFirst: true, ByDueDate: true}, exclusive.None, 0},
+		{"exclusive", "exclusive per process instance, River's order", &workflow.Acquisition{}, exclusive.ProcessInstance, 0},
+		{"camunda", "exclusive per process instance, by priority, full range, deployment aware (all deployments)", &camunda, exclusive.ProcessInstance, 0},
+		{"exclusive-everything", "exclusive per process instance, by priority, timers first, by due date, full range, deployment aware", &everything, exclusive.ProcessInstance, 0},
+		{"exclusive-root-everything", "exclusive per root process instance, every acquisition option", &everything, exclusive.RootProcessInstance, 0},
+		{"exclusive-batch", fmt.Sprintf("exclusive per process instance, River's order, runs of up to %d jobs of a key (ExclusiveBatch)", benchExclusiveBatch),
+			&workflow.Acquisition{}, exclusive.ProcessInstance, benchExclusiveBatch},
+		{"camunda-batch", fmt.Sprintf("camunda, runs of up to %d jobs of a key (ExclusiveBatch)", benchExclusiveBatch),
+			&camunda, exclusive.ProcessInstance, benchExclusiveBatch},
 	}
 }
 
 // fetchFunc locks one batch of jobs and returns their ids.
 type fetchFunc func(ctx context.Context) ([]int64, error)
 
-func newFetchFunc(pool *pgxpool.Pool, engine *workflow.Engine, schema string, v fetchVariant) (fetchFunc, error) {
+func newFetchFunc(ctx context.Context, pool *pgxpool.Pool, engine *workflow.Engine, schema string, v fetchVariant) (fetchFunc, error) {
 	params := &riverdriver.JobGetAvailableParams{
 		ClientID:       "riverbpmn-bench",
 		MaxAttemptedBy: 100,
@@ -109,13 +114,17 @@ func newFetchFunc(pool *pgxpool.Pool, engine *workflow.Engine, schema string, v 
 	} else {
 		if v.scope.Enabled() {
 			var err error
-			engine, err = workflow.NewEngine(pool, &workflow.Config{Schema: schema, ExclusiveScope: v.scope})
+			engine, err = workflow.NewEngine(pool, &workflow.Config{Schema: schema, ExclusiveScope: v.scope, ExclusiveBatch: v.batch})
 			if err != nil {
 				return nil, err
 			}
 		}
 		driver, err := engine.NewDriver(*v.acq)
 		if err != nil {
+			return nil, err
+		}
+		// What the client of this acquisition does when it starts.
+		if err := engine.EnableFetchOrderIndexes(ctx, *v.acq); err != nil {
 			return nil, err
 		}
 		// The call River's producer makes: the client's pilot with the
@@ -151,7 +160,7 @@ func runFetchLatency(ctx context.Context, pool *pgxpool.Pool, opts *Options) ([]
 	variants := fetchVariants(workload)
 	fetchers := make([]fetchFunc, len(variants))
 	for i, v := range variants {
-		if fetchers[i], err = newFetchFunc(pool, engine, opts.Schema, v); err != nil {
+		if fetchers[i], err = newFetchFunc(ctx, pool, engine, opts.Schema, v); err != nil {
 			return nil, fmt.Errorf("fetch variant %s: %w", v.name, err)
 		}
 	}

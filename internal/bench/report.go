@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strconv"
 	"text/tabwriter"
 )
 
@@ -21,14 +22,18 @@ func (r *Report) WriteTable(w io.Writer) error {
 		m.CPUs, m.GOMAXPROCS, m.Postgres, m.River, m.Go, orUnknown(m.LoadAverage))
 
 	if len(r.Throughput) > 0 {
-		fmt.Fprintf(w, "throughput: %d queued jobs, %d workers, %d rounds, work %gms, fetch cooldown %gms, poll interval %gms\n\n",
-			s.Jobs, s.Workers, s.Rounds, s.WorkMs, s.FetchCooldownMs, s.FetchPollIntervalMs)
+		jobs := "each mode's default number of"
+		if s.Jobs > 0 {
+			jobs = strconv.Itoa(s.Jobs)
+		}
+		fmt.Fprintf(w, "throughput: %s queued jobs, %d workers, %d rounds, work %gms, fetch cooldown %gms, poll interval %gms\n\n",
+			jobs, s.Workers, s.Rounds, s.WorkMs, s.FetchCooldownMs, s.FetchPollIntervalMs)
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "mode\tside\tjobs/s median\tmin-max\tIQR\tfetch p50\tfetch p99\tjobs/s vs stock\tpaired\tp50 vs stock\tp99 vs stock\ttarget\t")
+		fmt.Fprintln(tw, "mode\tside\tjobs/s median\tmin-max\tIQR\tfetch p50\tfetch p99\tWAL/job\tjobs/s vs stock\tpaired\tp50 vs stock\tp99 vs stock\ttarget\t")
 		for _, res := range r.Throughput {
 			writeSide(tw, res.Mode, "stock", res.Stock)
 			writeSide(tw, res.Mode, "riverbpmn", res.RiverBPMN)
-			fmt.Fprintf(tw, "\t\t\t\t\t\t\t%.1f%%\t%.1f%%\tx%.2f\tx%.2f\t%s\t\n",
+			fmt.Fprintf(tw, "\t\t\t\t\t\t\t\t%.1f%%\t%.1f%%\tx%.2f\tx%.2f\t%s\t\n",
 				100*res.Ratio.JobsPerSecond, 100*res.Ratio.JobsPerSecondPaired,
 				res.Ratio.FetchP50, res.Ratio.FetchP99, targetText(res.Target, res.MeetsTarget, ">= %.0f%%", 100*res.Target))
 		}
@@ -89,8 +94,8 @@ func (r *Report) WriteTable(w io.Writer) error {
 
 func writeSide(w io.Writer, mode, side string, res SideResult) {
 	j := res.JobsPerSecond
-	fmt.Fprintf(w, "%s\t%s\t%.0f\t%.0f-%.0f\t%.0f-%.0f\t%.2fms\t%.2fms\t\t\t\t\t\t\n",
-		mode, side, j.Median, j.Min, j.Max, j.Q1, j.Q3, res.FetchLatency.P50Ms, res.FetchLatency.P99Ms)
+	fmt.Fprintf(w, "%s\t%s\t%.0f\t%.0f-%.0f\t%.0f-%.0f\t%.2fms\t%.2fms\t%.0f B\t\t\t\t\t\t\n",
+		mode, side, j.Median, j.Min, j.Max, j.Q1, j.Q3, res.FetchLatency.P50Ms, res.FetchLatency.P99Ms, res.WALBytesPerJob.Median)
 }
 
 // targetText describes a target and whether it is met ("" without one).

@@ -98,12 +98,14 @@ func (w Workload) JobContext(i int) workflow.JobContext {
 		jobType = workflow.JobTypeTimer
 	}
 	p := w.Priority(i)
+	exclusive := true // what the middleware resolves anyway: stock-metadata jobs carry the same
 	jc := workflow.JobContext{
 		ProcessDefinitionKey: ProcessDefinitionKey,
 		ActivityID:           ActivityID,
 		DeploymentID:         deploymentID(i % Deployments),
 		JobType:              jobType,
 		Priority:             &p,
+		Exclusive:            &exclusive,
 	}
 	if w.Instances > 0 {
 		jc.ProcessInstanceID = "bench-pi-" + strconv.Itoa(i%w.Instances)
@@ -117,19 +119,17 @@ func (w Workload) JobContext(i int) workflow.JobContext {
 // latency backlog is built in SQL, a million rows at a time, and must look
 // exactly like inserted jobs (TestMetadataSQLMatchesMiddleware).
 func (w Workload) metadataSQL(iExpr string) string {
-	instance := ""
+	instance := "NULL::text"
 	if w.Instances > 0 {
-		instance = fmt.Sprintf(`
-		'process_instance_id', 'bench-pi-' || (%[1]s %% %[2]d),
-		'root_process_instance_id', 'bench-pi-' || (%[1]s %% %[2]d),`, iExpr, w.Instances)
+		instance = fmt.Sprintf(`'bench-pi-' || (%[1]s %% %[2]d)`, iExpr, w.Instances)
 	}
-	return fmt.Sprintf(`jsonb_build_object('bpmn', jsonb_build_object(%[2]s
-		'process_definition_key', %[3]s,
-		'activity_id', %[4]s,
-		'deployment_id', 'bench-dep-' || (%[1]s %% %[5]d),
-		'job_type', CASE WHEN %[1]s %% %[6]d = 0 THEN %[7]s ELSE %[8]s END,
-		'priority', (%[1]s * %[9]d) %% %[10]d + %[11]d,
-		'exclusive', true))`,
+	// The compact form (workflow.JobContext): instance, process definition,
+	// activity, job definition (none), priority, exclusive, deployment, job type.
+	return fmt.Sprintf(`jsonb_build_object('bpmn', jsonb_build_array(%[2]s, %[3]s, %[4]s, NULL::text,
+		(%[1]s * %[9]d) %% %[10]d + %[11]d,
+		true,
+		'bench-dep-' || (%[1]s %% %[5]d),
+		CASE WHEN %[1]s %% %[6]d = 0 THEN %[7]s ELSE %[8]s END))`,
 		iExpr, instance, quoteLiteral(ProcessDefinitionKey), quoteLiteral(ActivityID),
 		Deployments, TimerEvery, quoteLiteral(workflow.JobTypeTimer), quoteLiteral(workflow.JobTypeAsync),
 		prioritySpreadFactor, PriorityMax-PriorityMin+1, PriorityMin)

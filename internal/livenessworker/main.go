@@ -95,6 +95,7 @@ func run() error {
 		schema  = flag.String("schema", "", "schema")
 		id      = flag.String("id", "", "River client id")
 		workers = flag.Int("workers", 10, "MaxWorkers")
+		batch   = flag.Int("batch", 0, "workflow.Config.ExclusiveBatch")
 	)
 	flag.Parse()
 	if *dbURL == "" || *id == "" {
@@ -118,6 +119,7 @@ func run() error {
 	engine, err := workflow.NewEngine(pool, &workflow.Config{
 		Schema:         *schema,
 		ExclusiveScope: exclusive.ProcessInstance,
+		ExclusiveBatch: *batch,
 		Liveness:       livenessConfig(),
 	})
 	if err != nil {

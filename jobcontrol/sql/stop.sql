@@ -1,5 +1,5 @@
 -- Stop: asks the jobs of the target to stop (TARGET: the ids $1, or every job
--- of process instance $1, through river_bpmn_job_process_instance),
+-- of process instance $1, through River's GIN index on metadata),
 -- as River's JobCancel does for one job: a job waiting to run is cancelled at
 -- once; a running job keeps running, is marked (metadata
 -- "cancel_attempted_at", which River's completer and rescuer honour), and

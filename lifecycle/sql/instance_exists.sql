@@ -2,6 +2,5 @@
 SELECT EXISTS (
     SELECT 1
     FROM /* TEMPLATE: schema */river_job
-    WHERE metadata ? 'bpmn'
-        AND metadata -> 'bpmn' ->> 'process_instance_id' = $1::text
+    WHERE /* TEMPLATE: schema */river_bpmn_ctx_has_instance(metadata, $1::text)
 );

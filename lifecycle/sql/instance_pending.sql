@@ -1,8 +1,8 @@
 -- LifecycleInstancePending: the pending jobs of process instance $1, over
--- river_bpmn_job_process_instance (migration riverbpmn/001).
+-- River's GIN index on metadata by containment (river_bpmn_ctx_has_instance,
+-- migration riverbpmn/016).
 SELECT id
 FROM /* TEMPLATE: schema */river_job
-WHERE metadata ? 'bpmn'
-    AND metadata -> 'bpmn' ->> 'process_instance_id' = $1::text
+WHERE /* TEMPLATE: schema */river_bpmn_ctx_has_instance(metadata, $1::text)
     AND state = 'pending'
 ORDER BY id;

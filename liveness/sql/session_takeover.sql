@@ -6,7 +6,8 @@
 -- is kept: it was due when it was fetched, so it runs again at once, from
 -- its place in River's order (first of its exclusive key), not behind every
 -- job queued since. Their
--- exclusive keys are freed, their queues' producers woken with River's insert
+-- exclusive keys are freed (a key taken for a run of jobs when any job of
+-- the run is given back: the run's other jobs have ended), their queues' producers woken with River's insert
 -- notification ($6 schema for the channel), and the session deleted.
 -- Returns the ids of the jobs given back.
 WITH given AS (
@@ -36,6 +37,10 @@ freed AS (
         released_at = now()
     WHERE
         lock.job_id IN (SELECT id FROM given)
+        -- The lock of a run (riverbpmn's Config.ExclusiveBatch) names all
+        -- its jobs: its head may have ended while the rest of the run, given
+        -- back here, waited or worked.
+        OR lock.run_job_ids && ARRAY(SELECT id FROM given)
     RETURNING
         lock.key
 ),

@@ -6,9 +6,10 @@
 -- wins), and how many jobs changed.
 --
 -- /* TARGET_FILTER */ selects the target's jobs over an index: the job
--- definition (river_bpmn_job_job_definition) or process instance
--- (river_bpmn_job_process_instance) index; a process definition's jobs are
--- found by walking the primary key.
+-- definition, process instance or process definition by containment
+-- (river_bpmn_ctx_has_*, migration riverbpmn/016), which River's GIN index
+-- on metadata answers (river_job_metadata_index); for a process
+-- definition, which holds many jobs, the planner walks the primary key.
 WITH batch AS (
     SELECT id
     FROM /* TEMPLATE: schema */river_job

@@ -1,11 +1,10 @@
 -- SuspensionInstanceExists: whether any job (in any state) belongs to
--- process instance $1, over river_bpmn_job_process_instance, or the instance
+-- process instance $1 (by containment, over River's GIN index on metadata), or the instance
 -- is suspended.
 SELECT EXISTS (
     SELECT 1
     FROM /* TEMPLATE: schema */river_job
-    WHERE metadata ? 'bpmn'
-        AND metadata -> 'bpmn' ->> 'process_instance_id' = $1::text
+    WHERE /* TEMPLATE: schema */river_bpmn_ctx_has_instance(metadata, $1::text)
 ) OR EXISTS (
     SELECT 1
     FROM /* TEMPLATE: schema */river_bpmn_suspension

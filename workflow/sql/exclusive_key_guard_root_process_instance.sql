@@ -2,5 +2,5 @@
 -- under scope exclusive.RootProcessInstance: the process instance id is a
 -- JSON string, and the root process instance id is a JSON string, null or
 -- absent. Must agree with workflow.ExclusiveKeyOf.
-jsonb_typeof(river_job.metadata -> 'bpmn' -> 'process_instance_id') = 'string'
-AND coalesce(jsonb_typeof(river_job.metadata -> 'bpmn' -> 'root_process_instance_id'), 'null') IN ('string', 'null')
+/* TEMPLATE: schema */river_bpmn_ctx_instance(river_job.metadata) IS NOT NULL
+AND coalesce(jsonb_typeof(/* TEMPLATE: schema */river_bpmn_ctx_field(river_job.metadata, 10, 'root_process_instance_id')), 'null') IN ('string', 'null')

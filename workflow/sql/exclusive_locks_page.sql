@@ -9,7 +9,11 @@ SELECT
     lock.queue,
     lock.locked_at,
     holder.state::text,
-    holder.attempt
+    holder.attempt,
+    -- For the lock of a run (Config.ExclusiveBatch): its jobs, and whether
+    -- any of them still runs its attempt (NULL for a lock of one job).
+    lock.run_job_ids,
+    CASE WHEN lock.run_job_ids IS NOT NULL THEN /* LOCK_IS_LIVE: lock */ END
 FROM
     /* TEMPLATE: schema */river_bpmn_exclusive_lock AS lock
     LEFT JOIN /* TEMPLATE: schema */river_job AS holder

@@ -14,6 +14,8 @@ SELECT
     lock.locked_at,
     holder.state::text,
     holder.attempt,
+    lock.run_job_ids,
+    CASE WHEN lock.run_job_ids IS NOT NULL THEN /* LOCK_IS_LIVE: lock */ END,
     (
         SELECT
             count(*)
@@ -24,7 +26,7 @@ SELECT
             AND /* KEY_GUARD: ahead */
             AND ahead.queue = river_job.queue
             AND ahead.state = 'available'
-            AND ahead.metadata -> 'bpmn' -> 'exclusive' = 'true'::jsonb
+            AND /* TEMPLATE: schema */river_bpmn_ctx_exclusive(ahead.metadata)
             AND (ahead.priority, ahead.scheduled_at, ahead.id)
                 < (river_job.priority, river_job.scheduled_at, river_job.id)
     ) AS key_jobs_ahead

@@ -11,7 +11,7 @@ SELECT
         WHERE hold.reason = 'suspended'
             AND held.state = 'pending'
             AND held.queue = river_job.queue
-            AND held.metadata -> 'bpmn' -> 'exclusive' = 'true'::jsonb
+            AND /* TEMPLATE: schema */river_bpmn_ctx_exclusive(held.metadata)
             AND /* KEY_EXPRESSION: held */ = /* EXCLUSIVE_KEY */
     ), 0)
 FROM /* TEMPLATE: schema */river_job

@@ -8,8 +8,7 @@
 WITH batch AS (
     SELECT id
     FROM /* TEMPLATE: schema */river_job
-    WHERE metadata ? 'bpmn'
-        AND metadata -> 'bpmn' ->> 'job_definition_id' = $1::text
+    WHERE /* TEMPLATE: schema */river_bpmn_ctx_has_job_definition(metadata, $1::text)
         AND id > $2::bigint
         -- Discarded jobs too (Camunda rewrites every job of the definition
         -- "regardless of state"): one revived by SetJobRetries runs with the
@@ -20,12 +19,12 @@ WITH batch AS (
     FOR UPDATE
 ), rewritten AS (
     UPDATE /* TEMPLATE: schema */river_job
-    SET metadata = jsonb_set(river_job.metadata, '{bpmn,priority}', to_jsonb(def.overriding_priority))
+    SET metadata = /* TEMPLATE: schema */river_bpmn_ctx_set(river_job.metadata, 4, 'priority', to_jsonb(def.overriding_priority))
     FROM batch, /* TEMPLATE: schema */river_bpmn_job_definition def
     WHERE river_job.id = batch.id
         AND def.id = $1::text
         AND def.overriding_priority IS NOT NULL
-        AND jsonb_typeof(river_job.metadata -> 'bpmn') = 'object'
+        AND jsonb_typeof(river_job.metadata -> 'bpmn') IN ('object', 'array')
     RETURNING river_job.id
 )
 SELECT

@@ -1,7 +1,8 @@
 -- JobDefinitionsPage: one page of the stored job definitions, by id, after
 -- id $1 (keyset; '' for the first page), at most $2, with their run-time
--- state: its overriding priority, how many of its jobs are unfinished (served
--- by river_bpmn_job_job_definition, migration riverbpmn/002) and how many open
+-- state: its overriding priority, how many of its jobs are unfinished (found
+-- by containment over River's GIN index on metadata, river_bpmn_ctx_has
+-- of migration riverbpmn/016) and how many open
 -- incidents it has (served by river_bpmn_incident_open, migration
 -- riverbpmn/004). JobDefinitions is its first page ('').
 SELECT
@@ -9,8 +10,7 @@ SELECT
     (
         SELECT count(*)
         FROM /* TEMPLATE: schema */river_job j
-        WHERE j.metadata ? 'bpmn'
-            AND j.metadata -> 'bpmn' ->> 'job_definition_id' = d.id
+        WHERE /* TEMPLATE: schema */river_bpmn_ctx_has_job_definition(j.metadata, d.id)
             AND j.state IN ('available', 'scheduled', 'retryable', 'pending', 'running')
     ) AS unfinished_jobs,
     (

@@ -18,8 +18,9 @@
 -- (TestFetchPlansUseIndexes renders and EXPLAINs every combination).
 {{- define "fair"}}
 -- Fairness (Acquisition.FairByTenant): the groups (tenants) that have
--- available jobs in the queue, found by a skip-scan of the tenant index
--- (migration riverbpmn/011): one index probe per tenant, however many jobs
+-- available jobs in the queue, found by a skip-scan of the client's tenant
+-- index (the one of its order, Engine.EnableTenantFairness, created when a
+-- fair client starts): one index probe per tenant, however many jobs
 -- each has, so a tenant with no waiting job costs nothing. Jobs of no tenant
 -- have the tenant '' (the expression is never NULL), one more group.
 fair_tenants AS (
@@ -66,7 +67,12 @@ fair_pick AS MATERIALIZED (
     SELECT
         pick.*,
         fair_groups.fair_group,
-        (pick.fair_slot - 1) / fair_groups.weight AS fair_round
+        (pick.fair_slot - 1) / fair_groups.weight AS fair_round,
+        -- The turn: tenants after @fair_after first (false), then those up
+        -- to it. A column, not an expression of the ORDER BYs, so that a
+        -- query reading the ranked picks (the exclusive step joins them to
+        -- river_job) keeps their order instead of sorting them again.
+        fair_groups.fair_group <= @fair_after::text AS fair_wrapped
     FROM
         fair_groups
         CROSS JOIN fair_share
@@ -89,6 +95,159 @@ fair_pick AS MATERIALIZED (
                 LIMIT least(@{{.Limit}}::integer, fair_share.rounds * fair_groups.weight)
         ) AS pick
 )
+{{- end}}
+{{- define "batch"}}
+-- Batching (Config.ExclusiveBatch): with each head of a key, its run: the
+-- key's next waiting jobs (up to @exclusive_batch in all, head included),
+-- in the client's order under the same conditions as the head (queue,
+-- kinds, due, filters), read off the head-of-key index of the order (one
+-- range of migration 005's index in River's order, of migration 010's by
+-- priority; with an order led by timers first or due date the key's waiting
+-- jobs in the queue, sorted). A job without a key is a run of its own. The
+-- jobs of a run are taken and moved to running with the key, in this
+-- statement; the client runs them one after another in run order
+-- (workflow/exclusive_work.go), and the lock names them all (runs below).
+{{- if .Fair}}
+head_list AS (
+    SELECT
+        *
+    FROM
+        unnest(
+            ARRAY(SELECT id FROM candidate),
+            ARRAY(SELECT exclusive_key FROM candidate),
+            ARRAY(SELECT fair_group FROM candidate),
+            ARRAY(SELECT fair_wrapped FROM candidate)
+        ) WITH ORDINALITY AS head_list (id, exclusive_key, fair_group, fair_wrapped, ord)
+),
+{{- end}}
+run_pick AS (
+    SELECT
+        run.id,
+        head_list.id AS head_id,
+        run.run_pos{{if .Fair}},
+        head_list.ord,
+        head_list.fair_group,
+        head_list.fair_wrapped{{end}}
+    FROM
+        {{if .Fair}}head_list{{else}}candidate AS head_list{{end}}
+        CROSS JOIN LATERAL unnest(
+            CASE WHEN head_list.exclusive_key IS NULL THEN ARRAY[head_list.id]
+            ELSE ARRAY[head_list.id] || ARRAY(
+                SELECT
+                    later.id
+                FROM
+                    /* TEMPLATE: schema */river_job AS later
+                WHERE
+{{- if headByIndexedKey}}
+                    -- The key as jsonb: the index of migration 010, in priority order.
+                    /* KEY_JSONB_EXPRESSION: later */ = to_jsonb(head_list.exclusive_key)
+{{- else}}
+                    /* KEY_EXPRESSION: later */ = head_list.exclusive_key
+{{- end}}
+                    AND /* KEY_GUARD: later */
+                    AND later.queue = @queue::text
+                    AND later.state = 'available'
+                    AND /* TEMPLATE: schema */river_bpmn_ctx_exclusive(later.metadata)
+                    AND (@kind::text[] IS NULL OR later.kind = ANY(@kind::text[]))
+                    AND later.scheduled_at <= coalesce(@now::timestamptz, now())
+{{- range filters "later"}}
+                    AND {{.}}
+{{- end}}
+                    AND later.id <> head_list.id
+                ORDER BY
+                    {{orderBy "later"}}
+                LIMIT @exclusive_batch::integer - 1
+            ) END
+        ) WITH ORDINALITY AS run (id, run_pos)
+{{- if not .Fair}}
+    -- Runs in the client's order of their heads, until the fetch is full:
+    -- a run takes the slots of later heads (fewer keys per fetch).
+    LIMIT @max_to_lock::integer
+{{- end}}
+),
+{{- if .Fair}}
+-- Fair: a run's jobs count against its tenant's turn. A job's round is its
+-- place among its tenant's picked jobs (heads in fair order, each followed
+-- by its run) divided by the tenant's weight; the fetch takes the first
+-- max_to_lock by (round, turn, head, place in the run).
+picked AS (
+    SELECT
+        counted.id,
+        counted.head_id,
+        counted.run_pos
+    FROM (
+        SELECT
+            run_pick.*,
+            greatest({{(fairArgs "").Weight}}, 1) AS weight,
+            count(*) OVER (PARTITION BY run_pick.fair_group ORDER BY run_pick.ord, run_pick.run_pos) AS tenant_place
+        FROM
+            run_pick
+    ) AS counted
+    ORDER BY
+        (counted.tenant_place - 1) / counted.weight,
+        counted.fair_wrapped,
+        counted.fair_group,
+        counted.ord,
+        counted.run_pos
+    LIMIT @max_to_lock::integer
+),
+{{- else}}
+picked AS (
+    SELECT id, head_id, run_pos FROM run_pick
+),
+{{- end}}
+{{- end}}
+{{- define "batch_runs"}}
+-- The runs actually taken: of each head's run, the jobs locked above, in run
+-- order, up to the first one missing (locked by another fetch, or no longer
+-- of the head's key when read again): a run is always a prefix of the key's
+-- waiting jobs in the client's order, its head first, so no job of the key
+-- that the client may take is passed over.
+run_jobs AS (
+    SELECT
+        keyed.id,
+        keyed.attempt,
+        keyed.exclusive_key,
+        keyed.head_id,
+        keyed.run_pos
+    FROM (
+        SELECT
+            ordered.*,
+            count(*) FILTER (WHERE ordered.exclusive_key IS NOT DISTINCT FROM ordered.run_key)
+                OVER (PARTITION BY ordered.head_id ORDER BY ordered.run_pos) AS in_order
+        FROM (
+            SELECT
+                locked_jobs.id,
+                locked_jobs.attempt,
+                locked_jobs.exclusive_key,
+                picked.head_id,
+                picked.run_pos,
+                first_value(locked_jobs.exclusive_key)
+                    OVER (PARTITION BY picked.head_id ORDER BY picked.run_pos) AS run_key
+            FROM
+                picked
+                JOIN locked_jobs ON locked_jobs.id = picked.id
+        ) AS ordered
+    ) AS keyed
+    WHERE
+        keyed.in_order = keyed.run_pos
+),
+-- One run per key: its jobs and their attempts once moved to running, in
+-- run order.
+runs AS (
+    SELECT
+        run_jobs.head_id,
+        run_jobs.exclusive_key,
+        array_agg(run_jobs.id ORDER BY run_jobs.run_pos) AS ids,
+        array_agg(run_jobs.attempt + 1 ORDER BY run_jobs.run_pos)::smallint[] AS attempts
+    FROM
+        run_jobs
+    WHERE
+        run_jobs.exclusive_key IS NOT NULL
+    GROUP BY
+        run_jobs.head_id,
+        run_jobs.exclusive_key
+),
 {{- end}}
 {{- if and (not .Exclusive) .Fair}}
 -- Fair (Acquisition.FairByTenant), without exclusivity: the first
@@ -189,6 +348,13 @@ WITH candidate AS (
 {{- end}}
     SELECT
         head.id
+{{- if .Batch}},
+        head.exclusive_key
+{{- if .Fair}},
+        head.fair_group,
+        head.fair_wrapped
+{{- end}}
+{{- end}}
     FROM (
 {{- if .Fair}}
         SELECT
@@ -198,6 +364,10 @@ WITH candidate AS (
             river_job.priority,
             river_job.queue,
             river_job.scheduled_at,
+{{- if .Batch}}
+            fair.fair_group,
+            fair.fair_wrapped,
+{{- end}}
             /* EXCLUSIVE_KEY */ AS exclusive_key
         FROM (
             SELECT fair_pick.*
@@ -239,10 +409,11 @@ WITH candidate AS (
             -- one in the client's order, so a fetch takes at most one job
             -- per key: the head. Checked first: it alone turns away the
             -- later jobs of a key, however many follow it. "Comes before"
-            -- is one condition, or two when the order leads with a key the
-            -- head-of-key indexes have (by priority: a higher priority, or
-            -- the same and earlier in River's order), each an index probe...
-{{- $byIndexedKey := gt (len (headProbes "earlier" "head")) 1}}
+            -- is one index probe; when the order leads with a key the
+            -- head-of-key indexes have (by priority) it is a range of the
+            -- index by that key (at least the same priority), then a higher
+            -- priority, or the same and earlier in the rest of the order...
+{{- $byIndexedKey := headByIndexedKey}}
 {{- range headProbes "earlier" "head"}}
             NOT EXISTS (
                 SELECT 1
@@ -256,7 +427,7 @@ WITH candidate AS (
                     AND /* KEY_GUARD: earlier */
                     AND earlier.queue = @queue::text
                     AND earlier.state = 'available'
-                    AND earlier.metadata -> 'bpmn' -> 'exclusive' = 'true'::jsonb
+                    AND /* TEMPLATE: schema */river_bpmn_ctx_exclusive(earlier.metadata)
                     AND (@kind::text[] IS NULL OR earlier.kind = ANY(@kind::text[]))
                     AND earlier.scheduled_at <= coalesce(@now::timestamptz, now())
 {{- range filters "earlier"}}
@@ -267,17 +438,23 @@ WITH candidate AS (
             AND
 {{- end}}
             -- ...and no running attempt holds the key (a lock row may exist,
-            -- free or stale), judged in this statement's snapshot. A scalar
-            -- subquery, so it is one primary-key probe per job rather than a
-            -- hash of the whole lock table, which keeps recently freed rows.
+            -- free or stale), judged in this statement's snapshot; a lock
+            -- this statement gives back (@released_tokens, below) holds
+            -- nothing. A scalar subquery, so it is one primary-key probe per
+            -- job rather than a hash of the whole lock table, which keeps
+            -- recently freed rows.
             NOT coalesce((
                 SELECT /* LOCK_IS_LIVE: lock */
+                    AND lock.token <> ALL(@released_tokens::bigint[])
                 FROM /* TEMPLATE: schema */river_bpmn_exclusive_lock AS lock
                 WHERE lock.key = head.exclusive_key
             ), false)
         )
     LIMIT @max_to_lock::integer
 ),
+{{- if .Batch}}
+{{- template "batch" .}}
+{{- end}}
 -- Lock the candidates as River does. The ids go in as an array so the rows
 -- are always found by primary key, whatever the planner believes about the
 -- table. The key is read again from the locked row version, so a concurrent
@@ -294,22 +471,88 @@ locked_jobs AS (
     FROM
         /* TEMPLATE: schema */river_job
     WHERE
-        river_job.id = ANY(ARRAY(SELECT id FROM candidate))
+        river_job.id = ANY(ARRAY(SELECT id FROM {{if .Batch}}picked{{else}}candidate{{end}}))
         AND river_job.state = 'available'
         AND river_job.queue = @queue::text
         AND river_job.scheduled_at <= coalesce(@now::timestamptz, now())
     FOR UPDATE
     SKIP LOCKED
 ),
+{{- if .Batch}}
+{{- template "batch_runs" .}}
+{{- end}}
+-- Give back the keys of jobs whose work has ended, that the engine deferred
+-- to this fetch (@released_keys and @released_tokens, one element per key;
+-- empty when none: workflow/exclusive_work.go, deferred releases): by token,
+-- as sql/exclusive_release.sql does, so a lock taken over since is left
+-- alone. A key that this statement takes again (a job of it in locked_jobs)
+-- is given back and taken in one update, by acquired below, so that no row
+-- is changed twice in this statement.
+released AS (
+    UPDATE /* TEMPLATE: schema */river_bpmn_exclusive_lock AS lock
+    SET
+        job_id = NULL,
+        attempt = NULL,
+        released_at = now()
+    FROM
+        unnest(@released_keys::text[], @released_tokens::bigint[]) AS request (key, token)
+    WHERE
+        -- Repeated as an array so the rows are found by primary key.
+        lock.key = ANY(@released_keys::text[])
+        AND lock.key = request.key
+        AND lock.token = request.token
+        -- A hashed set of this statement's keys, not a scan per key.
+        AND request.key NOT IN (
+{{- if .Batch}}
+            SELECT runs.exclusive_key
+            FROM runs
+{{- else}}
+            SELECT locked_jobs.exclusive_key
+            FROM locked_jobs
+            WHERE locked_jobs.exclusive_key IS NOT NULL
+{{- end}}
+        )
+    RETURNING
+        lock.key
+),
 -- Take the keys, in key order (so two fetches never wait on each other in a
 -- cycle). A key without a row is inserted. A key with a row is taken only if
--- the row's latest committed version is free (job_id NULL), or still carries
--- the token that this statement's snapshot showed stale. Any other conflict
--- leaves the key alone and its job available.
+-- the row's latest committed version is free (job_id NULL), still carries
+-- the token that this statement's snapshot showed stale, or carries a token
+-- this statement gives back (the work of that acquisition has ended). Any
+-- other conflict leaves the key alone and its job available.
 acquired AS (
     INSERT INTO /* TEMPLATE: schema */river_bpmn_exclusive_lock AS lock (
-        key, job_id, attempt, replaces, client_id, queue, locked_at
+        key, job_id, attempt, replaces, client_id, queue, locked_at{{if .Batch}}, run_job_ids, run_attempts{{end}}
     )
+{{- if .Batch}}
+    -- A run of one job is a lock of one job (no run arrays), as without
+    -- batching.
+    SELECT DISTINCT ON (runs.exclusive_key)
+        runs.exclusive_key,
+        runs.ids[1],
+        runs.attempts[1],
+        (
+            SELECT
+                stale.token
+            FROM
+                /* TEMPLATE: schema */river_bpmn_exclusive_lock AS stale
+            WHERE
+                stale.key = runs.exclusive_key
+                AND stale.job_id IS NOT NULL
+                AND NOT /* LOCK_IS_LIVE: stale */
+        ),
+        @client_id::text,
+        @queue::text,
+        coalesce(@now::timestamptz, now()),
+        CASE WHEN cardinality(runs.ids) > 1 THEN runs.ids END,
+        CASE WHEN cardinality(runs.ids) > 1 THEN runs.attempts END
+    FROM
+        runs
+    ORDER BY
+        runs.exclusive_key,
+        runs.ids[1]
+{{- else}}
     SELECT DISTINCT ON (locked_jobs.exclusive_key)
         locked_jobs.exclusive_key,
         locked_jobs.id,
@@ -334,6 +577,7 @@ acquired AS (
     ORDER BY
         locked_jobs.exclusive_key,
         locked_jobs.id
+{{- end}}
     ON CONFLICT (key) DO UPDATE SET
         job_id = excluded.job_id,
         attempt = excluded.attempt,
@@ -342,14 +586,18 @@ acquired AS (
         client_id = excluded.client_id,
         queue = excluded.queue,
         locked_at = excluded.locked_at,
-        released_at = NULL
+        released_at = NULL,
+        run_job_ids = excluded.run_job_ids,
+        run_attempts = excluded.run_attempts
     WHERE
         lock.job_id IS NULL
         OR lock.token = excluded.replaces
+        OR lock.token = ANY(@released_tokens::bigint[])
     RETURNING
         lock.key,
         lock.job_id,
-        lock.token
+        lock.token{{if .Batch}},
+        lock.run_job_ids{{end}}
 )
 UPDATE
     /* TEMPLATE: schema */river_job
@@ -365,16 +613,53 @@ SET
         END,
         @client_id::text
     )
+{{- if .Batch}}
+FROM (
+    SELECT id, NULL::text AS key, NULL::bigint AS token, NULL::bigint AS run_pos, NULL::integer AS run_len
+    FROM run_jobs WHERE exclusive_key IS NULL
+    UNION ALL
+    SELECT run.id, acquired.key, acquired.token, run.run_pos, cardinality(coalesce(acquired.run_job_ids, ARRAY[acquired.job_id]))
+    FROM acquired
+        CROSS JOIN LATERAL unnest(coalesce(acquired.run_job_ids, ARRAY[acquired.job_id])) WITH ORDINALITY AS run (id, run_pos)
+) AS taken
 WHERE
+    river_job.id = ANY(ARRAY(
+        SELECT id FROM run_jobs WHERE exclusive_key IS NULL
+        UNION ALL
+        SELECT unnest(coalesce(acquired.run_job_ids, ARRAY[acquired.job_id])) FROM acquired
+    ))
+    AND river_job.id = taken.id
+RETURNING
+    /* COLUMNS: river_job */,
+    -- The key the job took, the token of that acquisition, and the job's
+    -- place in the key's run and the run's length (NULL for a job without a
+    -- key): the engine runs a key's run in order, and gives the key back by
+    -- key and token after the last one.
+    taken.key AS exclusive_key,
+    taken.token AS exclusive_token,
+    taken.run_pos AS exclusive_run_pos,
+    taken.run_len AS exclusive_run_len;
+{{- else}}
+FROM (
+    SELECT id, NULL::text AS key, NULL::bigint AS token FROM locked_jobs WHERE exclusive_key IS NULL
+    UNION ALL
+    SELECT job_id, key, token FROM acquired
+) AS taken
+WHERE
+    -- The ids as an array as well, so the rows are found by primary key;
+    -- the join carries each job's key and token (a hash, not a scan of
+    -- acquired per job).
     river_job.id = ANY(ARRAY(
         SELECT id FROM locked_jobs WHERE exclusive_key IS NULL
         UNION ALL
         SELECT job_id FROM acquired
     ))
+    AND river_job.id = taken.id
 RETURNING
     /* COLUMNS: river_job */,
     -- The key the job took and the token of that acquisition (NULL for a job
     -- without a key): the engine gives the key back by both.
-    (SELECT acquired.key FROM acquired WHERE acquired.job_id = river_job.id) AS exclusive_key,
-    (SELECT acquired.token FROM acquired WHERE acquired.job_id = river_job.id) AS exclusive_token;
+    taken.key AS exclusive_key,
+    taken.token AS exclusive_token;
+{{- end}}
 {{- end}}

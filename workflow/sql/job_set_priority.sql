@@ -1,15 +1,12 @@
--- JobSetPriority: set job $1's priority to $2, whatever its state. A job
--- without a job context (or with a malformed one) gets {"bpmn": {"priority": $2}}
--- added to its metadata. Metadata that is not a JSON object (a raw row) has
--- no room for it: such a job is left alone, and updated is false. No row
--- when there is no such job.
+-- JobSetPriority: set job $1's priority to $2, whatever its state, in the
+-- form its job context is stored in (river_bpmn_ctx_set, migration
+-- riverbpmn/016). A job without a job context (or with one that is neither
+-- an array nor an object) gets one holding only the priority. Metadata that
+-- is not a JSON object (a raw row) has no room for it: such a job is left
+-- alone, and updated is false. No row when there is no such job.
 WITH updated AS (
     UPDATE /* TEMPLATE: schema */river_job
-    SET metadata = CASE
-        WHEN jsonb_typeof(metadata -> 'bpmn') = 'object'
-            THEN jsonb_set(metadata, '{bpmn,priority}', to_jsonb($2::bigint))
-        ELSE metadata || jsonb_build_object('bpmn', jsonb_build_object('priority', $2::bigint))
-    END
+    SET metadata = /* TEMPLATE: schema */river_bpmn_ctx_set(metadata, 4, 'priority', to_jsonb($2::bigint))
     WHERE id = $1::bigint
         AND jsonb_typeof(metadata) = 'object'
     RETURNING id

@@ -1,15 +1,17 @@
 -- ProcessInstanceJobsPage: one page of the jobs of a process instance, by id,
--- after job id $2 (keyset), at most $3. Served by
--- river_bpmn_job_process_instance (migration riverbpmn/001), an index on
--- (process instance id, id): the page is an index range scan however many
--- jobs the instance has.
+-- after job id $2 (keyset), at most $3. The instance's jobs are
+-- found by containment over River's GIN index on metadata
+-- (river_job_metadata_index; river_bpmn_ctx_has, migration riverbpmn/016):
+-- a bitmap of the
+-- instance's jobs after the cursor, of which the page takes the first $3 by
+-- id. A page costs in proportion to the jobs after the cursor, not to the
+-- table.
 SELECT
     /* COLUMNS: river_job */
 FROM
     /* TEMPLATE: schema */river_job
 WHERE
-    metadata ? 'bpmn'
-    AND metadata -> 'bpmn' ->> 'process_instance_id' = $1::text
+    /* TEMPLATE: schema */river_bpmn_ctx_has_instance(metadata, $1::text)
     AND id > $2::bigint
 ORDER BY
     id ASC

@@ -1,0 +1,1 @@
+DROP TABLE IF EXISTS /* TEMPLATE: schema */river_bpmn_event_pruned;
