@@ -30,6 +30,11 @@ func TestExpiryWhileQueuePaused(t *testing.T) {
 	rec := newRecorder()
 	clients := f.startClients(t, 1, rec, 3, time.Second)
 	pauseQueue(ctx, t, clients[0])
+	// The bound runs from the expiry to the leader's next round, so the
+	// clock starts once the client leads: a schema reused from another
+	// test can hold a lapsed leader row for a while, and a client that is
+	// not yet leader runs no service at all.
+	waitLeader(ctx, t, f, "lc-client-0")
 
 	expiresAt := time.Now().Add(time.Second)
 	var ids []int64
@@ -95,17 +100,7 @@ func TestExpiredAtFetchNeverStarts(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, stock.Start(ctx))
 	t.Cleanup(func() { _ = stock.Stop(context.Background()) })
-	leaderTable := pgx.Identifier{f.schema, "river_leader"}.Sanitize()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		var leader string
-		err := f.pool.QueryRow(ctx, fmt.Sprintf(`SELECT leader_id FROM %s`, leaderTable)).Scan(&leader)
-		if err == nil && leader == "stock-leader" {
-			break
-		}
-		require.True(t, time.Now().Before(deadline), "the stock client did not become leader")
-		time.Sleep(50 * time.Millisecond)
-	}
+	waitLeader(ctx, t, f, "stock-leader")
 
 	rec := newRecorder()
 	clients := f.startClients(t, 2, rec, 3, 10*time.Second)
@@ -131,7 +126,7 @@ func TestExpiredAtFetchNeverStarts(t *testing.T) {
 	}
 
 	table := pgx.Identifier{f.schema, "river_job"}.Sanitize()
-	deadline = time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for {
 		var open int
 		require.NoError(t, f.pool.QueryRow(ctx, fmt.Sprintf(`SELECT count(*) FROM %s WHERE state NOT IN ('completed', 'discarded')`, table)).Scan(&open))
@@ -222,5 +217,22 @@ func pauseQueue(ctx context.Context, t *testing.T, clients ...*river.Client[pgxT
 		case <-time.After(10 * time.Second):
 			t.Fatalf("client %d's producer did not report the pause within 10 s", i)
 		}
+	}
+}
+
+// waitLeader returns once the client with the given ID holds the schema's
+// River leadership (the lifecycle services run on the leader only).
+func waitLeader(ctx context.Context, t *testing.T, f *fixture, clientID string) {
+	t.Helper()
+	leaderTable := pgx.Identifier{f.schema, "river_leader"}.Sanitize()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		var leader string
+		err := f.pool.QueryRow(ctx, fmt.Sprintf(`SELECT leader_id FROM %s`, leaderTable)).Scan(&leader)
+		if err == nil && leader == clientID {
+			return
+		}
+		require.True(t, time.Now().Before(deadline), "client %q did not become leader within 20 s", clientID)
+		time.Sleep(50 * time.Millisecond)
 	}
 }
