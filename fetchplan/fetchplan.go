@@ -63,7 +63,10 @@ type OrderKey struct {
 
 	// KeyIndexed says that, when this key leads the order, the head-of-key
 	// indexes have it right after the key and queue (then River's order),
-	// so the head probe can seek on it (HeadProbes).
+	// ascending, so the head probe can seek on it (HeadProbes). A Desc
+	// KeyIndexed key is held there as its bitwise complement ~(Expr), which
+	// orders as Expr descending: Expr must then be an integer (bigint)
+	// expression.
 	KeyIndexed bool
 }
 
@@ -264,29 +267,56 @@ func (p *Plan) Before(earlier, later string) string {
 // the plan's order" as one or more conditions whose disjunction is Before:
 // the exclusive step asks NOT EXISTS of each, so that each can be answered
 // by an index. With River's order, or a leading key that no head-of-key
-// index has, it is Before alone. With a KeyIndexed leading key k it is one
-// condition led by a range on k that the head-of-key index by k serves:
-// earlier's k at least as good as later's (the index range), and then
-// either strictly better, or equal with the rest of the order before. One
-// probe, not one per case, and its range on k alone would read a large part
-// of the queue through an order index that does not have the key, so the
-// planner always takes the head-of-key index for it (two probes, one an
+// index has, it is Before alone. With a KeyIndexed leading key k it is
+// written over k's form in the head-of-key index (headKey: ascending, a
+// descending k as ~k). When River's order follows k, it is one row
+// comparison over the index's columns, (k', priority, scheduled_at, id),
+// which the index serves as an index condition: a probe for a key's head
+// reads nothing but the index's first entry of the key (the comparison with
+// the head itself ends the scan), however many jobs of the key wait after
+// it. With other keys between k and River's order, which the index does not
+// have, it is led by a range on k' that the index serves: k' at least as
+// good as later's, and then either strictly better, or equal with the rest
+// of the order before. One probe, not one per case: two probes, one an
 // equality on k, were seen to be planned over the queue's order index,
-// reading every job of that priority per probe).
+// reading every job of that priority per probe.
 func (p *Plan) HeadProbes(earlier, later string) []string {
 	keys := p.Order()
 	if !p.HeadByIndexedKey() {
 		return []string{p.Before(earlier, later)}
 	}
-	first := keys[0]
-	e, l := ForAlias(first.Expr, earlier), ForAlias(first.Expr, later)
-	better, atLeast := e+" < "+l, e+" <= "+l
-	if first.Desc {
-		better, atLeast = e+" > "+l, e+" >= "+l
-	}
+	first := p.headKey()
 	rest := &Plan{parts: []Part{{Order: keys[1 : len(keys)-len(RiverOrder)]}}}
-	return []string{atLeast + "\n                    AND (" + better + "\n                        OR (" + e + " = " + l +
+	if rest.IsRiverOrder() {
+		return []string{(&Plan{parts: []Part{{Order: []OrderKey{first}}}}).Before(earlier, later)}
+	}
+	e, l := ForAlias(first.Expr, earlier), ForAlias(first.Expr, later)
+	return []string{e + " <= " + l + "\n                    AND (" + e + " < " + l +
+		"\n                        OR (" + e + " = " + l +
 		"\n                            AND " + rest.Before(earlier, later) + "))"}
+}
+
+// HeadOrderBy renders the plan's order for the row named alias as an ORDER
+// BY list that the head-of-key indexes serve: OrderBy, with a KeyIndexed
+// leading key in its index form (headKey). The same order, written as those
+// indexes hold it, for reading a key's waiting jobs off them.
+func (p *Plan) HeadOrderBy(alias string) string {
+	if !p.HeadByIndexedKey() {
+		return p.OrderBy(alias)
+	}
+	keys := p.Order()
+	keys[0] = p.headKey()
+	return (&Plan{parts: []Part{{Order: keys[:len(keys)-len(RiverOrder)]}}}).OrderBy(alias)
+}
+
+// headKey is the plan's leading KeyIndexed key as the head-of-key indexes
+// hold it: ascending, a descending key as its bitwise complement.
+func (p *Plan) headKey() OrderKey {
+	first := p.Order()[0]
+	if first.Desc {
+		return OrderKey{Expr: "~(" + first.Expr + ")", KeyIndexed: true}
+	}
+	return first
 }
 
 // HeadByIndexedKey says whether the plan's order leads with a KeyIndexed key,

@@ -73,15 +73,29 @@ func TestHeadProbes(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, []string{unindexed.Before("e", "h")}, unindexed.HeadProbes("e", "h"))
 
-	indexed, err := New(
+	// A descending KeyIndexed key followed by River's order: one row
+	// comparison over the head-of-key index's columns, the key as ~key.
+	indexed, err := New(Part{Name: "prio", Order: []OrderKey{{Expr: "f(river_job.metadata)", Desc: true, KeyIndexed: true}}})
+	require.NoError(t, err)
+	require.Equal(t, []string{
+		"(~(f(e.metadata)), e.priority, e.scheduled_at, e.id)\n            < (~(f(h.metadata)), h.priority, h.scheduled_at, h.id)",
+	}, indexed.HeadProbes("e", "h"))
+	require.Equal(t, "~(f(j.metadata)) ASC,\n        j.priority ASC,\n        j.scheduled_at ASC,\n        j.id ASC", indexed.HeadOrderBy("j"))
+
+	// With a key the index does not have between: a range on ~key, then
+	// the rest of the order.
+	indexedThenDue, err := New(
 		Part{Name: "prio", Order: []OrderKey{{Expr: "f(river_job.metadata)", Desc: true, KeyIndexed: true}}},
 		Part{Name: "due", Order: []OrderKey{{Expr: "river_job.scheduled_at"}}},
 	)
 	require.NoError(t, err)
 	require.Equal(t, []string{
-		"f(e.metadata) >= f(h.metadata)\n                    AND (f(e.metadata) > f(h.metadata)\n                        OR (f(e.metadata) = f(h.metadata)" +
+		"~(f(e.metadata)) <= ~(f(h.metadata))\n                    AND (~(f(e.metadata)) < ~(f(h.metadata))\n                        OR (~(f(e.metadata)) = ~(f(h.metadata))" +
 			"\n                            AND (e.scheduled_at, e.priority, e.scheduled_at, e.id)\n            < (h.scheduled_at, h.priority, h.scheduled_at, h.id)))",
-	}, indexed.HeadProbes("e", "h"))
+	}, indexedThenDue.HeadProbes("e", "h"))
+	require.True(t, indexedThenDue.HeadByIndexedKey())
+	require.Equal(t, river.OrderBy("j"), river.HeadOrderBy("j"))
+	require.Equal(t, unindexed.OrderBy("j"), unindexed.HeadOrderBy("j"))
 	require.True(t, indexed.HeadByIndexedKey())
 	require.False(t, river.HeadByIndexedKey())
 	require.False(t, unindexed.HeadByIndexedKey())

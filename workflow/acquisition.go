@@ -262,6 +262,7 @@ var jobGetAvailableTemplate = template.Must(template.New("job_get_available.sql"
 	"before":           func(string, string) string { return "" },
 	"headProbes":       func(string, string) []string { return nil },
 	"headByIndexedKey": func() bool { return false },
+	"headOrderBy":      func(string) string { return "" },
 	"orderColumns":     func(string) string { return "" },
 	"orderByColumns":   func(string) string { return "" },
 	"fairArgs":         func(string) any { return nil },
@@ -284,6 +285,7 @@ func newFetchQuery(plan *fetchplan.Plan, schema string, scope exclusive.Scope, b
 		"before":           plan.Before,
 		"headProbes":       plan.HeadProbes,
 		"headByIndexedKey": plan.HeadByIndexedKey,
+		"headOrderBy":      plan.HeadOrderBy,
 		"orderColumns":     plan.OrderColumns,
 		"orderByColumns":   plan.OrderByColumns,
 		"fairTurn": func(alias string) string {

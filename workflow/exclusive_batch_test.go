@@ -109,6 +109,9 @@ func TestExclusiveBatchFetchPlansUseIndexes(t *testing.T) {
 					requireScanUses(t, plan, orderIndex(acq))
 					if !acq.FairByTenant {
 						requireProbesUse(t, plan, headIndex)
+						if !acq.TimersFirst && !acq.ByDueDate {
+							requireProbesSeek(t, plan)
+						}
 					}
 					indexOrder := !acq.TimersFirst && !acq.ByDueDate
 					runScans := 0

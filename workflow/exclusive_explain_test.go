@@ -62,6 +62,8 @@ type planNode struct {
 	RelationName string     `json:"Relation Name"`
 	IndexName    string     `json:"Index Name"`
 	Alias        string     `json:"Alias"`
+	IndexCond    string     `json:"Index Cond"`
+	Filter       string     `json:"Filter"`
 	PlanRows     float64    `json:"Plan Rows"`
 	Plans        []planNode `json:"Plans"`
 }

@@ -182,7 +182,7 @@ func TestFetchPlansUseIndexes(t *testing.T) {
 				if scope.Enabled() {
 					headIndex := keyIndex[scope]
 					if acq.ByPriority {
-						headIndex += "_p" // migration 010: a key's jobs by priority
+						headIndex += "_p" // migrations 010, 020: a key's jobs by priority
 					}
 					want = append(want, headIndex, "river_bpmn_exclusive_lock_pkey")
 				}
@@ -191,6 +191,9 @@ func TestFetchPlansUseIndexes(t *testing.T) {
 					requireScanUses(t, plan, orderIndex(acq))
 					if scope.Enabled() && !acq.FairByTenant {
 						requireProbesUse(t, plan, want[1])
+						if !acq.TimersFirst && !acq.ByDueDate {
+							requireProbesSeek(t, plan)
+						}
 					}
 					if os.Getenv("SHOW_PLANS") != "" {
 						t.Logf("%s", plan)
@@ -216,6 +219,22 @@ func requireProbesUse(t *testing.T, plan planNode, index string) {
 		}
 	})
 	require.NotZero(t, probes, "the plan has a head probe:\n%s", plan)
+}
+
+// requireProbesSeek checks that every head probe of the plan compares
+// "comes before" as an index condition (a row comparison over the
+// head-of-key index's columns: River's order, or ~priority then River's
+// order, migration 020), so that the probe of a key's head stops at the
+// key's first index entry instead of reading the rows of the jobs that
+// follow it.
+func requireProbesSeek(t *testing.T, plan planNode) {
+	t.Helper()
+	plan.walk(func(node planNode, _ []planNode) {
+		if node.RelationName == "river_job" && strings.HasPrefix(node.Alias, "earlier") {
+			require.Contains(t, node.IndexCond, "ROW(", "head probe %s seeks with its row comparison:\n%s", node.Alias, plan)
+			require.NotContains(t, node.Filter, "ROW(", "head probe %s filters nothing of its order:\n%s", node.Alias, plan)
+		}
+	})
 }
 
 // requireScanUses checks that the plan's scan of the queue (the outermost

@@ -154,8 +154,10 @@ run_pick AS (
                     AND {{.}}
 {{- end}}
                     AND later.id <> head_list.id
+                -- The order as the head-of-key index holds it (a priority
+                -- as its complement, ascending), so the index serves it.
                 ORDER BY
-                    {{orderBy "later"}}
+                    {{headOrderBy "later"}}
                 LIMIT @exclusive_batch::integer - 1
             ) END
         ) WITH ORDINALITY AS run (id, run_pos)
@@ -330,10 +332,11 @@ RETURNING
 -- earlier waiting job of the key that this client may take, and for the key's
 -- lock (primary key). The first probe is one index step with River's order
 -- (index river_bpmn_job_exclusive_*, migration 005, a key's waiting jobs in
--- River's order) and with an order led by priority (two probes, index
--- river_bpmn_job_exclusive_*_p, migration 010, a key's waiting jobs by
--- priority); with an order led by timers first or due date it reads the
--- key's waiting jobs in the queue. At most lookahead available jobs are
+-- River's order) and with an order led by priority (index
+-- river_bpmn_job_exclusive_*_p, migration 020, a key's waiting jobs by
+-- priority, held as ~priority ascending so that "earlier" is one row
+-- comparison over the index); with an order led by timers first or due
+-- date it reads the key's waiting jobs in the queue. At most lookahead available jobs are
 -- looked at, so a queue whose head is a long run of jobs of held keys costs a
 -- bounded scan.
 {{- if .Fair}}
@@ -409,10 +412,9 @@ WITH candidate AS (
             -- one in the client's order, so a fetch takes at most one job
             -- per key: the head. Checked first: it alone turns away the
             -- later jobs of a key, however many follow it. "Comes before"
-            -- is one index probe; when the order leads with a key the
-            -- head-of-key indexes have (by priority) it is a range of the
-            -- index by that key (at least the same priority), then a higher
-            -- priority, or the same and earlier in the rest of the order...
+            -- is one index probe: a row comparison over a head-of-key index
+            -- (by priority: ~priority, then River's order), which ends at
+            -- the key's first entry when this job is the head...
 {{- $byIndexedKey := headByIndexedKey}}
 {{- range headProbes "earlier" "head"}}
             NOT EXISTS (
