@@ -44,6 +44,7 @@ func runBench(ctx context.Context, args []string, stdout io.Writer) error {
 	fs.IntVar(&opts.Workers, "workers", defaults.Workers, "MaxWorkers of the queue")
 	fs.IntVar(&opts.Rounds, "rounds", defaults.Rounds, "stock/riverbpmn pairs per mode")
 	fs.IntVar(&opts.Instances, "instances", defaults.Instances, "process instances the exclusive mode spreads its jobs over")
+	fs.IntVar(&opts.PriorityLevels, "priority-levels", 0, fmt.Sprintf("distinct job priorities, spread over [%d, %d] (0: every priority of the range, scattered, so an instance's jobs all differ; 1: every job priority 0, Camunda's default)", bench.PriorityMin, bench.PriorityMax))
 	fs.IntVar(&workMs, "work-ms", 0, "milliseconds each job sleeps (0: trivial work function)")
 	fs.Var(&modes, "mode", fmt.Sprintf("riverbpmn mode to measure, repeatable or comma separated (known: %s; default: all but the diagnostic ones)", strings.Join(bench.ModeNames(), ", ")))
 	fs.DurationVar(&opts.FetchCooldown, "fetch-cooldown", defaults.FetchCooldown, "river.Config.FetchCooldown of both sides")

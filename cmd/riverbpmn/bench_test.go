@@ -135,6 +135,8 @@ func TestBenchCommandErrors(t *testing.T) {
 		{[]string{"--compare", "/nonexistent/run.json"}, "reading the saved run: open /nonexistent/run.json"},
 		{[]string{"--compare", "/dev/null"}, "saved run /dev/null: not a bench --json report"},
 		{[]string{"--compare-tolerance", "-1"}, "--compare-tolerance must not be negative, got -1"},
+		{[]string{"--priority-levels", "202"}, "priority levels must be within [0, 201], got 202"},
+		{[]string{"--priority-levels", "-1"}, "priority levels must be within [0, 201], got -1"},
 	} {
 		code, _, errOut := runCLI(t, append([]string{"bench", "--database-url", url}, tt.args...)...)
 		require.Equal(t, 1, code, "%v", tt.args)

@@ -49,6 +49,10 @@ type Options struct {
 	// Instances is the number of process instances the "exclusive" mode
 	// spreads its jobs over.
 	Instances int
+	// PriorityLevels is the number of distinct priorities of the jobs
+	// (Workload.PriorityLevels): zero scatters them over the whole range,
+	// 1 gives every job priority 0.
+	PriorityLevels int
 	// FetchCooldown and FetchPollInterval are the clients' (both sides);
 	// zero means River's defaults.
 	FetchCooldown     time.Duration
@@ -149,6 +153,8 @@ func (o *Options) Validate() error {
 		return fmt.Errorf("rounds must be positive, got %d", o.Rounds)
 	case o.Work < 0:
 		return fmt.Errorf("work must not be negative, got %s", o.Work)
+	case o.PriorityLevels < 0 || o.PriorityLevels > PriorityMax-PriorityMin+1:
+		return fmt.Errorf("priority levels must be within [0, %d], got %d", PriorityMax-PriorityMin+1, o.PriorityLevels)
 	case o.Samples < 0:
 		return fmt.Errorf("samples must be positive, got %d", o.Samples)
 	case o.InsertBatch < 0:
@@ -210,6 +216,9 @@ type Settings struct {
 	Sizes               []int   `json:"sizes,omitempty"`
 	Samples             int     `json:"samples,omitempty"`
 	FetchSize           int     `json:"fetch_size,omitempty"`
+	// PriorityLevels is Options.PriorityLevels (absent: scattered over the
+	// whole range).
+	PriorityLevels int `json:"priority_levels,omitempty"`
 }
 
 // Run prepares the schema and runs the benchmark opts ask for.
@@ -225,7 +234,7 @@ func Run(ctx context.Context, pool *pgxpool.Pool, opts Options) (*Report, error)
 	if err != nil {
 		return nil, err
 	}
-	report := &Report{Machine: machine, Settings: Settings{Schema: opts.Schema, WorkMs: ms(opts.Work)}}
+	report := &Report{Machine: machine, Settings: Settings{Schema: opts.Schema, WorkMs: ms(opts.Work), PriorityLevels: opts.PriorityLevels}}
 	fmt.Fprintf(opts.Progress, "bench: %d CPUs, %s, load average %s\n", machine.CPUs, machine.Postgres, orUnknown(machine.LoadAverage))
 
 	if opts.FetchLatency {

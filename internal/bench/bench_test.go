@@ -64,6 +64,27 @@ func TestWorkload(t *testing.T) {
 	require.Equal(t, "bench-pi-2", Workload{Instances: 3}.JobContext(5).ProcessInstanceID)
 	require.Equal(t, workflow.JobTypeTimer, w.JobContext(TimerEvery).JobType)
 	require.Equal(t, workflow.JobTypeAsync, w.JobContext(1).JobType)
+
+	// PriorityLevels: that many priorities, evenly over the range; one is
+	// Camunda's default, 0, for every job.
+	for _, tt := range []struct {
+		levels int
+		want   []int64
+	}{
+		{1, []int64{0}},
+		{2, []int64{PriorityMin, PriorityMax}},
+		{5, []int64{-100, -50, 0, 50, 100}},
+	} {
+		w := Workload{Instances: 10, PriorityLevels: tt.levels}
+		seen := map[int64]bool{}
+		for i := range 1000 {
+			seen[w.Priority(i)] = true
+		}
+		require.Len(t, seen, len(tt.want), "levels %d", tt.levels)
+		for _, p := range tt.want {
+			require.True(t, seen[p], "levels %d: priority %d", tt.levels, p)
+		}
+	}
 }
 
 func TestSelectModes(t *testing.T) {
@@ -104,7 +125,7 @@ func TestMetadataSQLMatchesMiddleware(t *testing.T) {
 	})
 	require.NoError(t, err)
 
-	for _, w := range []Workload{{}, {Instances: 3}} {
+	for _, w := range []Workload{{}, {Instances: 3}, {Instances: 3, PriorityLevels: 1}, {Instances: 3, PriorityLevels: 5}} {
 		_, err := pool.Exec(ctx, "TRUNCATE "+table(schema, "river_job"))
 		require.NoError(t, err)
 		require.NoError(t, insertBacklog(ctx, client, &w, 2*TimerEvery+1, 7))

@@ -156,7 +156,7 @@ func runFetchLatency(ctx context.Context, pool *pgxpool.Pool, opts *Options) ([]
 	if err != nil {
 		return nil, err
 	}
-	workload := Workload{Instances: fetchInstances}
+	workload := Workload{Instances: fetchInstances, PriorityLevels: opts.PriorityLevels}
 	variants := fetchVariants(workload)
 	fetchers := make([]fetchFunc, len(variants))
 	for i, v := range variants {

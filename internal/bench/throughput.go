@@ -136,7 +136,7 @@ func runThroughput(ctx context.Context, pool *pgxpool.Pool, opts *Options) ([]Mo
 				if err != nil {
 					return nil, err
 				}
-				side, err := mode.Setup(ctx, &Env{Engine: engine, Pool: pool, Workload: Workload{Instances: jobs}, Options: opts})
+				side, err := mode.Setup(ctx, &Env{Engine: engine, Pool: pool, Workload: Workload{Instances: jobs, PriorityLevels: opts.PriorityLevels}, Options: opts})
 				if err != nil {
 					return nil, fmt.Errorf("mode %s: setup: %w", mode.Name, err)
 				}

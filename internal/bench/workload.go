@@ -55,6 +55,13 @@ type Workload struct {
 	SmallTenantsFrom int
 	SmallTenants     int
 	SmallTenantJobs  int
+
+	// PriorityLevels, when positive, is the number of distinct priorities
+	// the jobs get, spread evenly over [PriorityMin, PriorityMax]; 1 gives
+	// every job priority 0, Camunda's default, so that all waiting jobs of
+	// an instance share one priority. Zero is every priority of the range,
+	// scattered (a process instance's jobs then all differ).
+	PriorityLevels int
 }
 
 // Tenant is the tenant of job i ("" for none).
@@ -71,7 +78,21 @@ func (w Workload) Tenant(i int) string {
 
 // Priority is the priority of job i, in [PriorityMin, PriorityMax].
 func (w Workload) Priority(i int) int64 {
-	return (int64(i)*prioritySpreadFactor)%(PriorityMax-PriorityMin+1) + PriorityMin
+	levels, step, base := w.priorityLevels()
+	return (int64(i)*prioritySpreadFactor)%levels*step + base
+}
+
+// priorityLevels gives Priority's form, (i * prioritySpreadFactor) % levels
+// * step + base, shared with metadataSQL.
+func (w Workload) priorityLevels() (levels, step, base int64) {
+	switch {
+	case w.PriorityLevels <= 0 || w.PriorityLevels > PriorityMax-PriorityMin+1:
+		return PriorityMax - PriorityMin + 1, 1, PriorityMin
+	case w.PriorityLevels == 1:
+		return 1, 0, 0
+	default:
+		return int64(w.PriorityLevels), (PriorityMax - PriorityMin) / int64(w.PriorityLevels-1), PriorityMin
+	}
 }
 
 // PriorityRange is the range covering every priority of the workload.
@@ -125,14 +146,15 @@ func (w Workload) metadataSQL(iExpr string) string {
 	}
 	// The compact form (workflow.JobContext): instance, process definition,
 	// activity, job definition (none), priority, exclusive, deployment, job type.
+	levels, step, base := w.priorityLevels()
 	return fmt.Sprintf(`jsonb_build_object('bpmn', jsonb_build_array(%[2]s, %[3]s, %[4]s, NULL::text,
-		(%[1]s * %[9]d) %% %[10]d + %[11]d,
+		(%[1]s * %[9]d) %% %[10]d * %[12]d + %[11]d,
 		true,
 		'bench-dep-' || (%[1]s %% %[5]d),
 		CASE WHEN %[1]s %% %[6]d = 0 THEN %[7]s ELSE %[8]s END))`,
 		iExpr, instance, quoteLiteral(ProcessDefinitionKey), quoteLiteral(ActivityID),
 		Deployments, TimerEvery, quoteLiteral(workflow.JobTypeTimer), quoteLiteral(workflow.JobTypeAsync),
-		prioritySpreadFactor, PriorityMax-PriorityMin+1, PriorityMin)
+		prioritySpreadFactor, levels, base, step)
 }
 
 // quoteLiteral quotes a constant string as a SQL literal (the constants
