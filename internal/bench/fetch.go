@@ -210,7 +210,11 @@ func runFetchLatency(ctx context.Context, pool *pgxpool.Pool, opts *Options) ([]
 // sampleFetches times opts.Samples fetches per variant. The variants take
 // turns in a shuffled order each round (seeded, so runs are repeatable), so
 // that drift and periodic events affect them alike. Every fetch's jobs are
-// put back to available, so the backlog stays the same size.
+// put back to available, so the backlog stays the same size, and the
+// exclusive keys they took are given back, as the end of their work would
+// give them back: a key left held by a job put back to available is stale,
+// and every later fetch of that key would time a takeover (a probe of the
+// holder and a replacing write) that a running system does not do.
 //
 // After each put-back (untimed), the pending lists of river_job's GIN
 // indexes are flushed. Without that, whichever statement fills a pending
@@ -221,6 +225,8 @@ func runFetchLatency(ctx context.Context, pool *pgxpool.Pool, opts *Options) ([]
 func sampleFetches(ctx context.Context, pool *pgxpool.Pool, opts *Options, size int, variants []fetchVariant, fetchers []fetchFunc) ([][]time.Duration, error) {
 	putBack := fmt.Sprintf(`UPDATE %s SET state = 'available', attempt = 0, attempted_at = NULL, attempted_by = NULL
 		WHERE id = ANY($1::bigint[])`, table(opts.Schema, "river_job"))
+	giveKeysBack := fmt.Sprintf(`UPDATE %s SET job_id = NULL, attempt = NULL, released_at = now()
+		WHERE job_id = ANY($1::bigint[])`, table(opts.Schema, "river_bpmn_exclusive_lock"))
 	flushGIN := `SELECT gin_clean_pending_list(i.indexrelid)
 		FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid JOIN pg_am am ON am.oid = c.relam
 		WHERE i.indrelid = $1::regclass AND am.amname = 'gin'`
@@ -250,6 +256,11 @@ func sampleFetches(ctx context.Context, pool *pgxpool.Pool, opts *Options, size 
 			}
 			if _, err := pool.Exec(ctx, putBack, ids); err != nil {
 				return nil, fmt.Errorf("putting fetched jobs back: %w", err)
+			}
+			if variants[vi].scope.Enabled() {
+				if _, err := pool.Exec(ctx, giveKeysBack, ids); err != nil {
+					return nil, fmt.Errorf("giving fetched jobs' keys back: %w", err)
+				}
 			}
 			if _, err := pool.Exec(ctx, flushGIN, table(opts.Schema, "river_job")); err != nil {
 				return nil, fmt.Errorf("flushing GIN pending lists: %w", err)
