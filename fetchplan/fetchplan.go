@@ -268,7 +268,7 @@ func (p *Plan) Before(earlier, later string) string {
 // the exclusive step asks NOT EXISTS of each, so that each can be answered
 // by an index. With River's order, or a leading key that no head-of-key
 // index has, it is Before alone. With a KeyIndexed leading key k it is
-// written over k's form in the head-of-key index (headKey: ascending, a
+// written over k's form in the head-of-key index (headOrder: ascending, a
 // descending k as ~k). When River's order follows k, it is one row
 // comparison over the index's columns, (k', priority, scheduled_at, id),
 // which the index serves as an index condition: a probe for a key's head
@@ -281,16 +281,15 @@ func (p *Plan) Before(earlier, later string) string {
 // equality on k, were seen to be planned over the queue's order index,
 // reading every job of that priority per probe.
 func (p *Plan) HeadProbes(earlier, later string) []string {
-	keys := p.Order()
 	if !p.HeadByIndexedKey() {
 		return []string{p.Before(earlier, later)}
 	}
-	first := p.headKey()
-	rest := &Plan{parts: []Part{{Order: keys[1 : len(keys)-len(RiverOrder)]}}}
-	if rest.IsRiverOrder() {
-		return []string{(&Plan{parts: []Part{{Order: []OrderKey{first}}}}).Before(earlier, later)}
+	head := p.headOrder()
+	if len(head) == 1 {
+		return []string{(&Plan{parts: []Part{{Order: head}}}).Before(earlier, later)}
 	}
-	e, l := ForAlias(first.Expr, earlier), ForAlias(first.Expr, later)
+	rest := &Plan{parts: []Part{{Order: head[1:]}}}
+	e, l := ForAlias(head[0].Expr, earlier), ForAlias(head[0].Expr, later)
 	return []string{e + " <= " + l + "\n                    AND (" + e + " < " + l +
 		"\n                        OR (" + e + " = " + l +
 		"\n                            AND " + rest.Before(earlier, later) + "))"}
@@ -298,25 +297,24 @@ func (p *Plan) HeadProbes(earlier, later string) []string {
 
 // HeadOrderBy renders the plan's order for the row named alias as an ORDER
 // BY list that the head-of-key indexes serve: OrderBy, with a KeyIndexed
-// leading key in its index form (headKey). The same order, written as those
-// indexes hold it, for reading a key's waiting jobs off them.
+// leading key in its index form (headOrder). The same order, written as
+// those indexes hold it, for reading a key's waiting jobs off them.
 func (p *Plan) HeadOrderBy(alias string) string {
 	if !p.HeadByIndexedKey() {
 		return p.OrderBy(alias)
 	}
-	keys := p.Order()
-	keys[0] = p.headKey()
-	return (&Plan{parts: []Part{{Order: keys[:len(keys)-len(RiverOrder)]}}}).OrderBy(alias)
+	return (&Plan{parts: []Part{{Order: p.headOrder()}}}).OrderBy(alias)
 }
 
-// headKey is the plan's leading KeyIndexed key as the head-of-key indexes
-// hold it: ascending, a descending key as its bitwise complement.
-func (p *Plan) headKey() OrderKey {
-	first := p.Order()[0]
-	if first.Desc {
-		return OrderKey{Expr: "~(" + first.Expr + ")", KeyIndexed: true}
+// headOrder is the order keys of a plan led by a KeyIndexed key, River's
+// excepted, with the leading key as the head-of-key indexes hold it:
+// ascending, a descending key as its bitwise complement.
+func (p *Plan) headOrder() []OrderKey {
+	keys := p.Order() // a fresh slice: its first element may be replaced
+	if keys[0].Desc {
+		keys[0] = OrderKey{Expr: "~(" + keys[0].Expr + ")", KeyIndexed: true}
 	}
-	return first
+	return keys[:len(keys)-len(RiverOrder)]
 }
 
 // HeadByIndexedKey says whether the plan's order leads with a KeyIndexed key,
