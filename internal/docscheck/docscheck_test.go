@@ -182,4 +182,26 @@ func TestRepositoryDocs(t *testing.T) {
 	if err := CompileMirrored(root, report.Mirrored); err != nil {
 		t.Error(err)
 	}
+	// The install commands name this module and its CLI package.
+	gomod, err := os.ReadFile(filepath.Join(root, "go.mod"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	module := strings.Fields(strings.SplitN(string(gomod), "\n", 2)[0])[1]
+	for cmd := range Verified {
+		for _, w := range strings.Fields(cmd) {
+			if !strings.HasPrefix(w, "github.com/") {
+				continue
+			}
+			path := strings.TrimSuffix(w, "@latest")
+			rel, ok := strings.CutPrefix(path, module)
+			if !ok {
+				t.Errorf("Verified command %q names %s, not this module (%s)", cmd, path, module)
+				continue
+			}
+			if _, err := os.Stat(filepath.Join(root, filepath.FromSlash(strings.TrimPrefix(rel, "/")))); err != nil {
+				t.Errorf("Verified command %q: %v", cmd, err)
+			}
+		}
+	}
 }

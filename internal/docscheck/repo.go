@@ -31,9 +31,6 @@ var MakeTargets = map[string]string{
 var Verified = map[string]string{
 	"go get github.com/riverbpmn/riverbpmn":                          "the module path is go.mod's; go get itself is Go's",
 	"go install github.com/riverbpmn/riverbpmn/cmd/riverbpmn@latest": "cmd/riverbpmn is the CLI package, built by make test (cmd/riverbpmn's tests) and by this checker",
-	"scripts/testdb.sh": "every make target that needs PostgreSQL calls it (make test, make example)",
-	"export TEST_DATABASE_URL=\"$(scripts/testdb.sh)\"": "what make test does before go test",
-	"scripts/chromium.sh":                               "CI (.ci/run) runs it before make test",
 }
 
 // RepoOptions returns the options that check the repository at root with
