@@ -1,5 +1,5 @@
 // Package jobcontrol is what riverbpmn does to running jobs: progress
-// reporting with throttled writes, and stop requests (REGARDS' stopJob).
+// reporting with throttled writes, and stop requests (the CNES REGARDS jobs module's stopJob).
 //
 // Progress. A worker reports progress through a Reporter (workers get theirs
 // with handlers.Progress): it declares a total and advances. Advancing only

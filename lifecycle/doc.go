@@ -1,4 +1,4 @@
-// Package lifecycle gives jobs the lifecycle of REGARDS' job module: jobs
+// Package lifecycle gives jobs the lifecycle of the CNES REGARDS jobs module: jobs
 // inserted pending and queued later, jobs that wait for other jobs
 // (prerequisites), and expiration dates.
 //

@@ -1,6 +1,6 @@
 // Package suspension suspends and activates job definitions, process
 // definitions, process instances and single jobs, with Camunda's semantics
-// (SEMANTICS.md "Suspension"), on top of package hold.
+// (Camunda 7 user guide, "Process Engine API": suspension), on top of package hold.
 //
 // A suspended job is held for reason hold.Suspended: it sits in River's
 // 'pending' state, which River never fetches, so no client runs it whatever

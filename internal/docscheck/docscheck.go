@@ -68,8 +68,8 @@ type Options struct {
 	// Markdown lists the Markdown files to check, relative to Root. Empty:
 	// README.md and every .md file under docs/.
 	Markdown []string
-	// Prose lists other files (Go package docs) checked for references to
-	// outside the repository and test names.
+	// Prose lists other files (Go package docs), relative to Root, checked
+	// for references to outside the repository and test names.
 	Prose []string
 	// CLI answers for riverbpmn commands. Nil: every riverbpmn command is a
 	// problem.

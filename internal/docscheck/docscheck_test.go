@@ -3,6 +3,7 @@ package docscheck
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -163,7 +164,14 @@ func TestRepositoryDocs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	report, err := Check(RepoOptions(root, cli))
+	opts, err := RepoOptions(root, cli)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(opts.Prose, "workflow/doc.go") {
+		t.Fatalf("prose files %v miss workflow/doc.go", opts.Prose)
+	}
+	report, err := Check(opts)
 	if err != nil {
 		t.Fatal(err)
 	}

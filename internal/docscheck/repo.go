@@ -12,10 +12,26 @@ import (
 	"strings"
 )
 
-// Prose are the Go files whose text is documentation a reader meets first,
-// checked like the Markdown for references to outside the repository and
-// for test names.
-var Prose = []string{"workflow/doc.go"}
+// ProseFiles returns the Go files whose text is documentation a reader
+// meets first (every package's doc.go, and the CLI's main.go, whose comment
+// is its go doc), checked like the Markdown for references to outside the
+// repository and for test names.
+func ProseFiles(root string) ([]string, error) {
+	docs, err := filepath.Glob(filepath.Join(root, "*", "doc.go"))
+	if err != nil {
+		return nil, err
+	}
+	files := []string{"cmd/riverbpmn/main.go"}
+	for _, d := range docs {
+		rel, err := filepath.Rel(root, d)
+		if err != nil {
+			return nil, err
+		}
+		files = append(files, filepath.ToSlash(rel))
+	}
+	sort.Strings(files)
+	return files, nil
+}
 
 // MakeTargets are the make targets the docs show that CI does not run, and
 // what verifies them.
@@ -35,14 +51,18 @@ var Verified = map[string]string{
 
 // RepoOptions returns the options that check the repository at root with
 // the riverbpmn binary at cli.
-func RepoOptions(root, cli string) Options {
+func RepoOptions(root, cli string) (Options, error) {
+	prose, err := ProseFiles(root)
+	if err != nil {
+		return Options{}, err
+	}
 	return Options{
 		Root:        root,
-		Prose:       Prose,
+		Prose:       prose,
 		CLI:         BinaryHelp(cli),
 		MakeTargets: MakeTargets,
 		Verified:    Verified,
-	}
+	}, nil
 }
 
 var helpFlagRE = regexp.MustCompile(`(?m)^\s+-{1,2}([A-Za-z0-9][A-Za-z0-9-]*)\b`)
