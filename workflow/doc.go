@@ -9,26 +9,33 @@
 // Migrate, declare the process and its job definitions in an [Engine], and
 // build River clients with [NewClient]:
 //
-//	_, err := workflow.MigrateUp(ctx, dbPool, &workflow.MigrateOpts{Schema: schema})
+//	if _, err := workflow.MigrateUp(ctx, dbPool, &workflow.MigrateOpts{Schema: schema}); err != nil {
+//		panic(err)
+//	}
+//
 //	engine, err := workflow.NewEngine(dbPool, &workflow.Config{
 //		Schema:             schema,
 //		ProcessDefinitions: []workflow.ProcessDefinition{{Key: "order_fulfilment"}},
-//		JobDefinitions: []workflow.JobDefinition{{
-//			ID: "charge-async", ProcessDefinitionKey: "order_fulfilment", ActivityID: "charge",
-//			Kind: "charge_card", RetryCycle: "R3/PT1S",
-//		}},
+//		JobDefinitions: []workflow.JobDefinition{
+//			{ID: "charge-async", ProcessDefinitionKey: "order_fulfilment", ActivityID: "charge", Kind: "charge_card", RetryCycle: "R3/PT1S"},
+//			{ID: "pack-async", ProcessDefinitionKey: "order_fulfilment", ActivityID: "pack", Kind: "pack_parcel"},
+//		},
+//		// ...
 //	})
+//	// ...
 //	client, err := workflow.NewClient(engine, &river.Config{
-//		Queues:  map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: 10}},
-//		Workers: workers,
+//		Queues:            map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: 10}},
+//		Workers:           workers,
+//		// ...
 //	})
 //
 // NewClient is river.NewClient on the engine's [Driver] with
 // [Engine.ClientConfig], which adds the engine's middleware, retry policy,
 // schema and a logger to a copy of your config. A client on the engine's
 // driver without the middleware refuses to start and to insert
-// ([ErrClientNotWired]). The README's first program runs this path end to
-// end (examples/firstprogram).
+// ([ErrClientNotWired]). The code above is taken from the README's first
+// program (examples/firstprogram), which the test suite runs, and `make
+// docs-check` keeps the two identical.
 //
 // # Jobs and their job context
 //

@@ -13,6 +13,9 @@
 //     test suite compiles (and, with an Output comment, runs), so a snippet
 //     cannot drift from code that builds. A block marked nocheck is reported
 //     as unchecked; the repository's docs use none.
+//   - Go code in doc comments. The code blocks of a package doc named in
+//     Options.GoDocMirrors (workflow/doc.go, the front door) match their
+//     mirror the same way.
 //   - Links. Every relative link and image resolves to a file or directory
 //     inside the repository, and every #anchor to a heading of its target
 //     (GitHub's heading ids).
@@ -71,6 +74,10 @@ type Options struct {
 	// Prose lists other files (Go package docs), relative to Root, checked
 	// for references to outside the repository and test names.
 	Prose []string
+	// GoDocMirrors maps a Go file of Prose to the file its doc comment's
+	// code blocks mirror: each block must match that file as a Markdown
+	// snippet must match its mirror.
+	GoDocMirrors map[string]string
 	// CLI answers for riverbpmn commands. Nil: every riverbpmn command is a
 	// problem.
 	CLI CLIHelp
@@ -129,6 +136,9 @@ func Check(opts Options) (*Report, error) {
 		}
 		c.checkReferences(name, string(b))
 		c.checkTestNames(name, string(b))
+		if mirror, ok := opts.GoDocMirrors[name]; ok {
+			c.checkGoDocBlocks(name, string(b), mirror)
+		}
 	}
 	for f := range c.mirrored {
 		c.report.Mirrored = append(c.report.Mirrored, f)
@@ -452,6 +462,42 @@ func (c *checker) checkGo(name string, b block) {
 	if line, ok := matchSnippet(b.lines, source); !ok {
 		c.problem(name, b.line, "Go snippet differs from %s from its line %d (%q): copy the code again", target, line+1, strings.TrimSpace(b.lines[line]))
 	}
+}
+
+// checkGoDocBlocks checks the code blocks of the doc comments of a Go file
+// (comment lines indented by a tab) against the file they mirror.
+func (c *checker) checkGoDocBlocks(name, text, mirror string) {
+	src, err := os.ReadFile(filepath.Join(c.opts.Root, filepath.FromSlash(mirror)))
+	if err != nil {
+		c.problem(name, 0, "doc comment code mirrors %s: %v", mirror, err)
+		return
+	}
+	c.mirrored[mirror] = true
+	source := strings.Split(string(src), "\n")
+	var block []string
+	start := 0
+	flush := func() {
+		if len(trimBlankEnds(block)) > 0 {
+			if line, ok := matchSnippet(block, source); !ok {
+				c.problem(name, start, "doc comment code differs from %s from its line %d (%q): copy the code again", mirror, line+1, strings.TrimSpace(block[line]))
+			}
+		}
+		block = nil
+	}
+	for i, l := range strings.Split(text, "\n") {
+		switch {
+		case strings.HasPrefix(l, "//\t"):
+			if block == nil {
+				start = i + 1
+			}
+			block = append(block, strings.TrimPrefix(l, "//\t"))
+		case l == "//" && block != nil:
+			block = append(block, "")
+		default:
+			flush()
+		}
+	}
+	flush()
 }
 
 // funcLines returns the lines of the top-level function fn, from its doc

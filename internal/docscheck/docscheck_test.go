@@ -19,10 +19,12 @@ func fixtureCLI(verb string) (map[string]bool, bool) {
 
 func fixtureOptions(dir string) Options {
 	return Options{
-		Root:        filepath.Join("testdata", dir),
-		CLI:         fixtureCLI,
-		MakeTargets: map[string]string{"fuzz": "the fixture's reason"},
-		Verified:    map[string]string{"tool --verified": "the fixture's reason", "never shown": "stale"},
+		Root:         filepath.Join("testdata", dir),
+		Prose:        []string{"pkg/doc.go"},
+		GoDocMirrors: map[string]string{"pkg/doc.go": "pkg/example_test.go"},
+		CLI:          fixtureCLI,
+		MakeTargets:  map[string]string{"fuzz": "the fixture's reason"},
+		Verified:     map[string]string{"tool --verified": "the fixture's reason", "never shown": "stale"},
 	}
 }
 
@@ -78,6 +80,7 @@ func TestBadFixtureFails(t *testing.T) {
 		`README.md:5: link "#no-such-heading": README.md has no heading with id "no-such-heading"`,
 		`README.md:6: link "../../outside.md" leaves the repository`,
 		`README.md:6: link "pkg/example_test.go#x": an anchor into pkg/example_test.go, which is not Markdown`,
+		`pkg/doc.go:3: doc comment code differs from pkg/example_test.go from its line 1 ("greeting := \"hi\"")`,
 	}
 	got := make([]string, len(report.Problems))
 	for i, p := range report.Problems {

@@ -57,8 +57,11 @@ func RepoOptions(root, cli string) (Options, error) {
 		return Options{}, err
 	}
 	return Options{
-		Root:        root,
-		Prose:       prose,
+		Root:  root,
+		Prose: prose,
+		GoDocMirrors: map[string]string{
+			"workflow/doc.go": "examples/firstprogram/example_test.go",
+		},
 		CLI:         BinaryHelp(cli),
 		MakeTargets: MakeTargets,
 		Verified:    Verified,
