@@ -24,6 +24,10 @@
 //     never says "CNES REGARDS" (what it is).
 //   - Test names. A backticked TestX, ExampleX, BenchmarkX or FuzzX names a
 //     function defined in a _test.go file of the repository.
+//   - Go names. A backticked pkg.Name, where pkg is a package directory of
+//     the repository, names an exported function, type, variable or
+//     constant of it (pkg.Type.Method a method of that type); engine.Name
+//     names a method of workflow.Engine.
 //   - Shell commands (```sh, ```bash and the "$ " lines of ```console). A
 //     riverbpmn command names a verb of the CLI, and each flag it shows is a
 //     flag of that verb (asked of the built CLI with --help). A make command
@@ -37,6 +41,9 @@ package docscheck
 import (
 	"bufio"
 	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -126,6 +133,9 @@ func Check(opts Options) (*Report, error) {
 		}
 		c.checkReferences(name, md.text)
 		c.checkTestNames(name, md.text)
+		if err := c.checkIdentifiers(name, md.text); err != nil {
+			return nil, err
+		}
 		c.checkBlocks(name, md)
 		c.checkLinks(name, md)
 	}
@@ -185,6 +195,7 @@ type checker struct {
 	makeTargets  map[string]bool
 	ciTargets    map[string]bool
 	cliCache     map[string]cliAnswer
+	pkgNames     map[string]map[string]bool // package dir -> exported names; "Type.Name" for methods and fields, "Type.type" when they are all known
 	usedVerified map[string]bool
 }
 
@@ -908,4 +919,133 @@ func makeTargets(root string) (all, ci map[string]bool, err error) {
 
 func lineOf(text string, offset int) int {
 	return strings.Count(text[:offset], "\n") + 1
+}
+
+var identRE = regexp.MustCompile("`([a-z][a-z0-9]*)\\.([A-Z][A-Za-z0-9_]*)(?:\\.([A-Z][A-Za-z0-9_]*))?")
+
+// checkIdentifiers checks the backticked Go names of text.
+func (c *checker) checkIdentifiers(name, text string) error {
+	for _, m := range identRE.FindAllStringSubmatchIndex(text, -1) {
+		pkg, ident := text[m[2]:m[3]], text[m[4]:m[5]]
+		method := ""
+		if m[6] >= 0 {
+			method = text[m[6]:m[7]]
+		}
+		if pkg == "engine" {
+			pkg, ident, method = "workflow", "Engine", ident
+		}
+		if c.isTestName(ident) && method == "" && c.testFuncs[ident] {
+			continue // a test of that package, named with it
+		}
+		names, err := c.packageNames(pkg)
+		if err != nil {
+			return err
+		}
+		if names == nil {
+			continue // not a package of the repository
+		}
+		switch {
+		case !names[ident]:
+			c.problem(name, lineOf(text, m[0]), "%s.%s: package %s has no exported %s", pkg, ident, pkg, ident)
+		case method != "" && names[ident+".type"] && !names[ident+"."+method]:
+			c.problem(name, lineOf(text, m[0]), "%s.%s.%s: %s has no method or field %s", pkg, ident, method, ident, method)
+		}
+	}
+	return nil
+}
+
+// packageNames returns the exported top-level names of the package in
+// directory dir of the repository (nil when there is none), with
+// "Type.type" for each type and "Type.Name" for its methods and fields.
+func (c *checker) packageNames(dir string) (map[string]bool, error) {
+	if c.pkgNames == nil {
+		c.pkgNames = map[string]map[string]bool{}
+	}
+	if names, ok := c.pkgNames[dir]; ok {
+		return names, nil
+	}
+	entries, err := os.ReadDir(filepath.Join(c.opts.Root, dir))
+	if os.IsNotExist(err) {
+		c.pkgNames[dir] = nil
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var names map[string]bool
+	fset := token.NewFileSet()
+	for _, e := range entries {
+		if e.IsDir() || !strings.HasSuffix(e.Name(), ".go") || strings.HasSuffix(e.Name(), "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, filepath.Join(c.opts.Root, dir, e.Name()), nil, parser.SkipObjectResolution)
+		if err != nil {
+			return nil, err
+		}
+		if names == nil {
+			names = map[string]bool{}
+		}
+		for _, d := range f.Decls {
+			switch d := d.(type) {
+			case *ast.FuncDecl:
+				if d.Recv == nil {
+					names[d.Name.Name] = true
+					continue
+				}
+				t := d.Recv.List[0].Type
+				if star, ok := t.(*ast.StarExpr); ok {
+					t = star.X
+				}
+				if idx, ok := t.(*ast.IndexExpr); ok {
+					t = idx.X
+				}
+				if id, ok := t.(*ast.Ident); ok {
+					names[id.Name+"."+d.Name.Name] = true
+				}
+			case *ast.GenDecl:
+				for _, spec := range d.Specs {
+					switch spec := spec.(type) {
+					case *ast.TypeSpec:
+						names[spec.Name.Name] = true
+						// Methods and fields are checked only on a struct or
+						// interface that embeds nothing: another type's
+						// methods may be promoted or come with an alias.
+						strict := isStructOrInterface(spec.Type)
+						var fields []*ast.Field
+						switch t := spec.Type.(type) {
+						case *ast.StructType:
+							fields = t.Fields.List
+						case *ast.InterfaceType:
+							fields = t.Methods.List
+						}
+						for _, f := range fields {
+							if len(f.Names) == 0 {
+								strict = false
+							}
+							for _, n := range f.Names {
+								names[spec.Name.Name+"."+n.Name] = true
+							}
+						}
+						if strict {
+							names[spec.Name.Name+".type"] = true
+						}
+					case *ast.ValueSpec:
+						for _, n := range spec.Names {
+							names[n.Name] = true
+						}
+					}
+				}
+			}
+		}
+	}
+	c.pkgNames[dir] = names
+	return names, nil
+}
+
+func isStructOrInterface(e ast.Expr) bool {
+	switch e.(type) {
+	case *ast.StructType, *ast.InterfaceType:
+		return true
+	}
+	return false
 }

@@ -80,6 +80,8 @@ func TestBadFixtureFails(t *testing.T) {
 		`README.md:5: link "#no-such-heading": README.md has no heading with id "no-such-heading"`,
 		`README.md:6: link "../../outside.md" leaves the repository`,
 		`README.md:6: link "pkg/example_test.go#x": an anchor into pkg/example_test.go, which is not Markdown`,
+		`README.md:44: pkg.Missing: package pkg has no exported Missing`,
+		`README.md:44: pkg.Thing.Nope: Thing has no method or field Nope`,
 		`pkg/doc.go:3: doc comment code differs from pkg/example_test.go from its line 1 ("greeting := \"hi\"")`,
 	}
 	got := make([]string, len(report.Problems))
