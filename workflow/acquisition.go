@@ -289,7 +289,7 @@ func newFetchQuery(plan *fetchplan.Plan, schema string, scope exclusive.Scope, b
 		"orderColumns":     plan.OrderColumns,
 		"orderByColumns":   plan.OrderByColumns,
 		"fairTurn": func(alias string) string {
-			return fmt.Sprintf("%[1]s.fair_wrapped, %[1]s.fair_group", alias)
+			return alias + ".fair_turn"
 		},
 		"fairArgs": func(limit string) any {
 			group, weight, _ := plan.Group("river_job")
