@@ -121,8 +121,9 @@ type fairModelTurn struct {
 // takes its turn in a round after the tenants before it in byte order; in
 // the round in progress (turn), the tenants before turn's tenant have had
 // their turn, its tenant took turn.used slots, and the tenants after it
-// none. A fetch reads rounds = ceil(n / sum of weights) + 1 rounds from the
-// round in progress, n being limit (with exclusivity: the lookahead): each
+// none. A fetch reads rounds = ceil(n / sum of weights) + 1 rounds from
+// the round in progress, n being limit (with exclusivity: the lookahead):
+// each
 // group's jobs the client may take, in the client's order, from its start
 // slot to the end of the last round read, at most n; the picks are ranked
 // by round, then tenant (byte order), then the client's order; without

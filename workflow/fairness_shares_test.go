@@ -20,6 +20,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/riverbpmn/riverbpmn/exclusive"
+	"github.com/riverbpmn/riverbpmn/priority"
 )
 
 // fairShareJobs is how many jobs the share tests measure over.
@@ -282,5 +283,65 @@ func TestFairByTenantSharesRefillingPool(t *testing.T) {
 				t.Logf("fetch cycles (count x size): %s; shares: %s", strings.Join(sizeList, " "), requireFairShares(t, weights, counts, "refilling pool"))
 			})
 		}
+	}
+}
+
+// TestFairByTenantArrivalWithinOneRound: tenants of weights 3 and 2 with
+// backlogs are fetched n jobs at a time; after a few fetches, cutting the
+// round in progress somewhere, a new tenant of weight 1 arrives, first in
+// turn order (so its turn in the round in progress has passed). Its first
+// job is fetched within one round of its arrival: before the round after
+// the one in progress is over, that is within the rest of the round in
+// progress (less than the sum of the weights W = 6, its own included) and
+// the turns before its own in the next (none here), so within W slots, and
+// 2W - 1 whatever its place. For every acquisition order (8), without and
+// with exclusivity, with fetches of 1, 2 and 5 and arrivals at several
+// places in the round.
+func TestFairByTenantArrivalWithinOneRound(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	weights := map[string]int{"m-heavy": 3, "m-mid": 2}
+	const newcomer = "a-new"
+	all := map[string]int{"m-heavy": 3, "m-mid": 2, newcomer: 1}
+	const sum = 6
+	cases := []struct{ n, before int }{{1, 1}, {1, 4}, {2, 2}, {5, 1}}
+	for _, scope := range []exclusive.Scope{exclusive.None, exclusive.ProcessInstance} {
+		t.Run(scopeName(scope), func(t *testing.T) {
+			t.Parallel()
+			engine, schema := testEngineWithConfig(t, &Config{ExclusiveScope: scope})
+			worst := 0
+			for oi, base := range acquisitionCombinations(priority.Range{}, nil) {
+				if base.PriorityRange != nil || base.DeploymentAware {
+					continue // orders only
+				}
+				acq := base
+				acq.FairByTenant, acq.TenantWeights = true, all
+				require.NoError(t, engine.EnableTenantFairness(ctx, acq))
+				for _, c := range cases {
+					queue := fmt.Sprintf("arrival_%d_%d_%d", oi, c.n, c.before)
+					insertFairJobs(ctx, t, engine.dbPool, schema, queue, weights, 40)
+					driver := testDriver(t, engine, acq)
+					p := newPilot(driver)
+					fairFetchN(ctx, t, engine.dbPool, driver, p, schema, queue, c.n, c.before*c.n)
+					insertFairJobs(ctx, t, engine.dbPool, schema, queue, map[string]int{newcomer: 1}, 3)
+					// Jobs fetched since the arrival, up to the fetch that
+					// took the new tenant's first (a fetch's jobs have no
+					// order: its last place bounds the first job's).
+					slots := 0
+					for {
+						counts := fairFetchN(ctx, t, engine.dbPool, driver, p, schema, queue, c.n, 1)
+						for _, n := range counts {
+							slots += n
+						}
+						if counts[newcomer] > 0 {
+							break
+						}
+						require.Less(t, slots, sum, "%s, fetches of %d, arrival after %d fetches: %d jobs since and none of the new tenant's", acquisitionName(acq), c.n, c.before, slots)
+					}
+					worst = max(worst, slots)
+				}
+			}
+			t.Logf("the new tenant's first job was fetched within %d jobs of its arrival (the fetches' sizes included; one round: %d)", worst, sum)
+		})
 	}
 }

@@ -73,8 +73,11 @@ fair_groups AS (
 ),
 -- Rounds to read to fill the fetch if every group had jobs enough: a group
 -- of weight w reads its slots up to the end of round @fair_round + rounds
--- - 1; one round more than the fetch needs, as the round in progress may be
--- partly taken.
+-- - 1. One round more than the fetch needs, as the round in progress may be
+-- partly taken; and not fewer, as the slots left in it may all be of groups
+-- with no job this client may take (not due, filtered out): a group that
+-- has had its turn in it then still reads its next round, so a fetch never
+-- comes back empty while a job it may take waits.
 fair_share AS (
     SELECT ceil(@{{.Limit}}::numeric / nullif(sum(weight), 0))::integer + 1 AS rounds
     FROM fair_groups
