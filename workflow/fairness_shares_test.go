@@ -345,3 +345,35 @@ func TestFairByTenantArrivalWithinOneRound(t *testing.T) {
 		})
 	}
 }
+
+// TestFairByTenantSharesTwoClients: two fair clients of one queue (each
+// with its own turns), one fetching 1 job at a time and the other 2,
+// alternating, weights 3 and 1: the jobs they take together over 400 are
+// each tenant's weight share to within one round per client (2 x its
+// weight), and within 10%.
+func TestFairByTenantSharesTwoClients(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	engine, schema := testEngine(t)
+	weights := map[string]int{"heavy": 3, "light": 1}
+	acq := Acquisition{FairByTenant: true, TenantWeights: weights}
+	require.NoError(t, engine.EnableTenantFairness(ctx, acq))
+	insertFairJobs(ctx, t, engine.dbPool, schema, "two", weights, fairShareJobs)
+	one, two := testDriver(t, engine, acq), testDriver(t, engine, acq)
+	pOne, pTwo := newPilot(one), newPilot(two)
+	counts := map[string]int{}
+	for fetched := 0; fetched < fairShareJobs; fetched += 3 {
+		for tenant, n := range fairFetchN(ctx, t, engine.dbPool, one, pOne, schema, "two", 1, 1) {
+			counts[tenant] += n
+		}
+		for tenant, n := range fairFetchN(ctx, t, engine.dbPool, two, pTwo, schema, "two", 2, 2) {
+			counts[tenant] += n
+		}
+	}
+	t.Logf("two clients: %s", requireFairShares(t, weights, counts, "two clients"))
+	total := counts["heavy"] + counts["light"]
+	for tenant, w := range weights {
+		exact := float64(total*w) / 4
+		require.InDelta(t, exact, counts[tenant], float64(2*w), "%s: %d jobs of %d", tenant, counts[tenant], total)
+	}
+}
