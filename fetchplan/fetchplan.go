@@ -39,8 +39,10 @@
 // expression): the fetch skip-scans the distinct groups of the queue's
 // available jobs over an index on (queue, group, order keys), takes each
 // group's first jobs in the plan's order (LATERAL ... LIMIT), and ranks them
-// by (place within the group / weight, order); see workflow/acquisition.go
-// and workflow/sql/job_get_available.sql.
+// by (round, group, order), a job's round being its slot (the group's start
+// slot, carried from the client's previous fetch, plus its place within the
+// group) divided by the group's weight; see workflow/fairness.go,
+// workflow/acquisition.go and workflow/sql/job_get_available.sql.
 //
 // This package knows no option and no table layout beyond River's river_job
 // columns; the options' parts are defined where the options are (package
@@ -98,8 +100,8 @@ type Part struct {
 	// SQL expression over the row river_job giving a job's group, never
 	// NULL (give the jobs of no group a value of their own). A fetch of
 	// N jobs then takes them round-robin over the groups that have waiting
-	// jobs, each group's jobs in the plan's order (Plan.Group). At most one
-	// part of a plan may set it.
+	// jobs, in rounds that carry from fetch to fetch, each group's jobs in
+	// the plan's order (Plan.Group). At most one part of a plan may set it.
 	Group string
 
 	// Weight, with Group, is an SQL expression over the column "fair_group"

@@ -71,22 +71,38 @@ type Acquisition struct {
 	// with DeploymentAware.
 	Deployments []string
 
-	// FairByTenant fetches fairly across tenants (JobContext.TenantID): a
-	// fetch of N jobs takes them round-robin over the tenants that have
-	// waiting jobs in the queue, each tenant's jobs in this client's order
-	// (by priority, timers first, due date, River's order); jobs without a
-	// tenant form one tenant of their own. It composes with every other
-	// option and with exclusivity, which still takes only a key's head: the
-	// fairness only chooses among the candidates. A fetch may take fewer
-	// than N jobs when tenants have fewer waiting jobs than their share of
-	// it; the next fetch takes more. It reads the tenant index of the
-	// client's order (TenantFairnessIndex), which the client creates when it
-	// starts (EnableTenantFairness): only the orders of fair clients have
-	// one, and each costs every insert of an available job an index entry.
+	// FairByTenant fetches fairly across tenants (JobContext.TenantID), in
+	// rounds: in each round every tenant that has jobs waiting in the queue
+	// gets its weight in slots (TenantWeights, default 1), the tenants
+	// taking their turns in byte order of their ids, each tenant's jobs in
+	// this client's order (by priority, timers first, due date, River's
+	// order); jobs without a tenant form one tenant of their own. The round
+	// in progress carries from one fetch to the next, so the weights hold
+	// whatever the fetch size: a busy pool that fetches one or two jobs as
+	// slots free up shares them as a fetch of hundreds does, and a tenant
+	// whose jobs arrive waits at most one round for its first. A tenant
+	// with nothing this client may take loses its turn in the round (no
+	// credit builds up while it is idle). The client keeps its place in the
+	// rounds in memory (no statement, no write): a client that restarts
+	// starts a new round, which may give the tenants served in the
+	// interrupted one up to their weight again, once. Several fair clients
+	// of a queue each take their turns; the jobs they take together are in
+	// the weights' ratio to within one round per client. It composes with
+	// every other option and with exclusivity, which still takes only a
+	// key's head: the fairness only chooses among the candidates, and the
+	// rounds count the jobs taken, not those passed over (a held key). A
+	// fetch may take fewer than N jobs when tenants have fewer waiting jobs
+	// than their share of it; the next fetch takes more. It reads the tenant
+	// index of the client's order (TenantFairnessIndex), which the client
+	// creates when it starts (EnableTenantFairness): only the orders of fair
+	// clients have one, and each costs every insert of an available job an
+	// index entry.
 	FairByTenant bool
 
 	// TenantWeights, with FairByTenant, gives a tenant w >= 1 slots per
-	// round (default 1). The key "" is the weight of jobs without a tenant.
+	// round (default 1): with weights 3 and 1, two tenants with work share
+	// the jobs 3:1 however the client fetches. The key "" is the weight of
+	// jobs without a tenant.
 	TenantWeights map[string]int
 }
 
@@ -289,7 +305,7 @@ func newFetchQuery(plan *fetchplan.Plan, schema string, scope exclusive.Scope, b
 		"orderColumns":     plan.OrderColumns,
 		"orderByColumns":   plan.OrderByColumns,
 		"fairTurn": func(alias string) string {
-			return fmt.Sprintf("%[1]s.fair_wrapped, %[1]s.fair_group", alias)
+			return alias + ".fair_turn"
 		},
 		"fairArgs": func(limit string) any {
 			group, weight, _ := plan.Group("river_job")

@@ -307,7 +307,11 @@ func (q *testQuery) explainArgs(t testing.TB) (types []string, args []any, liter
 			v := q.params[name]().([]string)
 			lit := "'{" + strings.Join(v, ",") + "}'"
 			types, args, literals = append(types, "text[]"), append(args, v), append(literals, lit)
-		case "fair_after":
+		case "fair_round":
+			types, args, literals = append(types, "bigint"), append(args, int64(3)), append(literals, "3")
+		case "fair_used":
+			types, args, literals = append(types, "bigint"), append(args, int64(1)), append(literals, "1")
+		case "fair_tenant":
 			types, args, literals = append(types, "text"), append(args, "t-500"), append(literals, "'t-500'")
 		case "tenant_weight_names":
 			v := q.params[name]().([]string)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -103,31 +104,54 @@ type fairModelPick struct {
 	round int
 }
 
+// fairModelTurn is where the model's fetches are in their rounds: the round
+// in progress, the last tenant served in it and how many of that round's
+// slots it took (none before the first fetch: nil).
+type fairModelTurn struct {
+	round  int
+	tenant string
+	used   int
+}
+
 // modelFairFetch is what one fair fetch of up to limit jobs should lock,
-// with no key held, written from the documented semantics (README,
-// "Fairness"), not from the SQL: the groups are the tenants with waiting
-// (available) jobs in the queue, due or not, admitted or not; a fetch reads
-// rounds = ceil(n / sum of weights) rounds, n being limit (with
-// exclusivity: the lookahead); each group's jobs the client may take, in the
-// client's order, w per round; the picks are ranked by round, then turn
-// (tenants in name order starting after after, the last tenant the previous
-// fetch served), then the client's order; without exclusivity the first
-// limit picks are taken; with exclusivity the first n picks are read and,
-// in rank order, a job with a key is taken only if it is its key's head (the
-// first in the client's order of the key's waiting jobs the client may
-// take), up to limit. It also returns the tenant the next fetch starts
-// after: the one served last in the fetch's last round, a tenant's last
-// round being ceil(jobs taken / w) - 1.
-func modelFairFetch(acq Acquisition, scope exclusive.Scope, waiting []*fairModelJob, limit, lookahead int, after *string) ([]int64, *string) {
+// with no key held, written from the documented semantics (workflow/
+// fairness.go, fairTurns), not from the SQL: the groups are the tenants
+// with waiting (available) jobs in the queue, due or not, admitted or not;
+// a tenant of weight w has w slots per round, numbered across rounds, and
+// takes its turn in a round after the tenants before it in byte order; in
+// the round in progress (turn), the tenants before turn's tenant have had
+// their turn, its tenant took turn.used slots, and the tenants after it
+// none. A fetch reads rounds = ceil(n / sum of weights) + 1 rounds from
+// the round in progress, n being limit (with exclusivity: the lookahead):
+// each
+// group's jobs the client may take, in the client's order, from its start
+// slot to the end of the last round read, at most n; the picks are ranked
+// by round, then tenant (byte order), then the client's order; without
+// exclusivity the first limit picks are taken; with exclusivity the first n
+// picks are read and, in rank order, a job with a key is taken only if it
+// is its key's head (the first in the client's order of the key's waiting
+// jobs the client may take), up to limit. It also returns where the next
+// fetch starts: a tenant that took c jobs from slot s last served in round
+// (s+c-1) / w; the highest such round is in progress, and its last tenant
+// in byte order the last served.
+func modelFairFetch(acq Acquisition, scope exclusive.Scope, waiting []*fairModelJob, limit, lookahead int, turn *fairModelTurn) ([]int64, *fairModelTurn) {
 	weight := func(tenant string) int { return max(acq.TenantWeights[tenant], 1) }
-	wrapped := func(tenant string) int { // 1: its turn comes after the wrap
-		if after != nil && tenant <= *after {
-			return 1
+	start := func(tenant string) int {
+		if turn == nil {
+			return 0
 		}
-		return 0
+		w := weight(tenant)
+		if tenant < turn.tenant {
+			return (turn.round + 1) * w // had its turn in the round in progress
+		}
+		if tenant == turn.tenant {
+			return turn.round*w + turn.used
+		}
+		return turn.round * w
 	}
-	laterTurn := func(a, b string) int { // > 0: a's turn comes after b's
-		return cmp.Or(cmp.Compare(wrapped(a), wrapped(b)), cmp.Compare(a, b))
+	current := 0
+	if turn != nil {
+		current = turn.round
 	}
 	groups := map[string]bool{}
 	for _, job := range waiting {
@@ -149,16 +173,17 @@ func modelFairFetch(acq Acquisition, scope exclusive.Scope, waiting []*fairModel
 	}
 	var picks []fairModelPick
 	if sumWeights > 0 {
-		rounds := (n + sumWeights - 1) / sumWeights
+		rounds := (n+sumWeights-1)/sumWeights + 1
 		for tenant, jobs := range admitted {
 			slices.SortFunc(jobs, func(a, b *fairModelJob) int { return modelCompare(acq, a.modelJob, b.modelJob) })
-			for i, job := range jobs[:min(len(jobs), n, rounds*weight(tenant))] {
-				picks = append(picks, fairModelPick{job: job, round: i / weight(tenant)})
+			first, w := start(tenant), weight(tenant)
+			for i, job := range jobs[:min(len(jobs), n, max((current+rounds)*w-first, 0))] {
+				picks = append(picks, fairModelPick{job: job, round: (first + i) / w})
 			}
 		}
 	}
 	slices.SortFunc(picks, func(a, b fairModelPick) int {
-		return cmp.Or(cmp.Compare(a.round, b.round), laterTurn(a.job.tenant, b.job.tenant), modelCompare(acq, a.job.modelJob, b.job.modelJob))
+		return cmp.Or(cmp.Compare(a.round, b.round), strings.Compare(a.job.tenant, b.job.tenant), modelCompare(acq, a.job.modelJob, b.job.modelJob))
 	})
 	picks = picks[:min(len(picks), n)]
 	var taken []*fairModelJob
@@ -180,24 +205,25 @@ func modelFairFetch(acq Acquisition, scope exclusive.Scope, waiting []*fairModel
 		taken = append(taken, pick.job)
 	}
 	if len(taken) == 0 {
-		return nil, after
+		return nil, turn
 	}
 	counts := map[string]int{}
 	for _, job := range taken {
 		counts[job.tenant]++
 	}
-	lastRound, next := -1, ""
+	var next *fairModelTurn
 	for tenant, count := range counts {
-		round := (count+weight(tenant)-1)/weight(tenant) - 1
-		if round > lastRound || (round == lastRound && laterTurn(tenant, next) > 0) {
-			lastRound, next = round, tenant
+		w := weight(tenant)
+		last := start(tenant) + count - 1
+		if round := last / w; next == nil || round > next.round || (round == next.round && tenant > next.tenant) {
+			next = &fairModelTurn{round: round, tenant: tenant, used: last - round*w + 1}
 		}
 	}
 	ids := make([]int64, len(taken))
 	for i, job := range taken {
 		ids[i] = job.id
 	}
-	return ids, &next
+	return ids, next
 }
 
 // TestFairFetchComposesModel is TestFetchComposesModel for fair clients:
@@ -242,7 +268,7 @@ func TestFairFetchComposesModel(t *testing.T) {
 					p := newPilot(driver)
 					now := base.Add(time.Minute)
 					waiting := slices.Clone(jobs)
-					var after *string
+					var turn *fairModelTurn
 					for round := 0; ; round++ {
 						require.Less(t, round, 200, "%s: the fetches do not drain the queue", name)
 						limit := 1 + rng.IntN(5) // fewer than the tenants: turns carry over
@@ -250,7 +276,7 @@ func TestFairFetchComposesModel(t *testing.T) {
 							limit = 8 + rng.IntN(16) // more than the sum of weights: several rounds
 						}
 						var want []int64
-						want, after = modelFairFetch(acq, scope, waiting, limit, exclusive.DefaultLookahead, after)
+						want, turn = modelFairFetch(acq, scope, waiting, limit, exclusive.DefaultLookahead, turn)
 						res, err := p.JobGetAvailable(ctx, driver.GetExecutor(), nil, &riverdriver.JobGetAvailableParams{
 							ClientID: "model", MaxAttemptedBy: 10, MaxToLock: limit, Now: &now, Queue: queue, Schema: schema,
 						})

@@ -131,8 +131,8 @@ func (p *pilot) fetchArgs(query *fetchQuery, params *riverdriver.JobGetAvailable
 			args[i] = int32(min(params.MaxAttemptedBy, math.MaxInt32)) //nolint:gosec // bounded above
 		case "client_id":
 			args[i] = params.ClientID
-		case "fair_after":
-			args[i] = p.driver.fairTurns.after(params.Schema, params.Queue)
+		case "fair_round", "fair_tenant", "fair_used":
+			args[i] = p.driver.fairTurns.arg(name, params.Schema, params.Queue)
 		case "released_keys":
 			keys := make([]string, len(released))
 			for j, held := range released {

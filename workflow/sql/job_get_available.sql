@@ -45,34 +45,58 @@ fair_tenants AS (
     FROM fair_tenants
     WHERE fair_tenants.fair_group IS NOT NULL
 ),
+-- Each group's weight, and the slot its turns start at in this fetch. A
+-- group of weight w has w slots per round, numbered across rounds (slot s is
+-- in round s / w). The client carries where it is in its rounds from fetch
+-- to fetch (workflow/fairness.go): the round in progress, @fair_round; the
+-- last tenant served in it, @fair_tenant (NULL before the first fetch); and
+-- how many of that round's slots it took, @fair_used. Tenants take their
+-- turns in byte order of their names (COLLATE "C", whatever the database's
+-- collation, as the client compares them), so in round @fair_round the
+-- tenants before @fair_tenant have had theirs, and start at the next round.
 fair_groups AS (
-    SELECT fair_group, greatest({{.Weight}}, 1) AS weight
-    FROM fair_tenants
-    WHERE fair_group IS NOT NULL
+    SELECT
+        fair_tenants.fair_group,
+        weights.weight,
+        @fair_round::bigint * weights.weight + CASE
+            WHEN fair_tenants.fair_group COLLATE "C" < @fair_tenant::text THEN weights.weight
+            WHEN fair_tenants.fair_group = @fair_tenant::text THEN @fair_used::bigint
+            ELSE 0
+        END AS fair_start
+    FROM
+        fair_tenants
+        CROSS JOIN LATERAL (
+            SELECT greatest({{.Weight}}, 1)::bigint AS weight
+        ) AS weights
+    WHERE
+        fair_tenants.fair_group IS NOT NULL
 ),
--- Rounds needed to fill the fetch if every group had jobs enough: a group
--- of weight w reads at most w jobs per round.
+-- Rounds to read to fill the fetch if every group had jobs enough: a group
+-- of weight w reads its slots up to the end of round @fair_round + rounds
+-- - 1. One round more than the fetch needs, as the round in progress may be
+-- partly taken; and not fewer, as the slots left in it may all be of groups
+-- with no job this client may take (not due, filtered out): a group that
+-- has had its turn in it then still reads its next round, so a fetch never
+-- comes back empty while a job it may take waits.
 fair_share AS (
-    SELECT ceil(@{{.Limit}}::numeric / nullif(sum(weight), 0))::integer AS rounds
+    SELECT ceil(@{{.Limit}}::numeric / nullif(sum(weight), 0))::integer + 1 AS rounds
     FROM fair_groups
 ),
 -- Each group's first jobs in the client's order (the group's own range of
--- the tenant index), numbered; a job's round is its place in its group
--- divided by the group's weight. The picks are taken by round; within a
--- round the tenants take turns in name order, starting after @fair_after,
--- the last tenant served in the previous fetch's last round (so that a
--- fetch smaller than the number of tenants does not serve the same first
--- tenants again and again).
+-- the tenant index), numbered from its start slot; a job's round is its
+-- slot divided by the group's weight. The picks are taken by round, then
+-- turn (fair_turn: the group as a value of collation "C"), then the
+-- client's order.
 fair_pick AS MATERIALIZED (
     SELECT
         pick.*,
         fair_groups.fair_group,
-        (pick.fair_slot - 1) / fair_groups.weight AS fair_round,
-        -- The turn: tenants after @fair_after first (false), then those up
-        -- to it. A column, not an expression of the ORDER BYs, so that a
-        -- query reading the ranked picks (the exclusive step joins them to
+        fair_groups.fair_start,
+        (fair_groups.fair_start + pick.fair_slot - 1) / fair_groups.weight AS fair_round,
+        -- A column, not an expression of the ORDER BYs, so that a query
+        -- reading the ranked picks (the exclusive step joins them to
         -- river_job) keeps their order instead of sorting them again.
-        fair_groups.fair_group <= @fair_after::text AS fair_wrapped
+        fair_groups.fair_group COLLATE "C" AS fair_turn
     FROM
         fair_groups
         CROSS JOIN fair_share
@@ -92,7 +116,8 @@ fair_pick AS MATERIALIZED (
 {{- end}}
                 ORDER BY
                     {{orderBy "river_job"}}
-                LIMIT least(@{{.Limit}}::integer, fair_share.rounds * fair_groups.weight)
+                LIMIT least(@{{.Limit}}::integer, greatest(
+                    (@fair_round::bigint + fair_share.rounds) * fair_groups.weight - fair_groups.fair_start, 0))
         ) AS pick
 )
 {{- end}}
@@ -116,8 +141,8 @@ head_list AS (
             ARRAY(SELECT id FROM candidate),
             ARRAY(SELECT exclusive_key FROM candidate),
             ARRAY(SELECT fair_group FROM candidate),
-            ARRAY(SELECT fair_wrapped FROM candidate)
-        ) WITH ORDINALITY AS head_list (id, exclusive_key, fair_group, fair_wrapped, ord)
+            ARRAY(SELECT fair_start FROM candidate)
+        ) WITH ORDINALITY AS head_list (id, exclusive_key, fair_group, fair_start, ord)
 ),
 {{- end}}
 run_pick AS (
@@ -127,7 +152,7 @@ run_pick AS (
         run.run_pos{{if .Fair}},
         head_list.ord,
         head_list.fair_group,
-        head_list.fair_wrapped{{end}}
+        head_list.fair_start{{end}}
     FROM
         {{if .Fair}}head_list{{else}}candidate AS head_list{{end}}
         CROSS JOIN LATERAL unnest(
@@ -168,10 +193,11 @@ run_pick AS (
 {{- end}}
 ),
 {{- if .Fair}}
--- Fair: a run's jobs count against its tenant's turn. A job's round is its
--- place among its tenant's picked jobs (heads in fair order, each followed
--- by its run) divided by the tenant's weight; the fetch takes the first
--- max_to_lock by (round, turn, head, place in the run).
+-- Fair: a run's jobs count against its tenant's turn. A job's slot is its
+-- tenant's start slot plus its place among the tenant's picked jobs (heads
+-- in fair order, each followed by its run), its round the slot divided by
+-- the tenant's weight; the fetch takes the first max_to_lock by (round,
+-- turn, head, place in the run).
 picked AS (
     SELECT
         counted.id,
@@ -186,9 +212,8 @@ picked AS (
             run_pick
     ) AS counted
     ORDER BY
-        (counted.tenant_place - 1) / counted.weight,
-        counted.fair_wrapped,
-        counted.fair_group,
+        (counted.fair_start + counted.tenant_place - 1) / counted.weight,
+        counted.fair_group COLLATE "C",
         counted.ord,
         counted.run_pos
     LIMIT @max_to_lock::integer
@@ -355,7 +380,7 @@ WITH candidate AS (
         head.exclusive_key
 {{- if .Fair}},
         head.fair_group,
-        head.fair_wrapped
+        head.fair_start
 {{- end}}
 {{- end}}
     FROM (
@@ -369,7 +394,7 @@ WITH candidate AS (
             river_job.scheduled_at,
 {{- if .Batch}}
             fair.fair_group,
-            fair.fair_wrapped,
+            fair.fair_start,
 {{- end}}
             /* EXCLUSIVE_KEY */ AS exclusive_key
         FROM (
