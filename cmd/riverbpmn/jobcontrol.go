@@ -18,7 +18,7 @@ import (
 	"github.com/riverbpmn/riverbpmn/workflow"
 )
 
-// jobTarget is the --job / --instance pair of progress and stop.
+// jobTarget is the --job / --process-instance pair of progress and stop.
 type jobTarget struct {
 	jobID    int64
 	instance string
@@ -26,15 +26,15 @@ type jobTarget struct {
 
 func (t *jobTarget) register(fs *flag.FlagSet) {
 	fs.Int64Var(&t.jobID, "job", 0, "job id")
-	fs.StringVar(&t.instance, "instance", "", "process instance id (every job of the instance)")
+	processInstanceFlag(fs, &t.instance, "process instance `ID` (every job of the instance)")
 }
 
 func (t *jobTarget) validate() error {
 	switch {
 	case t.jobID == 0 && t.instance == "":
-		return errors.New("give --job ID or --instance ID")
+		return errors.New("give --job ID or --process-instance ID")
 	case t.jobID != 0 && t.instance != "":
-		return errors.New("give --job or --instance, not both")
+		return errors.New("give --job or --process-instance, not both")
 	case t.jobID < 0:
 		return fmt.Errorf("--job must be a positive job id, got %d", t.jobID)
 	}
@@ -68,16 +68,14 @@ func runProgress(ctx context.Context, args []string, stdout io.Writer) error {
 		statuses = []*jobcontrol.JobStatus{st}
 	} else if statuses, err = engine.ProcessInstanceStatus(ctx, target.instance); err != nil {
 		return err
+	} else if len(statuses) == 0 {
+		return instanceNotFound(target.instance)
 	}
 	var result any = statuses
 	if target.jobID != 0 {
 		result = statuses[0]
 	}
 	return v.print(stdout, result, func(w io.Writer) error {
-		if len(statuses) == 0 {
-			_, err := fmt.Fprintf(w, "process instance %q has no jobs\n", target.instance)
-			return err
-		}
 		for _, st := range statuses {
 			progress := "no progress reported"
 			if p := st.Progress; p != nil {
@@ -123,16 +121,14 @@ func runStop(ctx context.Context, args []string, stdout io.Writer) error {
 		results = []jobcontrol.StopResult{*res}
 	} else if results, err = engine.StopProcessInstance(ctx, target.instance); err != nil {
 		return err
+	} else if len(results) == 0 {
+		return instanceNotFound(target.instance)
 	}
 	var result any = results
 	if target.jobID != 0 {
 		result = results[0]
 	}
 	return v.print(stdout, result, func(w io.Writer) error {
-		if len(results) == 0 {
-			_, err := fmt.Fprintf(w, "process instance %q has no jobs\n", target.instance)
-			return err
-		}
 		for _, res := range results {
 			var what string
 			switch res.Outcome {
@@ -166,7 +162,7 @@ func runEvents(ctx context.Context, args []string, stdout io.Writer) error {
 		limit        int
 	)
 	fs.BoolVar(&follow, "follow", false, "keep printing events as they happen (until interrupted)")
-	fs.StringVar(&instance, "instance", "", "only events of jobs of this process instance")
+	processInstanceFlag(fs, &instance, "only events of jobs of this process instance `ID`")
 	fs.StringVar(&subscription, "subscription", "", "durable subscription name: resume where the last run with this name stopped")
 	fs.StringVar(&from, "from", "", `where to start: "beginning", "now", or a cursor txid:id (default: beginning, or now with --follow)`)
 	fs.DurationVar(&pollInterval, "poll-interval", events.DefaultPollInterval, "how often to look without a notification (--follow)")
