@@ -147,6 +147,7 @@ func (p *pilot) startClient(ctx context.Context, shouldStart bool, started, stop
 	if err := p.checkWiring(ctx); err != nil {
 		return err
 	}
+	p.checkRetryPolicy(ctx)
 	if err := p.driver.engine.startEvents(ctx); err != nil {
 		return err
 	}
