@@ -170,8 +170,9 @@ func (p *RetryPolicy) NextRetry(job *rivertype.JobRow) time.Time {
 	return cycle.NextRetryAt(time.Now().UTC(), executionsLeft(job))
 }
 
-// RetryPolicy returns a RetryPolicy (with River's default as fallback), to set
-// as river.Config.RetryPolicy. It is the same as &workflow.RetryPolicy{}.
+// RetryPolicy returns a RetryPolicy (with River's default as fallback), the
+// one NewClient sets as river.Config.RetryPolicy. It is the same as
+// &workflow.RetryPolicy{}.
 func (e *Engine) RetryPolicy() *RetryPolicy { return &RetryPolicy{} }
 
 // executionsLeft returns Camunda's retries of a running (or just failed) job:

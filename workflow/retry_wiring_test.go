@@ -94,6 +94,18 @@ func TestRetryPolicyWiringCheckedAtStart(t *testing.T) {
 		require.NotContains(t, logs, "RetryPolicy")
 	})
 
+	t.Run("DriverNewClient", func(t *testing.T) {
+		// A driver of NewDriver builds its clients the same way.
+		driver, err := engine.NewDriver(Acquisition{ByPriority: true})
+		require.NoError(t, err)
+		logs := start(t, driver.NewClient, &river.Config{})
+		require.NotContains(t, logs, "RetryPolicy")
+		require.NotContains(t, logs, "level=ERROR")
+
+		_, err = (&Driver{}).NewClient(&river.Config{})
+		require.ErrorContains(t, err, "the driver has no engine")
+	})
+
 	t.Run("OnePolicySharedByTwoClients", func(t *testing.T) {
 		shared := engine.RetryPolicy()
 		first := start(t, withNewClient, &river.Config{RetryPolicy: shared})
