@@ -71,12 +71,20 @@ func runProgress(ctx context.Context, args []string, stdout io.Writer) error {
 	} else if len(statuses) == 0 {
 		return instanceNotFound(target.instance)
 	}
-	var result any = statuses
+	reports := make([]progressReport, len(statuses))
+	for i, st := range statuses {
+		reports[i] = progressReport{JobStatus: st}
+		if reports[i].Hint, err = timeoutHint(ctx, engine, st); err != nil {
+			return err
+		}
+	}
+	var result any = reports
 	if target.jobID != 0 {
-		result = statuses[0]
+		result = reports[0]
 	}
 	return v.print(stdout, result, func(w io.Writer) error {
-		for _, st := range statuses {
+		for _, report := range reports {
+			st := report.JobStatus
 			progress := "no progress reported"
 			if p := st.Progress; p != nil {
 				progress = fmt.Sprintf("%d/%d", p.Done, p.Total)
@@ -89,9 +97,47 @@ func runProgress(ctx context.Context, args []string, stdout io.Writer) error {
 				st.JobID, st.Kind, st.Status, st.State, st.Attempt, progress); err != nil {
 				return err
 			}
+			if report.Hint != "" {
+				if _, err := fmt.Fprintf(w, "  %s\n", report.Hint); err != nil {
+					return err
+				}
+			}
 		}
 		return nil
 	})
+}
+
+// progressReport is one job as progress prints it: its status, and a hint
+// when its last attempt was cut short by River's job timeout.
+type progressReport struct {
+	*jobcontrol.JobStatus
+	Hint string `json:"hint,omitempty"`
+}
+
+// timeoutHint returns, for a job that is not running and whose last attempt
+// failed with "context deadline exceeded" (what work that honours its
+// context returns when River's JobTimeout cancels it), what happened and
+// what to do; "" otherwise. It reads the job's errors only for such jobs.
+func timeoutHint(ctx context.Context, engine *workflow.Engine, st *jobcontrol.JobStatus) (string, error) {
+	switch st.State {
+	case "available", "retryable", "scheduled", "discarded", "cancelled":
+	default:
+		return "", nil
+	}
+	if st.Attempt == 0 {
+		return "", nil
+	}
+	d, err := engine.JobDetails(ctx, st.JobID)
+	if err != nil {
+		return "", err
+	}
+	errs := d.Job.Errors
+	if len(errs) == 0 || !strings.Contains(errs[len(errs)-1].Error, context.DeadlineExceeded.Error()) {
+		return "", nil
+	}
+	return fmt.Sprintf("attempt %d ended with %q: River cancels a job's context after its timeout (river.Config.JobTimeout, "+
+		"1 minute by default), whatever progress it reports; give a long job more with its worker's Timeout method (-1: no timeout)",
+		errs[len(errs)-1].Attempt, context.DeadlineExceeded.Error()), nil
 }
 
 func runStop(ctx context.Context, args []string, stdout io.Writer) error {
