@@ -117,7 +117,9 @@ func (p *pilot) lifecycleServices() []startstop.Service {
 func checkLifecycleAtInsert(params *rivertype.JobInsertParams, now time.Time) error {
 	o, err := lifecycle.Of(params.Metadata)
 	if err != nil || o == nil || o.ExpiresAt == nil {
-		return err
+		// Malformed options (written into the metadata by hand) are the
+		// insert trigger's to report, naming the field.
+		return nil //nolint:nilerr // reported by the trigger
 	}
 	expiresAt := o.ExpiresAt.UTC()
 	if !expiresAt.After(now) {
