@@ -167,7 +167,8 @@ func (p *pilot) startClient(ctx context.Context, shouldStart bool, started, stop
 // against an unexported interface (river.driverPlugin); the anonymous
 // interface below repeats its method set, so a change to it in River shows up
 // here as a build error rather than as a silently ignored plugin.
-// TestDriverPluginIsUsedByRiver checks at run time that River picks it up.
+// TestTwoClientsGetTheirOwnPilot checks at run time that River picks it up
+// (each client fetches with a riverbpmn pilot of its own).
 var (
 	_ riverdriver.Driver[pgx.Tx] = (*Driver)(nil)
 	_ interface {
