@@ -13,8 +13,8 @@
 // Timers.InsertTx in the caller's transaction:
 //
 //	timers := handlers.NewTimers(dbPool, &handlers.TimersConfig{Schema: schema})
-//	client, _ := river.NewClient(engine.Driver(), &river.Config{
-//		Middleware: []rivertype.Middleware{engine.Middleware(), timers.Middleware()},
+//	client, _ := workflow.NewClient(engine, &river.Config{
+//		Middleware: []rivertype.Middleware{timers.Middleware()},
 //		...
 //	})
 //	res, err := timers.InsertTx(ctx, client, tx, ReminderArgs{Order: "42"},

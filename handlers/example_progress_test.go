@@ -11,7 +11,6 @@ import (
 	"github.com/riverqueue/river/riverdbtest"
 	"github.com/riverqueue/river/rivershared/riversharedtest"
 	"github.com/riverqueue/river/rivershared/util/testutil"
-	"github.com/riverqueue/river/rivertype"
 
 	"github.com/riverbpmn/riverbpmn/handlers"
 	"github.com/riverbpmn/riverbpmn/workflow"
@@ -63,12 +62,11 @@ func ExampleProgress() {
 
 	workers := river.NewWorkers()
 	river.AddWorker(workers, &ImportWorker{})
-	client, err := river.NewClient(engine.Driver(), &river.Config{
-		Logger:     slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
-		Middleware: []rivertype.Middleware{engine.Middleware()}, // puts the reporter in the work's context
-		Queues:     map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: 1}},
-		Schema:     schema,
-		Workers:    workers,
+	client, err := workflow.NewClient(engine, &river.Config{
+		Logger:  slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+		Queues:  map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: 1}},
+		Schema:  schema,
+		Workers: workers,
 	})
 	if err != nil {
 		panic(err)

@@ -13,6 +13,20 @@ import (
 // shown by River UI) at most once per Config.ProgressInterval of the engine
 // (one second by default) and once when the work returns. Read it back with
 // Engine.JobStatus, Engine.ProcessInstanceStatus or `riverbpmn progress`.
+//
+// Reporting progress does not keep a job alive: River cancels the context
+// of every job that runs longer than its timeout, river.Config.JobTimeout,
+// one minute by default. Work that honours its context then returns
+// context.DeadlineExceeded, and the job fails that attempt (its retry cycle
+// decides what follows) with the progress it had reported. A job expected to
+// run longer says so on its worker, with River's Timeout method (a negative
+// duration: no timeout):
+//
+//	func (w *ImportWorker) Timeout(*river.Job[ImportArgs]) time.Duration { return 2 * time.Hour }
+//
+// or the client raises JobTimeout for all its jobs. `riverbpmn progress`
+// points at this when a job's last attempt ended with "context deadline
+// exceeded".
 type ProgressReporter = jobcontrol.Reporter
 
 // ErrNoProgress is returned by Progress when the job runs on a client without

@@ -26,7 +26,12 @@
 //
 // Opts.DependsOn names jobs that must complete first. Each must exist when
 // the job is inserted (earlier, or earlier in the same transaction): an
-// unknown id fails the insert with an error naming it. Since an edge can
+// unknown id fails the insert (the whole batch) with an error naming it,
+// which wraps ErrJobNotFound and workflow.ErrNotFound:
+//
+//	insert of ship job: lifecycle.Opts.DependsOn names job 77, which does not exist: ...
+//
+// Since an edge can
 // only point to a job that already exists, no insert can close a cycle. The
 // job is held for reason Prerequisites while any prerequisite has not
 // completed; its edges are rows of river_bpmn_dependency, and each
@@ -58,8 +63,11 @@
 //
 // # Expiration
 //
-// Opts.ExpiresAt is when the job expires. A job that has not started by
-// then never starts: River's work path checks it (ExpiresAt, one byte
+// Opts.ExpiresAt is when the job expires. It must be after the insert and
+// after the job's scheduled time (InsertOpts.ScheduledAt): otherwise the
+// job could never run, and the engine's middleware fails the insert with an
+// error naming the field and its value ("lifecycle.Opts.ExpiresAt ... is
+// already past"). A job that has not started by then never starts: River's work path checks it (ExpiresAt, one byte
 // search in the job's metadata for jobs without one) before any user code,
 // and a job fetched after its expiry is ended as discarded with
 // ExpiryMessage, without running. Jobs still waiting (pending, scheduled,

@@ -36,13 +36,15 @@ func TestExpiryWhileQueuePaused(t *testing.T) {
 	// not yet leader runs no service at all.
 	waitLeader(ctx, t, f, "lc-client-0")
 
-	expiresAt := time.Now().Add(time.Second)
+	// Far enough ahead for the 30 inserts to be done before it even on a
+	// loaded machine: an expiration already past is an insert error.
+	expiresAt := time.Now().Add(2 * time.Second)
 	var ids []int64
 	for i := range 30 {
 		o := lifecycle.Opts{ExpiresAt: &expiresAt, Pending: i%3 == 1}
 		opts := insertOpts(t, map[bool]string{true: "pi-exp", false: ""}[i%2 == 0], o)
 		if i%3 == 2 {
-			opts.ScheduledAt = time.Now().Add(500 * time.Millisecond) // due before it expires
+			opts.ScheduledAt = expiresAt.Add(-time.Second) // due before it expires
 		}
 		res, err := f.client.Insert(ctx, lcArgs{Name: fmt.Sprint(i), Instance: map[bool]string{true: "pi-exp", false: ""}[i%2 == 0]}, opts)
 		require.NoError(t, err)

@@ -16,8 +16,7 @@ import (
 // ErrClientNotWired is wrapped by the error of a client on an engine's driver
 // that lacks a piece of the engine: its middleware, or its schema (the client
 // refuses to start, and refuses every insert).
-// The message says what to add. NewClient and Engine.ClientConfig wire a
-// client completely.
+// The message says what to add. NewClient wires a client completely.
 var ErrClientNotWired = errors.New("client is not wired to the riverbpmn engine")
 
 // ClientConfig returns a copy of config completed with everything a River
@@ -30,9 +29,11 @@ var ErrClientNotWired = errors.New("client is not wired to the riverbpmn engine"
 //     workflow.Config; a different non-empty river.Config.Schema is an error;
 //   - Logger: slog.Default() when none is set, where the engine logs too.
 //
-// Everything else is config's. Pass the result, with the engine's Driver (or
-// one from Engine.NewDriver), to river.NewClient; NewClient does both.
-// config is not modified.
+// Everything else is config's. config is not modified.
+//
+// To build a client, call NewClient (or Driver.NewClient for a driver of
+// Engine.NewDriver), which calls ClientConfig: this method is for River APIs
+// that take a config rather than build a client, such as rivertest.NewWorker.
 func (e *Engine) ClientConfig(config *river.Config) (*river.Config, error) {
 	if config == nil {
 		config = &river.Config{}
@@ -60,16 +61,40 @@ func (e *Engine) ClientConfig(config *river.Config) (*river.Config, error) {
 	return &wired, nil
 }
 
-// NewClient builds a River client on the engine's Driver with
-// engine.ClientConfig(config): the one call that wires a client to the
-// engine. Use river.NewClient(driver, engine.ClientConfig(...)) for a driver
-// of Engine.NewDriver.
+// NewClient builds a River client wired to the engine: the way to build a
+// client that works or inserts riverbpmn jobs. It is river.NewClient on the
+// engine's Driver with engine.ClientConfig(config): the engine's middleware,
+// its retry policy (config's own, if any, kept as its Fallback), its schema.
+//
+//	client, err := workflow.NewClient(engine, &river.Config{
+//		Queues:  map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: 10}},
+//		Workers: workers,
+//	})
+//
+// A client with an acquisition order of its own is built the same way on a
+// driver of Engine.NewDriver: driver.NewClient(config).
+//
+// A client built by hand, river.NewClient(engine.Driver(), config), is
+// checked: without the engine's middleware (or with another schema) it
+// refuses to start and to insert (ErrClientNotWired); with another retry
+// policy it logs an error when it starts, since its riverbpmn jobs would be
+// retried on River's backoff instead of their retry cycles.
 func NewClient(engine *Engine, config *river.Config) (*river.Client[pgx.Tx], error) {
-	wired, err := engine.ClientConfig(config)
+	return engine.Driver().NewClient(config)
+}
+
+// NewClient builds a River client on this driver, wired to its engine as
+// workflow.NewClient does on the engine's default driver: use it for a
+// driver of Engine.NewDriver.
+func (d *Driver) NewClient(config *river.Config) (*river.Client[pgx.Tx], error) {
+	if d.engine == nil {
+		return nil, errors.New("workflow: Driver.NewClient: the driver has no engine; get it from Engine.Driver or Engine.NewDriver")
+	}
+	wired, err := d.engine.ClientConfig(config)
 	if err != nil {
 		return nil, err
 	}
-	return river.NewClient(engine.Driver(), wired)
+	return river.NewClient(d, wired)
 }
 
 // wiringKey marks the context of an insert that went through an engine's
@@ -91,7 +116,7 @@ func (wiringProbeArgs) Kind() string { return "riverbpmn_wiring_probe" }
 
 // notWired says what a client on the engine's driver lacks.
 func notWired(what string) error {
-	return fmt.Errorf("workflow: %w: %s; build the client with workflow.NewClient(engine, config), or pass engine.ClientConfig(config) to river.NewClient", ErrClientNotWired, what)
+	return fmt.Errorf("workflow: %w: %s; build the client with workflow.NewClient(engine, config) (driver.NewClient(config) for a driver of Engine.NewDriver)", ErrClientNotWired, what)
 }
 
 // checkInsertWiring refuses an insert by a client on the engine's driver that

@@ -211,15 +211,16 @@ func NewEngine(dbPool *pgxpool.Pool, config *Config) (*Engine, error) {
 	return e, nil
 }
 
-// Driver returns the engine's River driver with stock acquisition, to pass to
-// river.NewClient. Any number of clients may share it; each gets its own
-// pilot.
+// Driver returns the engine's River driver with stock acquisition, the one
+// NewClient builds clients on. Any number of clients may share it; each gets
+// its own pilot.
 func (e *Engine) Driver() *Driver { return e.driver }
 
 // NewDriver returns a River driver whose clients acquire jobs as acq says.
 // Give each client that needs its own acquisition, or its own set of
 // registered deployments, a driver of its own: the deployments registered on
-// a driver are those of the clients built from it.
+// a driver are those of the clients built from it. Build its clients with
+// driver.NewClient(config).
 //
 // Every acquisition option combines with every other and with exclusive
 // execution (Config.ExclusiveScope): the client's fetch query is assembled
@@ -249,8 +250,7 @@ func (e *Engine) NewDriver(acq Acquisition) (*Driver, error) {
 // the job's work returns, gives the work its progress reporter
 // (handlers.Progress), and ends a job whose stop request reached it ABORTED
 // (see StopJob). A client on the engine's driver without it refuses
-// to start and to insert (ErrClientNotWired); NewClient and ClientConfig add
-// it for you.
+// to start and to insert (ErrClientNotWired); NewClient adds it for you.
 func (e *Engine) Middleware() rivertype.Middleware {
 	e.middlewareUsed.Store(true)
 	return e.middleware

@@ -85,7 +85,7 @@ func ExampleEngine_ClientConfig() {
 		panic(err)
 	}
 	fmt.Println(config.Schema, len(config.Middleware), config.MaxAttempts)
-	_ = driver // river.NewClient(driver, config)
+	_ = driver // driver.NewClient(config) builds its clients
 
 	_, err = engine.ClientConfig(&river.Config{Schema: "public"})
 	fmt.Println(err)

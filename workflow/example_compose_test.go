@@ -12,7 +12,6 @@ import (
 	"github.com/riverqueue/river/riverdbtest"
 	"github.com/riverqueue/river/rivershared/riversharedtest"
 	"github.com/riverqueue/river/rivershared/util/testutil"
-	"github.com/riverqueue/river/rivertype"
 
 	"github.com/riverbpmn/riverbpmn/exclusive"
 	"github.com/riverbpmn/riverbpmn/priority"
@@ -68,11 +67,10 @@ func ExampleAcquisition_exclusive() {
 		done <- fmt.Sprintf("%s %s (priority %d)", jc.ProcessInstanceID, job.Args.Step, *jc.Priority)
 		return nil
 	}))
-	client, err := river.NewClient(driver, &river.Config{
+	client, err := driver.NewClient(&river.Config{
 		FetchCooldown:     10 * time.Millisecond,
 		FetchPollInterval: 50 * time.Millisecond,
 		Logger:            slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
-		Middleware:        []rivertype.Middleware{engine.Middleware()},
 		Queues:            map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: 10}},
 		Schema:            schema,
 		Workers:           workers,

@@ -13,7 +13,6 @@ import (
 	"github.com/riverqueue/river/riverdbtest"
 	"github.com/riverqueue/river/rivershared/riversharedtest"
 	"github.com/riverqueue/river/rivershared/util/testutil"
-	"github.com/riverqueue/river/rivertype"
 
 	"github.com/riverbpmn/riverbpmn/events"
 	"github.com/riverbpmn/riverbpmn/workflow"
@@ -40,12 +39,11 @@ func ExampleEngine_SubscribeEvents() {
 
 	workers := river.NewWorkers()
 	river.AddWorker(workers, &ShipOrderWorker{})
-	client, err := river.NewClient(engine.Driver(), &river.Config{
-		Logger:     slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
-		Middleware: []rivertype.Middleware{engine.Middleware()},
-		Queues:     map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: 10}},
-		Schema:     schema,
-		Workers:    workers,
+	client, err := workflow.NewClient(engine, &river.Config{
+		Logger:  slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+		Queues:  map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: 10}},
+		Schema:  schema,
+		Workers: workers,
 	})
 	if err != nil {
 		panic(err)
@@ -97,9 +95,8 @@ func ExampleEngine_StopJob() {
 	schema := riverdbtest.TestSchema(ctx, testutil.PanicTB(), mustEngine(dbPool, &workflow.Config{}).Driver(), nil)
 	engine := mustEngine(dbPool, shipOrderConfig(schema))
 
-	client, err := river.NewClient(engine.Driver(), &river.Config{
-		Middleware: []rivertype.Middleware{engine.Middleware()},
-		Schema:     schema,
+	client, err := workflow.NewClient(engine, &river.Config{
+		Schema: schema,
 	})
 	if err != nil {
 		panic(err)

@@ -9,7 +9,6 @@ import (
 	"github.com/riverqueue/river/riverdbtest"
 	"github.com/riverqueue/river/rivershared/riversharedtest"
 	"github.com/riverqueue/river/rivershared/util/testutil"
-	"github.com/riverqueue/river/rivertype"
 
 	"github.com/riverbpmn/riverbpmn/priority"
 	"github.com/riverbpmn/riverbpmn/workflow"
@@ -55,9 +54,8 @@ func ExampleEngine_SetOverridingJobPriority() {
 	if err != nil {
 		panic(err)
 	}
-	client, err := river.NewClient(engine.Driver(), &river.Config{
-		Middleware: []rivertype.Middleware{engine.Middleware()},
-		Schema:     config.Schema,
+	client, err := workflow.NewClient(engine, &river.Config{
+		Schema: config.Schema,
 	})
 	if err != nil {
 		panic(err)

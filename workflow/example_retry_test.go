@@ -98,13 +98,11 @@ func ExampleEngine_SetJobRetries() {
 
 	workers := river.NewWorkers()
 	river.AddWorker(workers, &ChargeCardWorker{})
-	client, err := river.NewClient(engine.Driver(), &river.Config{
+	client, err := workflow.NewClient(engine, &river.Config{
 		FetchCooldown:     20 * time.Millisecond,
 		FetchPollInterval: 50 * time.Millisecond,
 		Logger:            slog.New(slog.DiscardHandler),
-		Middleware:        []rivertype.Middleware{engine.Middleware()},
 		Queues:            map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: 10}},
-		RetryPolicy:       engine.RetryPolicy(),
 		Schema:            schema,
 		Workers:           workers,
 	})

@@ -41,9 +41,8 @@ func ExampleEngine_SuspendJobDefinition() {
 	if err != nil {
 		panic(err)
 	}
-	client, err := river.NewClient(engine.Driver(), &river.Config{
-		Middleware: []rivertype.Middleware{engine.Middleware()},
-		Schema:     config.Schema,
+	client, err := workflow.NewClient(engine, &river.Config{
+		Schema: config.Schema,
 	})
 	if err != nil {
 		panic(err)

@@ -4,9 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivershared/startstop"
 	"github.com/riverqueue/river/rivertype"
@@ -104,4 +107,71 @@ func (p *pilot) lifecycleServices() []startstop.Service {
 		return nil
 	}
 	return []startstop.Service{lifecycle.NewService(engine.dbPool, engine.config.Schema, engine.config.ExpiryServiceInterval, nil)}
+}
+
+// checkLifecycleAtInsert refuses, when the job is inserted, lifecycle options
+// (lifecycle.Opts, in the job's metadata) that leave a job no chance to run:
+// an expiration time already past, or not after the time the job is
+// scheduled for. The error names the field and its value. A job without
+// lifecycle options costs one byte search in its metadata.
+func checkLifecycleAtInsert(params *rivertype.JobInsertParams, now time.Time) error {
+	o, err := lifecycle.Of(params.Metadata)
+	if err != nil || o == nil || o.ExpiresAt == nil {
+		// Malformed options (written into the metadata by hand) are the
+		// insert trigger's to report, naming the field.
+		return nil //nolint:nilerr // reported by the trigger
+	}
+	expiresAt := o.ExpiresAt.UTC()
+	if !expiresAt.After(now) {
+		return fmt.Errorf("lifecycle.Opts.ExpiresAt %s is already past (now %s): the job would expire before it could start",
+			expiresAt.Format(time.RFC3339Nano), now.UTC().Format(time.RFC3339Nano))
+	}
+	if params.ScheduledAt != nil && !expiresAt.After(*params.ScheduledAt) {
+		return fmt.Errorf("lifecycle.Opts.ExpiresAt %s is not after the job's scheduled time %s: the job would expire before it could start",
+			expiresAt.Format(time.RFC3339Nano), params.ScheduledAt.UTC().Format(time.RFC3339Nano))
+	}
+	return nil
+}
+
+// lifecycleInsertError gives an error of the lifecycle insert trigger
+// (migration 011) the insert's prefix (insertErrorPrefix) and, for a
+// prerequisite that does not exist, an error naming it that wraps
+// lifecycle.ErrJobNotFound and ErrNotFound. Any other error is returned as
+// it is.
+func lifecycleInsertError(manyParams []*rivertype.JobInsertParams, err error) error {
+	var pgErr *pgconn.PgError
+	if !errors.As(err, &pgErr) || !strings.HasPrefix(pgErr.Message, lifecycleTriggerPrefix) {
+		return err
+	}
+	var missing int64
+	if _, scanErr := fmt.Sscanf(pgErr.Message, lifecycleTriggerPrefix+"depends_on: job %d does not exist", &missing); scanErr != nil {
+		return fmt.Errorf("%s: %w", insertErrorPrefix(manyParams, -1), err)
+	}
+	index := -1
+	for i, params := range manyParams {
+		if o, _ := lifecycle.Of(params.Metadata); o != nil && slices.Contains(o.DependsOn, missing) {
+			index = i
+			break
+		}
+	}
+	return fmt.Errorf("%s: lifecycle.Opts.DependsOn names job %d, which does not exist: %w (%w; %w)",
+		insertErrorPrefix(manyParams, index), missing, lifecycle.ErrJobNotFound, ErrNotFound, err)
+}
+
+// lifecycleTriggerPrefix starts the messages of the lifecycle insert
+// trigger's errors.
+const lifecycleTriggerPrefix = "riverbpmn: bpmn_lifecycle."
+
+// insertErrorPrefix is how the engine's insert errors begin: "insert of
+// KIND job" for a batch of one, "insert of job I of N (KIND)" for job index
+// of a batch, "insert of N jobs" when which one is not known (index -1).
+func insertErrorPrefix(manyParams []*rivertype.JobInsertParams, index int) string {
+	switch {
+	case len(manyParams) == 1:
+		return fmt.Sprintf("insert of %s job", manyParams[0].Kind)
+	case index >= 0:
+		return fmt.Sprintf("insert of job %d of %d (%s)", index+1, len(manyParams), manyParams[index].Kind)
+	default:
+		return fmt.Sprintf("insert of %d jobs", len(manyParams))
+	}
 }

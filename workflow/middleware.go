@@ -3,6 +3,7 @@ package workflow
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
@@ -32,15 +33,21 @@ func (m *middleware) InsertMany(
 	if ctx.Value(wiringProbeKey{}) == m.engine {
 		return nil, errWiringProbeOK // a client starting checks it has us (client.go)
 	}
+	now := time.Now()
 	for i, params := range manyParams {
-		if err := m.engine.prepareInsert(params); err != nil {
-			if len(manyParams) == 1 {
-				return nil, fmt.Errorf("insert of %s job: %w", params.Kind, err)
-			}
-			return nil, fmt.Errorf("insert of job %d of %d (%s): %w", i+1, len(manyParams), params.Kind, err)
+		err := m.engine.prepareInsert(params)
+		if err == nil {
+			err = checkLifecycleAtInsert(params, now)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", insertErrorPrefix(manyParams, i), err)
 		}
 	}
-	return doInner(context.WithValue(ctx, wiringKey{}, m.engine))
+	results, err := doInner(context.WithValue(ctx, wiringKey{}, m.engine))
+	if err != nil {
+		return nil, lifecycleInsertError(manyParams, err)
+	}
+	return results, nil
 }
 
 // resolve completes a valid job context from the declarations: the job

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river/riverdriver"
 	"github.com/riverqueue/river/rivermigrate"
@@ -107,10 +108,59 @@ type MigrateResult struct {
 	BPMN *rivermigrate.MigrateResult
 }
 
+var (
+	// migrateLockSQL takes the schema's migration lock (see lockMigrations).
+	migrateLockSQL = mustReadSQL("migrate_lock.sql")
+	// currentSchemaSQL names the search_path's schema.
+	currentSchemaSQL = mustReadSQL("current_schema.sql")
+)
+
+// lockMigrations takes the migration lock of schema (empty: the pool's
+// search_path) and returns the function that releases it. The lock is a
+// PostgreSQL session advisory lock held by a connection of its own, opened
+// with the pool's connection settings but outside the pool, so that the
+// migrations, which run on the pool, can never wait for a connection the
+// lock holds (a pool of one connection works). River applies each migration
+// in its own transaction, as it does without the lock: some must commit
+// before the next may use what they add (an enum value).
+//
+// Without the lock, processes migrating one fresh schema at once collide:
+// two of them creating River's tables and types together fail with
+// duplicate pg_type rows or "relation river_migration already exists".
+func lockMigrations(ctx context.Context, dbPool *pgxpool.Pool, schema string) (unlock func(), err error) {
+	if schema == "" {
+		if err := dbPool.QueryRow(ctx, currentSchemaSQL).Scan(&schema); err != nil {
+			return nil, fmt.Errorf("workflow: naming the search_path's schema for the migration lock: %w", err)
+		}
+	}
+	conn, err := pgx.ConnectConfig(ctx, dbPool.Config().ConnConfig.Copy())
+	if err != nil {
+		return nil, fmt.Errorf("workflow: connecting for the migration lock: %w", err)
+	}
+	if _, err := conn.Exec(ctx, migrateLockSQL, schema); err != nil {
+		_ = conn.Close(context.Background())
+		return nil, fmt.Errorf("workflow: taking the migration lock of schema %s: %w", schemaName(schema), err)
+	}
+	// Closing the session releases the lock, whatever state ctx is in.
+	return func() { _ = conn.Close(context.Background()) }, nil
+}
+
 // MigrateUp migrates River's main line all the way up, then riverbpmn's line.
 // It is idempotent: a migrated schema is left as it is.
+//
+// It is safe to call from several processes at once, as every replica that
+// migrates when it boots does: it first takes a PostgreSQL advisory lock
+// keyed by the schema and holds it until both lines are migrated, so the
+// first process applies the migrations and the others, once it is done, find
+// nothing left to do. The lock is riverbpmn's: River's own `river migrate-up`,
+// run at the same time on the same schema, does not take it.
 func MigrateUp(ctx context.Context, dbPool *pgxpool.Pool, opts *MigrateOpts) (*MigrateResult, error) {
 	opts = migrateOptsOrDefault(opts)
+	unlock, err := lockMigrations(ctx, dbPool, opts.Schema)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
 	driver := newDriver(nil, dbPool, Acquisition{})
 	res := &MigrateResult{}
 
@@ -136,9 +186,15 @@ func MigrateUp(ctx context.Context, dbPool *pgxpool.Pool, opts *MigrateOpts) (*M
 }
 
 // MigrateDown migrates riverbpmn's line down (one step by default). River's
-// main line is never touched: River may well be used without riverbpmn.
+// main line is never touched: River may well be used without riverbpmn. It
+// takes MigrateUp's lock.
 func MigrateDown(ctx context.Context, dbPool *pgxpool.Pool, opts *MigrateOpts) (*MigrateResult, error) {
 	opts = migrateOptsOrDefault(opts)
+	unlock, err := lockMigrations(ctx, dbPool, opts.Schema)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
 	driver := newDriver(nil, dbPool, Acquisition{})
 	if err := requireMainLine(ctx, driver, opts.Schema); err != nil {
 		return nil, err

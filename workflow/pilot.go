@@ -3,6 +3,7 @@ package workflow
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"math"
 	"sync/atomic"
 	"time"
@@ -31,6 +32,10 @@ type pilot struct {
 	// PilotInit); checkWiring sends a probe through it.
 	insert func(ctx context.Context, tx riverdriver.ExecutorTx, params []*rivertype.JobInsertParams) ([]*rivertype.JobInsertResult, error)
 
+	// logger is the client's archetype logger, made the pilot's own by
+	// markArchetype (retry_wiring.go).
+	logger *slog.Logger
+
 	// query caches the fetch query rendered for the client's acquisition
 	// and schema; neither changes, so it is rendered once.
 	query atomic.Pointer[schemaFetchQuery]
@@ -47,6 +52,9 @@ func newPilot(driver *Driver) *pilot { return &pilot{driver: driver} }
 func (p *pilot) PilotInit(archetype *baseservice.Archetype, params *riverpilot.PilotInitParams) {
 	p.StandardPilot.PilotInit(archetype, params)
 	p.insert = params.Insert
+	if p.driver.engine != nil {
+		p.markArchetype(archetype)
+	}
 	if p.driver.engine != nil && archetype.Logger != nil {
 		p.driver.engine.clientLogger.Store(archetype.Logger)
 	}

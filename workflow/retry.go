@@ -10,6 +10,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivershared/baseservice"
 	"github.com/riverqueue/river/rivertype"
 
 	"github.com/riverbpmn/riverbpmn/retrypolicy"
@@ -138,10 +139,18 @@ func IsConflict(err error) bool {
 //
 // The policy needs nothing but the job row, so the zero value works, and
 // clients in other processes apply exactly the cycle each job was given.
+//
+// A client whose RetryPolicy is not a *RetryPolicy (one embedding it
+// counts) logs an error when it starts: its riverbpmn jobs would be retried
+// on River's backoff instead of their cycles. NewClient sets it.
 type RetryPolicy struct {
 	// Fallback decides for jobs without a retry cycle. Nil means River's
 	// DefaultClientRetryPolicy.
 	Fallback river.ClientRetryPolicy
+
+	// bases are those GetBaseService handed River (retry_wiring.go),
+	// guarded by retryPolicyBases' lock.
+	bases []*baseservice.BaseService
 }
 
 var _ river.ClientRetryPolicy = (*RetryPolicy)(nil)
@@ -161,8 +170,9 @@ func (p *RetryPolicy) NextRetry(job *rivertype.JobRow) time.Time {
 	return cycle.NextRetryAt(time.Now().UTC(), executionsLeft(job))
 }
 
-// RetryPolicy returns a RetryPolicy (with River's default as fallback), to set
-// as river.Config.RetryPolicy. It is the same as &workflow.RetryPolicy{}.
+// RetryPolicy returns a RetryPolicy (with River's default as fallback), the
+// one NewClient sets as river.Config.RetryPolicy. It is the same as
+// &workflow.RetryPolicy{}.
 func (e *Engine) RetryPolicy() *RetryPolicy { return &RetryPolicy{} }
 
 // executionsLeft returns Camunda's retries of a running (or just failed) job:

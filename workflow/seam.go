@@ -22,8 +22,10 @@ import (
 	"github.com/riverbpmn/riverbpmn/fetchplan"
 )
 
-// Driver is River's pgx v5 driver with riverbpmn plugged in. Pass it to
-// river.NewClient exactly as you would pass riverpgxv5.New(pool). It adds:
+// Driver is River's pgx v5 driver with riverbpmn plugged in. Build clients
+// on it with workflow.NewClient (the engine's Driver) or Driver.NewClient,
+// which also give the client the engine's middleware and retry policy. It
+// adds:
 //
 //   - a pilot that fetches jobs with riverbpmn's own fetch query (one fresh
 //     pilot per client, so per-client state never leaks between clients);
@@ -147,6 +149,7 @@ func (p *pilot) startClient(ctx context.Context, shouldStart bool, started, stop
 	if err := p.checkWiring(ctx); err != nil {
 		return err
 	}
+	p.checkRetryPolicy(ctx)
 	if err := p.driver.engine.startEvents(ctx); err != nil {
 		return err
 	}

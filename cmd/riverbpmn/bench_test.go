@@ -139,7 +139,7 @@ func TestBenchCommandErrors(t *testing.T) {
 		{[]string{"--priority-levels", "-1"}, "priority levels must be within [0, 201], got -1"},
 	} {
 		code, _, errOut := runCLI(t, append([]string{"bench", "--database-url", url}, tt.args...)...)
-		require.Equal(t, 1, code, "%v", tt.args)
+		require.Equal(t, exitUsage, code, "%v", tt.args)
 		require.Contains(t, errOut, tt.want, "%v", tt.args)
 	}
 }

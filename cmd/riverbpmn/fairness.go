@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"io"
 
 	"github.com/riverbpmn/riverbpmn/workflow"
@@ -54,7 +53,7 @@ func runFetchIndexEnable(ctx context.Context, args []string, stdout io.Writer) e
 	order := orderFlags(v, "clients")
 	enable := func(engine *workflow.Engine, ctx context.Context) error {
 		if workflow.FetchOrderIndex(*order) == "" {
-			return errors.New("give --by-priority, --timers-first and/or --by-due-date: River's order reads River's own index")
+			return usagef("give --by-priority, --timers-first and/or --by-due-date: River's order reads River's own index")
 		}
 		return engine.EnableFetchOrderIndexes(ctx, *order)
 	}

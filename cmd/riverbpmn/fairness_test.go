@@ -74,7 +74,7 @@ func TestFetchIndexCommands(t *testing.T) {
 	requireIndexes()
 
 	code, _, errOut := runCLI(t, append([]string{"fetch-index-enable"}, db...)...)
-	require.Equal(t, exitError, code)
+	require.Equal(t, exitUsage, code)
 	require.Contains(t, errOut, "give --by-priority, --timers-first and/or --by-due-date")
 	for range 2 {
 		code, out, errOut := runCLI(t, append([]string{"fetch-index-enable", "--by-priority", "--json"}, db...)...)

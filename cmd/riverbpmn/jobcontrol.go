@@ -18,7 +18,7 @@ import (
 	"github.com/riverbpmn/riverbpmn/workflow"
 )
 
-// jobTarget is the --job / --instance pair of progress and stop.
+// jobTarget is the --job / --process-instance pair of progress and stop.
 type jobTarget struct {
 	jobID    int64
 	instance string
@@ -26,15 +26,15 @@ type jobTarget struct {
 
 func (t *jobTarget) register(fs *flag.FlagSet) {
 	fs.Int64Var(&t.jobID, "job", 0, "job id")
-	fs.StringVar(&t.instance, "instance", "", "process instance id (every job of the instance)")
+	processInstanceFlag(fs, &t.instance, "process instance `ID` (every job of the instance)")
 }
 
 func (t *jobTarget) validate() error {
 	switch {
 	case t.jobID == 0 && t.instance == "":
-		return errors.New("give --job ID or --instance ID")
+		return errors.New("give --job ID or --process-instance ID")
 	case t.jobID != 0 && t.instance != "":
-		return errors.New("give --job or --instance, not both")
+		return errors.New("give --job or --process-instance, not both")
 	case t.jobID < 0:
 		return fmt.Errorf("--job must be a positive job id, got %d", t.jobID)
 	}
@@ -68,17 +68,23 @@ func runProgress(ctx context.Context, args []string, stdout io.Writer) error {
 		statuses = []*jobcontrol.JobStatus{st}
 	} else if statuses, err = engine.ProcessInstanceStatus(ctx, target.instance); err != nil {
 		return err
+	} else if len(statuses) == 0 {
+		return instanceNotFound(target.instance)
 	}
-	var result any = statuses
-	if target.jobID != 0 {
-		result = statuses[0]
-	}
-	return v.print(stdout, result, func(w io.Writer) error {
-		if len(statuses) == 0 {
-			_, err := fmt.Fprintf(w, "process instance %q has no jobs\n", target.instance)
+	reports := make([]progressReport, len(statuses))
+	for i, st := range statuses {
+		reports[i] = progressReport{JobStatus: st}
+		if reports[i].Hint, err = timeoutHint(ctx, engine, st); err != nil {
 			return err
 		}
-		for _, st := range statuses {
+	}
+	var result any = reports
+	if target.jobID != 0 {
+		result = reports[0]
+	}
+	return v.print(stdout, result, func(w io.Writer) error {
+		for _, report := range reports {
+			st := report.JobStatus
 			progress := "no progress reported"
 			if p := st.Progress; p != nil {
 				progress = fmt.Sprintf("%d/%d", p.Done, p.Total)
@@ -91,9 +97,47 @@ func runProgress(ctx context.Context, args []string, stdout io.Writer) error {
 				st.JobID, st.Kind, st.Status, st.State, st.Attempt, progress); err != nil {
 				return err
 			}
+			if report.Hint != "" {
+				if _, err := fmt.Fprintf(w, "  %s\n", report.Hint); err != nil {
+					return err
+				}
+			}
 		}
 		return nil
 	})
+}
+
+// progressReport is one job as progress prints it: its status, and a hint
+// when its last attempt was cut short by River's job timeout.
+type progressReport struct {
+	*jobcontrol.JobStatus
+	Hint string `json:"hint,omitempty"`
+}
+
+// timeoutHint returns, for a job that is not running and whose last attempt
+// failed with "context deadline exceeded" (what work that honours its
+// context returns when River's JobTimeout cancels it), what happened and
+// what to do; "" otherwise. It reads the job's errors only for such jobs.
+func timeoutHint(ctx context.Context, engine *workflow.Engine, st *jobcontrol.JobStatus) (string, error) {
+	switch st.State {
+	case "available", "retryable", "scheduled", "discarded", "cancelled":
+	default:
+		return "", nil
+	}
+	if st.Attempt == 0 {
+		return "", nil
+	}
+	d, err := engine.JobDetails(ctx, st.JobID)
+	if err != nil {
+		return "", err
+	}
+	errs := d.Job.Errors
+	if len(errs) == 0 || !strings.Contains(errs[len(errs)-1].Error, context.DeadlineExceeded.Error()) {
+		return "", nil
+	}
+	return fmt.Sprintf("attempt %d ended with %q: River cancels a job's context after its timeout (river.Config.JobTimeout, "+
+		"1 minute by default), whatever progress it reports; give a long job more with its worker's Timeout method (-1: no timeout)",
+		errs[len(errs)-1].Attempt, context.DeadlineExceeded.Error()), nil
 }
 
 func runStop(ctx context.Context, args []string, stdout io.Writer) error {
@@ -123,16 +167,14 @@ func runStop(ctx context.Context, args []string, stdout io.Writer) error {
 		results = []jobcontrol.StopResult{*res}
 	} else if results, err = engine.StopProcessInstance(ctx, target.instance); err != nil {
 		return err
+	} else if len(results) == 0 {
+		return instanceNotFound(target.instance)
 	}
 	var result any = results
 	if target.jobID != 0 {
 		result = results[0]
 	}
 	return v.print(stdout, result, func(w io.Writer) error {
-		if len(results) == 0 {
-			_, err := fmt.Fprintf(w, "process instance %q has no jobs\n", target.instance)
-			return err
-		}
 		for _, res := range results {
 			var what string
 			switch res.Outcome {
@@ -166,7 +208,7 @@ func runEvents(ctx context.Context, args []string, stdout io.Writer) error {
 		limit        int
 	)
 	fs.BoolVar(&follow, "follow", false, "keep printing events as they happen (until interrupted)")
-	fs.StringVar(&instance, "instance", "", "only events of jobs of this process instance")
+	processInstanceFlag(fs, &instance, "only events of jobs of this process instance `ID`")
 	fs.StringVar(&subscription, "subscription", "", "durable subscription name: resume where the last run with this name stopped")
 	fs.StringVar(&from, "from", "", `where to start: "beginning", "now", or a cursor txid:id (default: beginning, or now with --follow)`)
 	fs.DurationVar(&pollInterval, "poll-interval", events.DefaultPollInterval, "how often to look without a notification (--follow)")

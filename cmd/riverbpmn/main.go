@@ -8,15 +8,14 @@
 //	riverbpmn bench        --database-url URL [--schema S] [--mode M]... [--json] [--fetch-latency] (see --help)
 //	riverbpmn incidents    [--all] [--job ID]
 //	riverbpmn job          JOB_ID [--exclusive-scope S]
-//	riverbpmn instance     PROCESS_INSTANCE_ID
+//	riverbpmn instance     PROCESS_INSTANCE_ID | --process-instance ID
 //	riverbpmn retries      JOB_ID N
 //	riverbpmn priority     override JOB_DEFINITION_ID P [--cascade] | clear JOB_DEFINITION_ID | set JOB_ID P
 //	riverbpmn definitions
 //	riverbpmn locks
 //
 // The operator verbs (incidents to locks) take the connection flags and
-// --json; they exit 0 when found or done, 1 on error, 3 when the id named does
-// not exist.
+// --json.
 //
 //	riverbpmn timers       PROCESS_INSTANCE_ID --database-url URL [--schema S] [--json]
 //	riverbpmn timer        TIMER_ID --database-url URL [--schema S] [--json]
@@ -30,17 +29,36 @@
 //	riverbpmn activate     (same flags as suspend)
 //	riverbpmn suspended    --database-url URL [--schema S] [--json]
 //	riverbpmn client-sessions --database-url URL [--schema S] [--json]
-//	riverbpmn progress     --database-url URL [--schema S] (--job ID | --instance ID) [--json]
-//	riverbpmn stop         --database-url URL [--schema S] (--job ID | --instance ID) [--json]
-//	riverbpmn events       --database-url URL [--schema S] [--follow] [--instance ID] [--subscription NAME] [--from F] [--json]
+//	riverbpmn progress     --database-url URL [--schema S] (--job ID | --process-instance ID) [--json]
+//	riverbpmn stop         --database-url URL [--schema S] (--job ID | --process-instance ID) [--json]
+//	riverbpmn events       --database-url URL [--schema S] [--follow] [--process-instance ID] [--subscription NAME] [--from F] [--json]
 //	riverbpmn events-enable | events-disable --database-url URL [--schema S] [--json]
 //	riverbpmn events-prune --database-url URL [--schema S] [--older-than 24h] [--json]
 //	riverbpmn fairness-enable [--by-priority] [--timers-first] [--by-due-date] | fairness-disable --database-url URL [--schema S] [--json]
 //	riverbpmn fetch-index-enable [--by-priority] [--timers-first] [--by-due-date] | fetch-index-disable --database-url URL [--schema S] [--json]
 //
-// Flags follow River's CLI: --database-url defaults to $DATABASE_URL.
+// Flags follow River's CLI: --database-url defaults to $DATABASE_URL (read
+// when the flag is not given; the usage text names the variable, never its
+// value). One flag name per concept, in every verb: --job ID,
+// --process-instance ID (--instance is an alias kept for older scripts),
+// --timer ID, --job-definition ID, --process-definition KEY. What is printed
+// on stderr never shows a password: those of database URLs and connection
+// strings are replaced by xxxxx.
+//
+// Every verb exits with one of:
+//
+//	0  found, or done (also -h / --help)
+//	1  the database or the operation failed
+//	2  usage: unknown verb or flag, missing, extra or malformed argument (a
+//	   negative id, say), no --database-url nor $DATABASE_URL: anything found
+//	   wrong before the database is opened
+//	3  not found: the job, process instance, timer, incident's job, job or
+//	   process definition named does not exist (a process instance exists
+//	   while a job belongs to it)
+//
 // migrate-up applies River's main migration line, then riverbpmn's;
-// migrate-down only ever removes riverbpmn's.
+// migrate-down only ever removes riverbpmn's. Both take a per-schema advisory
+// lock (as workflow.MigrateUp does), so replicas may run migrate-up at once.
 package main
 
 import (
@@ -92,8 +110,8 @@ func commands() []command {
 		{"activate", "activate a job definition, process definition, process instance or job", runActivate},
 		{"suspended", "list suspended targets and scheduled suspensions", runSuspended},
 		{"client-sessions", "list the liveness sessions of clients (alive, or dead until taken over)", runClientSessions},
-		{"progress", "show the status and progress of a job (--job) or of every job of a process instance (--instance)", runProgress},
-		{"stop", "ask a job (--job) or every job of a process instance (--instance) to stop", runStop},
+		{"progress", "show the status and progress of a job (--job) or of every job of a process instance (--process-instance)", runProgress},
+		{"stop", "ask a job (--job) or every job of a process instance (--process-instance) to stop", runStop},
 		{"events", "print job status events (--follow: as they happen, from any process)", runEvents},
 		{"events-enable", "switch job status events on in the schema", runEventsEnable},
 		{"events-disable", "switch job status events off in the schema", runEventsDisable},
@@ -108,8 +126,11 @@ func commands() []command {
 	}
 }
 
-// run executes the command line args and returns the process exit code.
+// run executes the command line args and returns the process exit code
+// (see exitCode). What it prints on stderr, errors and usage text, goes
+// through redactSecrets: no password of a database URL ever shows.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	stderr = &redactingWriter{w: stderr, secrets: urlPasswords(args)}
 	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
 		usage(stderr)
 		if len(args) == 0 {
@@ -121,15 +142,41 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		if cmd.name != args[0] {
 			continue
 		}
-		err := cmd.run(withStderr(ctx, stderr), args[1:], stdout)
+		state := &runState{}
+		err := cmd.run(withRunState(withStderr(ctx, stderr), state), args[1:], stdout)
 		if err != nil && !errors.Is(err, flag.ErrHelp) {
 			fmt.Fprintf(stderr, "riverbpmn %s: %v\n", cmd.name, err)
 		}
-		return exitCode(err)
+		var flagErr *flagError
+		if errors.As(err, &flagErr) {
+			printFlags(stderr, flagErr.fs)
+		}
+		return exitCode(err, state.opened)
 	}
 	fmt.Fprintf(stderr, "riverbpmn: unknown command %q\n\n", args[0])
 	usage(stderr)
 	return exitUsage
+}
+
+// runState is what run learns of a verb while it runs.
+type runState struct {
+	// opened is set when the verb starts opening the database
+	// (dbFlags.connect): an error before it came from the command line.
+	opened bool
+}
+
+type runStateKey struct{}
+
+func withRunState(ctx context.Context, state *runState) context.Context {
+	return context.WithValue(ctx, runStateKey{}, state)
+}
+
+// markOpened records in ctx's runState that the verb is opening the
+// database.
+func markOpened(ctx context.Context) {
+	if state, ok := ctx.Value(runStateKey{}).(*runState); ok {
+		state.opened = true
+	}
 }
 
 // stderrKey is the context key of the stderr writer run hands its verbs,
@@ -169,20 +216,34 @@ type dbFlags struct {
 	maxConns int32
 }
 
+// register adds --database-url and --schema to fs. The flag's default is
+// empty, not $DATABASE_URL's value, so that the usage text, which prints
+// defaults, never shows a password: url reads the variable when the flag is
+// not given.
 func (f *dbFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&f.databaseURL, "database-url", os.Getenv("DATABASE_URL"), "PostgreSQL URL (default $DATABASE_URL)")
+	fs.StringVar(&f.databaseURL, "database-url", "", "PostgreSQL `URL` (default: the value of $DATABASE_URL)")
 	fs.StringVar(&f.schema, "schema", "", "schema holding River's tables (default: the connection's search_path)")
 }
 
+// url returns --database-url, or $DATABASE_URL when the flag is not given.
+func (f *dbFlags) url() string {
+	if f.databaseURL != "" {
+		return f.databaseURL
+	}
+	return os.Getenv("DATABASE_URL")
+}
+
 func (f *dbFlags) connect(ctx context.Context) (*pgxpool.Pool, error) {
-	if strings.TrimSpace(f.databaseURL) == "" {
+	databaseURL := f.url()
+	if strings.TrimSpace(databaseURL) == "" {
 		return nil, errors.New("--database-url is required (or set DATABASE_URL)")
 	}
-	config, err := pgxpool.ParseConfig(f.databaseURL)
+	markOpened(ctx)
+	config, err := pgxpool.ParseConfig(databaseURL)
 	if err != nil {
 		return nil, fmt.Errorf("--database-url: %w", err)
 	}
-	if f.maxConns > 0 && !strings.Contains(f.databaseURL, "pool_max_conns") {
+	if f.maxConns > 0 && !strings.Contains(databaseURL, "pool_max_conns") {
 		config.MaxConns = f.maxConns
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, config)
@@ -196,14 +257,44 @@ func (f *dbFlags) connect(ctx context.Context) (*pgxpool.Pool, error) {
 	return pool, nil
 }
 
+// newFlagSet returns the flag set of verb name. It prints nothing itself: a
+// parse error (or -h) comes back as a flagError, and run prints the message
+// and the flags on its own stderr.
 func newFlagSet(name string) *flag.FlagSet {
 	fs := flag.NewFlagSet("riverbpmn "+name, flag.ContinueOnError)
-	fs.SetOutput(os.Stderr)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
 	return fs
 }
 
-func parseFlags(fs *flag.FlagSet, args []string) error {
+// flagError is an error of the flag package parsing fs (flag.ErrHelp for
+// -h): run prints fs's flags after it.
+type flagError struct {
+	fs  *flag.FlagSet
+	err error
+}
+
+func (e *flagError) Error() string { return e.err.Error() }
+func (e *flagError) Unwrap() error { return e.err }
+
+// printFlags prints fs's usage: its name and its flags with their defaults.
+func printFlags(w io.Writer, fs *flag.FlagSet) {
+	fmt.Fprintf(w, "Usage of %s:\n", fs.Name())
+	fs.SetOutput(w)
+	fs.PrintDefaults()
+	fs.SetOutput(io.Discard)
+}
+
+// parseFS parses args into fs, as a flagError on failure.
+func parseFS(fs *flag.FlagSet, args []string) error {
 	if err := fs.Parse(args); err != nil {
+		return &flagError{fs: fs, err: err}
+	}
+	return nil
+}
+
+func parseFlags(fs *flag.FlagSet, args []string) error {
+	if err := parseFS(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {

@@ -116,7 +116,7 @@ func TestMigrateErrors(t *testing.T) {
 	t.Run("NoDatabaseURL", func(t *testing.T) {
 		t.Setenv("DATABASE_URL", "")
 		code, _, errOut := runCLI(t, "migrate-up")
-		require.Equal(t, 1, code)
+		require.Equal(t, exitUsage, code)
 		require.Contains(t, errOut, "--database-url is required")
 	})
 
@@ -128,7 +128,7 @@ func TestMigrateErrors(t *testing.T) {
 
 	t.Run("StrayArgument", func(t *testing.T) {
 		code, _, errOut := runCLI(t, "version", "extra")
-		require.Equal(t, 1, code)
+		require.Equal(t, exitUsage, code)
 		require.Contains(t, errOut, `unexpected argument "extra"`)
 	})
 }

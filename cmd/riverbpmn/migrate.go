@@ -98,7 +98,7 @@ func runVersion(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 	versions := buildinfo.Read()
 	rep := report{RiverBPMN: versions.RiverBPMN, River: versions.River, Go: versions.Go}
-	if db.databaseURL != "" {
+	if db.url() != "" {
 		pool, err := db.connect(ctx)
 		if err != nil {
 			return err

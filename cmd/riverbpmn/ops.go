@@ -72,6 +72,9 @@ func runIncidents(ctx context.Context, args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if jobID < 0 {
+		return fmt.Errorf("--job %d is not a job id (a positive integer)", jobID)
+	}
 	if page.paged() && (all || jobID != 0) {
 		return errors.New("--after and --limit page the open incidents; not with --all or --job")
 	}
@@ -323,10 +326,14 @@ func runJob(ctx context.Context, args []string, stdout io.Writer) error {
 // ---- instance ----
 
 func runInstance(ctx context.Context, args []string, stdout io.Writer) error {
-	v := newVerb("instance")
-	var page pageFlags
+	var (
+		v           = newVerb("instance")
+		instanceArg processInstanceArg
+		page        pageFlags
+	)
+	instanceArg.register(v.fs)
 	page.register(v.fs, "job id")
-	positionals, err := v.parse(args, "PROCESS_INSTANCE_ID")
+	instance, err := instanceArg.parse(v, args)
 	if err != nil {
 		return err
 	}
@@ -341,9 +348,9 @@ func runInstance(ctx context.Context, args []string, stdout io.Writer) error {
 	defer closeDB()
 	var jobs []*rivertype.JobRow
 	if page.paged() {
-		jobs, err = engine.ProcessInstanceJobsPage(ctx, positionals[0], after, size)
+		jobs, err = engine.ProcessInstanceJobsPage(ctx, instance, after, size)
 	} else {
-		jobs, err = engine.ProcessInstanceJobs(ctx, positionals[0])
+		jobs, err = engine.ProcessInstanceJobs(ctx, instance)
 	}
 	if err != nil {
 		return err
@@ -352,7 +359,7 @@ func runInstance(ctx context.Context, args []string, stdout io.Writer) error {
 		return v.println(stdout, []jobJSON{}, "no more jobs")
 	}
 	if len(jobs) == 0 {
-		return fmt.Errorf("process instance %q has no jobs: %w", positionals[0], workflow.ErrNotFound)
+		return instanceNotFound(instance)
 	}
 	out := make([]jobJSON, len(jobs))
 	for i, job := range jobs {
@@ -426,7 +433,8 @@ func runPriority(ctx context.Context, args []string, stdout io.Writer) error {
 		tok := args[i]
 		switch {
 		case tok == "-h" || tok == "-help" || tok == "--help":
-			fmt.Fprintln(newFlagSet("priority").Output(), usage)
+			fmt.Fprintln(stderrOf(ctx), usage)
+			printFlags(stderrOf(ctx), newVerb("priority").fs)
 			return flag.ErrHelp
 		case tok == "--database-url" || tok == "-database-url" || tok == "--schema" || tok == "-schema":
 			i++
@@ -437,6 +445,10 @@ func runPriority(ctx context.Context, args []string, stdout io.Writer) error {
 		}
 	}
 	if sub == "" {
+		// Parsed for a clear error about a mistyped flag.
+		if _, err := newVerb("priority").parse(rest); err != nil {
+			return err
+		}
 		return errors.New("missing subcommand; " + usage)
 	}
 	var (

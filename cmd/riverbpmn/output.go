@@ -4,30 +4,54 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
+	"fmt"
 	"io"
 
 	"github.com/riverbpmn/riverbpmn/workflow"
 )
 
-// Exit codes every verb shares, so that scripts can tell a missing object
-// from a failure.
+// Exit codes every verb shares, so that scripts can tell a wrong command
+// line and a missing object from a failure.
 const (
-	exitOK       = 0 // found, or done
-	exitError    = 1 // anything that went wrong
-	exitUsage    = 2 // unknown command or bad flags
+	exitOK       = 0 // found, or done; also -h / --help
+	exitError    = 1 // the database or the operation failed
+	exitUsage    = 2 // the command line is wrong: unknown verb or flag, missing, extra or malformed argument
 	exitNotFound = 3 // the id or key named on the command line does not exist
 )
 
-// exitCode maps a verb's error to the process exit code.
-func exitCode(err error) int {
+// exitCode maps a verb's error to the process exit code. opened says whether
+// the verb had begun opening the database when it failed: an error found
+// before is the command line's (a verb checks its flags and arguments
+// first), so it exits exitUsage without each verb having to say so. An
+// error wrapping workflow.ErrNotFound exits exitNotFound.
+func exitCode(err error, opened bool) int {
 	switch {
 	case err == nil, errors.Is(err, flag.ErrHelp):
 		return exitOK
 	case errors.Is(err, workflow.ErrNotFound):
 		return exitNotFound
+	case !opened, errors.As(err, new(*usageError)):
+		return exitUsage
 	default:
 		return exitError
 	}
+}
+
+// usageError is a command line error a verb finds after it opened the
+// database (the flag combination the operation refuses): exitUsage too.
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+// usagef returns a usageError.
+func usagef(format string, args ...any) error {
+	return &usageError{msg: fmt.Sprintf(format, args...)}
+}
+
+// instanceNotFound is the error of a verb on a process instance no job
+// belongs to.
+func instanceNotFound(processInstanceID string) error {
+	return fmt.Errorf("process instance %q has no jobs: %w", processInstanceID, workflow.ErrNotFound)
 }
 
 // outputFlag is the --json flag of a verb that prints a result.

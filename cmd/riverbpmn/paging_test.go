@@ -57,7 +57,7 @@ func TestListingPages(t *testing.T) {
 		{[]string{"incidents", "--all", "--limit", "5"}, "--after and --limit page the open incidents; not with --all or --job"},
 	} {
 		code, _, errOut := cli(t, schema, tc.args...)
-		require.Equal(t, exitError, code, tc.args)
+		require.Equal(t, exitUsage, code, tc.args)
 		require.Contains(t, errOut, tc.want, tc.args)
 	}
 

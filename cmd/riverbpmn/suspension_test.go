@@ -98,6 +98,6 @@ func TestSuspensionCommands(t *testing.T) {
 		require.Contains(t, errOut, args[2])
 	}
 	code, _, errOut = runCLI(t, append([]string{"suspend"}, db...)...)
-	require.Equal(t, exitError, code)
+	require.Equal(t, exitUsage, code)
 	require.Contains(t, errOut, "give exactly one of")
 }

@@ -84,27 +84,19 @@ func (v *timerVerb) parseID(args []string) (int64, error) {
 // runTimers lists the timers of a process instance.
 func runTimers(ctx context.Context, args []string, stdout io.Writer) error {
 	var (
-		v        = newVerb("timers")
-		instance string
+		v           = newVerb("timers")
+		instanceArg processInstanceArg
+		page        pageFlags
 	)
-	v.fs.StringVar(&instance, "process-instance", "", "process instance id (instead of the positional PROCESS_INSTANCE_ID)")
-	var page pageFlags
+	instanceArg.register(v.fs)
 	page.register(v.fs, "timer id")
-	positional, err := v.parseOptional(args, "PROCESS_INSTANCE_ID")
+	instance, err := instanceArg.parse(v, args)
 	if err != nil {
 		return err
 	}
 	size, after, err := page.sizeAndAfterID()
 	if err != nil {
 		return err
-	}
-	switch {
-	case positional != "" && instance != "":
-		return fmt.Errorf("give the process instance once: PROCESS_INSTANCE_ID %q or --process-instance %q, not both", positional, instance)
-	case positional != "":
-		instance = positional
-	case instance == "":
-		return errors.New("PROCESS_INSTANCE_ID or --process-instance is required")
 	}
 	engine, closeDB, err := v.engine(ctx, nil)
 	if err != nil {
@@ -119,6 +111,17 @@ func runTimers(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 	if err != nil {
 		return err
+	}
+	if len(timers) == 0 && after == 0 {
+		// No timer: an instance no job belongs to is not found; one with
+		// jobs but no timer lists none.
+		jobs, err := engine.ProcessInstanceJobsPage(ctx, instance, 0, 1)
+		if err != nil {
+			return err
+		}
+		if len(jobs) == 0 {
+			return instanceNotFound(instance)
+		}
 	}
 	if timers == nil {
 		timers = []*workflow.TimerInfo{}

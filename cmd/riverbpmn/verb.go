@@ -6,6 +6,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -142,7 +143,7 @@ func splitVerbArgs(fs *flag.FlagSet, args []string) ([]string, error) {
 			}
 		}
 	}
-	if err := fs.Parse(flagArgs); err != nil {
+	if err := parseFS(fs, flagArgs); err != nil {
 		return nil, err
 	}
 	return positionals, nil
@@ -156,6 +157,39 @@ func isNegativeNumber(s string) bool {
 func isBoolFlag(f *flag.Flag) bool {
 	b, ok := f.Value.(interface{ IsBoolFlag() bool })
 	return ok && b.IsBoolFlag()
+}
+
+// processInstanceFlag adds a verb's process instance flag to fs:
+// --process-instance, the name every verb uses, and --instance, an alias
+// older versions of some verbs took.
+func processInstanceFlag(fs *flag.FlagSet, p *string, usage string) {
+	fs.StringVar(p, "process-instance", "", usage)
+	fs.StringVar(p, "instance", "", "alias of --process-instance")
+}
+
+// processInstanceArg is the process instance of a verb that names one,
+// given as the positional PROCESS_INSTANCE_ID or as --process-instance.
+type processInstanceArg struct{ flag string }
+
+func (a *processInstanceArg) register(fs *flag.FlagSet) {
+	processInstanceFlag(fs, &a.flag, "process instance `ID` (instead of the positional PROCESS_INSTANCE_ID)")
+}
+
+// parse parses v's args and returns the process instance, given once.
+func (a *processInstanceArg) parse(v *verb, args []string) (string, error) {
+	positional, err := v.parseOptional(args, "PROCESS_INSTANCE_ID")
+	if err != nil {
+		return "", err
+	}
+	switch {
+	case positional != "" && a.flag != "":
+		return "", fmt.Errorf("give the process instance once: PROCESS_INSTANCE_ID %q or --process-instance %q, not both", positional, a.flag)
+	case positional != "":
+		return positional, nil
+	case a.flag == "":
+		return "", errors.New("PROCESS_INSTANCE_ID or --process-instance is required")
+	}
+	return a.flag, nil
 }
 
 // runPrune is a verb that deletes what ended more than --older-than ago:

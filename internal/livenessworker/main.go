@@ -128,7 +128,7 @@ func run() error {
 	o := &out{}
 	ws := river.NewWorkers()
 	river.AddWorker(ws, &worker{out: o})
-	client, err := river.NewClient(engine.Driver(), &river.Config{
+	client, err := workflow.NewClient(engine, &river.Config{
 		ID:          *id,
 		Logger:      logger,
 		Middleware:  []rivertype.Middleware{engine.Middleware()},

@@ -94,7 +94,7 @@ func run() error {
 	workers := river.NewWorkers()
 	river.AddWorker(workers, blockWorker{})
 	river.AddWorker(workers, noopWorker{})
-	client, err := river.NewClient(engine.Driver(), &river.Config{
+	client, err := workflow.NewClient(engine, &river.Config{
 		FetchCooldown:     5 * time.Millisecond,
 		FetchPollInterval: 100 * time.Millisecond,
 		// Jobs left running by a PostgreSQL restart (their completion was

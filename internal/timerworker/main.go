@@ -104,7 +104,7 @@ func run() error {
 	timers := handlers.NewTimers(pool, &handlers.TimersConfig{Schema: schema})
 	workers := river.NewWorkers()
 	river.AddWorker(workers, &tickWorker{pool: pool, schema: schema, clientID: clientID})
-	client, err := river.NewClient(engine.Driver(), &river.Config{
+	client, err := workflow.NewClient(engine, &river.Config{
 		ID:                   clientID,
 		Schema:               schema,
 		Queues:               map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: 50}},
