@@ -24,9 +24,15 @@ type Change struct {
 type Result struct {
 	// Changed is true when the target's state changed (false: already in it).
 	Changed bool `json:"changed"`
-	// JobDefinitions are the job definitions a process definition change
-	// also changed.
+	// JobDefinitions are the job definitions whose state the change
+	// changed: the job definition itself, or a process definition's job
+	// definitions that were not in the state asked for yet.
 	JobDefinitions []string `json:"job_definitions,omitempty"`
+	// StartTimerJobs is how many timer start event jobs of a process
+	// definition (timer jobs of no process instance) were suspended or
+	// activated with it. In Camunda they belong to the process definition,
+	// so they follow it even without IncludeJobs.
+	StartTimerJobs int64 `json:"start_timer_jobs,omitempty"`
 	// Jobs, Batches, Stopped, Duration and LongestBatch describe the cascade
 	// over existing jobs (see CascadeResult); zero without one.
 	Jobs         int64         `json:"jobs"`
@@ -39,8 +45,10 @@ type Result struct {
 // Apply makes change c now: the target's own state (Set), then, with
 // IncludeJobs (always for a process instance), its existing jobs (Cascade).
 // A process definition's stored job definitions are changed with it, each
-// in a transaction of its own (so an insert never waits on two of them).
-// Applying a change twice is harmless.
+// in a transaction of its own (so an insert never waits on two of them),
+// and so are its timer start event jobs (timer jobs of no process
+// instance), with or without IncludeJobs, as in Camunda. Applying a change
+// twice is harmless.
 func Apply(ctx context.Context, db DB, schema string, c Change) (*Result, error) {
 	if err := c.Type.Validate(); err != nil {
 		return nil, err
@@ -60,14 +68,28 @@ func Apply(ctx context.Context, db DB, schema string, c Change) (*Result, error)
 				return res, err
 			}
 			res.Changed = res.Changed || changed
+			if changed {
+				res.JobDefinitions = append(res.JobDefinitions, id)
+			}
 		}
-		res.JobDefinitions = ids
 	}
 	changed, err := Set(ctx, db, schema, c.Type, c.ID, c.Suspend)
 	if err != nil {
 		return res, err
 	}
 	res.Changed = res.Changed || changed
+	if changed && c.Type == JobDefinition {
+		res.JobDefinitions = []string{c.ID}
+	}
+	if c.Type == ProcessDefinition && !c.IncludeJobs {
+		timers, err := cascade(ctx, db, schema, startTimers, ProcessDefinition, c.ID, c.Suspend, BatchSize)
+		if timers != nil {
+			res.StartTimerJobs = timers.Jobs
+		}
+		if err != nil {
+			return res, err
+		}
+	}
 	if c.IncludeJobs || c.Type == ProcessInstance {
 		cascade, err := Cascade(ctx, db, schema, c.Type, c.ID, c.Suspend, BatchSize)
 		if cascade != nil {
