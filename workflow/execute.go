@@ -4,7 +4,7 @@ package workflow
 
 import (
 	"context"
-		"errors"
+	"errors"
 	"fmt"
 	"time"
 
@@ -226,13 +226,13 @@ func (e *Engine) executeNotStarted(jobID int64, state string, due time.Time, att
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(context.Background()), releaseTimeout)
 	defer cancel()
 	var why string
-	if _, err := e.dbPool.Exec(ctx, e.sql(jobExecuteRevertSQL), jobID, due, attemptedAt, state); err != nil {
-		why = fmt.Sprintf("; giving it its due date back failed: %v", err)
-	}
 	if wait, err := e.ExclusiveWait(ctx, jobID); err == nil && wait.Waiting && wait.Holder != nil {
-		why = fmt.Sprintf(": its exclusive key %q is held by job %d (attempt %d, client %s)%s", wait.Key, wait.Holder.JobID, wait.Holder.Attempt, wait.Holder.ClientID, why)
+		why = fmt.Sprintf(": its exclusive key %q is held by job %d (attempt %d, client %s)", wait.Key, wait.Holder.JobID, wait.Holder.Attempt, wait.Holder.ClientID)
 	} else {
-		why = fmt.Sprintf(": is a client working queue %q and kind running?%s", queue, why)
+		why = fmt.Sprintf(": is a client working queue %q and the job's kind running?", queue)
+	}
+	if _, err := e.dbPool.Exec(ctx, e.sql(jobExecuteRevertSQL), jobID, due, attemptedAt, state); err != nil {
+		why += fmt.Sprintf("; giving it its due date back failed: %v", err)
 	}
 	return fmt.Errorf("workflow: executing job %d: %w before the context ended (%w)%s", jobID, ErrJobNotStarted, cause, why)
 }
