@@ -33,3 +33,21 @@ func (h *Handler) executeJob(r *http.Request) (string, error) {
 	}
 	return msg, nil
 }
+
+// applyScheduledSuspension applies a scheduled suspension or activation now
+// (Engine.ApplyScheduledSuspension).
+func (h *Handler) applyScheduledSuspension(r *http.Request) (string, error) {
+	id, err := pathID(r, "schedule")
+	if err != nil {
+		return "", err
+	}
+	change, res, err := h.engine.ApplyScheduledSuspension(r.Context(), id)
+	if err != nil {
+		return "", err
+	}
+	what := "Job definition"
+	if change.Change.Type == "process_definition" {
+		what = "Process definition"
+	}
+	return fmt.Sprintf("Schedule %d applied now: ", id) + suspensionText(fmt.Sprintf("%s %q", what, change.Change.ID), change.Change.Suspend, res), nil
+}

@@ -9,6 +9,8 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
 	"github.com/stretchr/testify/require"
+
+	"github.com/riverbpmn/riverbpmn/workflow"
 )
 
 // TestJobExecuteButton: the job page's Execute now button runs a job due in
@@ -34,4 +36,23 @@ func TestJobExecuteButton(t *testing.T) {
 	_, body = b.submit("/definitions", page+"/execute", nil)
 	require.Contains(t, body, `class="flash error"`)
 	require.Contains(t, body, "is completed")
+}
+
+// TestApplyScheduledSuspensionButton: the Suspended page's Apply now button
+// applies a delayed suspension at once (Camunda Cockpit executing the
+// delayed suspension's job).
+func TestApplyScheduledSuspensionButton(t *testing.T) {
+	e := newEnv(t)
+	b := e.serve(nil)
+	res, err := e.engine.SuspendJobDefinition(e.ctx, "charge-async", &workflow.SuspendOpts{At: time.Now().Add(time.Hour)})
+	require.NoError(t, err)
+	status, body := b.get("/suspended")
+	require.Equal(t, http.StatusOK, status)
+	require.Contains(t, body, ">Apply now</button>")
+	_, body = b.submit("/suspended", "/suspended/"+id(res.ScheduledID)+"/apply", nil)
+	require.Contains(t, body, "Schedule "+id(res.ScheduledID)+" applied now: Job definition &#34;charge-async&#34; suspended")
+	require.Contains(t, body, "No change is scheduled.")
+	state, err := e.engine.JobDefinition(e.ctx, "charge-async")
+	require.NoError(t, err)
+	require.True(t, state.Suspended)
 }

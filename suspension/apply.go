@@ -224,3 +224,72 @@ func ApplyDue(ctx context.Context, db DB, schema, clientID string) (applied int,
 	}
 	return applied, next, nil
 }
+
+var scheduleGetSQL = mustReadSQL("schedule_get.sql")
+
+// ErrScheduleNotFound is wrapped by ApplyScheduled's error for an unknown
+// schedule id.
+var ErrScheduleNotFound = errors.New("suspension: no such scheduled change")
+
+// ErrScheduleApplied is wrapped by ApplyScheduled's error for a scheduled
+// change applied already.
+var ErrScheduleApplied = errors.New("suspension: the scheduled change was applied already")
+
+// ApplyScheduled applies scheduled change id now, before it is due, and
+// records it as applied by by, so that Service does not apply it again:
+// what Camunda does when the job of a delayed suspension is executed by
+// hand (managementService.executeJob on its timer job). The change is
+// applied as when due (Apply); its row stays locked meanwhile, so a second
+// ApplyScheduled of it waits and then finds it applied. (Service, on the
+// leader, may apply it at the same time if it is due; applying twice is
+// harmless.)
+func ApplyScheduled(ctx context.Context, db DB, schema string, id int64, by string) (*Scheduled, *Result, error) {
+	var (
+		s       = Scheduled{ID: id}
+		applied *time.Time
+		res     *Result
+	)
+	err := pgx.BeginFunc(ctx, db, func(tx pgx.Tx) error {
+		err := tx.QueryRow(ctx, render(scheduleGetSQL, schema), id).Scan(&s.Change.Type, &s.Change.ID, &s.Change.Suspend, &s.Change.IncludeJobs, &s.DueAt, &applied)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return fmt.Errorf("%w: %d", ErrScheduleNotFound, id)
+		}
+		if err != nil {
+			return err
+		}
+		s.DueAt = s.DueAt.UTC()
+		if applied != nil {
+			return fmt.Errorf("%w: change %d at %s", ErrScheduleApplied, id, applied.UTC().Format(time.RFC3339Nano))
+		}
+		// Applied on the pool (its own transactions, as when due); the
+		// schedule row stays locked by tx until it is recorded.
+		var applyErr error
+		res, applyErr = Apply(ctx, db, schema, s.Change)
+		var (
+			jobs    int64
+			errText *string
+		)
+		if res != nil {
+			jobs = res.Jobs
+		}
+		if applyErr != nil {
+			text := applyErr.Error()
+			errText = &text
+		}
+		if _, err := tx.Exec(ctx, render(scheduleDoneSQL, schema), id, by, jobs, errText); err != nil {
+			return errors.Join(applyErr, err)
+		}
+		if applyErr != nil {
+			// Record the error, as the service does, and report it.
+			if err := tx.Commit(ctx); err != nil {
+				return errors.Join(applyErr, err)
+			}
+			return applyErr
+		}
+		return nil
+	})
+	if err != nil {
+		return &s, res, fmt.Errorf("suspension: applying scheduled change %d: %w", id, err)
+	}
+	return &s, res, nil
+}

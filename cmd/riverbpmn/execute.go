@@ -1,15 +1,18 @@
 package main
 
-// execute: run one job now (Camunda's managementService.executeJob).
+// execute: run one job now (Camunda's managementService.executeJob);
+// suspension-apply: apply a delayed suspension or activation now.
 
 import (
 	"context"
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"time"
 
 	"github.com/riverbpmn/riverbpmn/exclusive"
+	"github.com/riverbpmn/riverbpmn/suspension"
 	"github.com/riverbpmn/riverbpmn/workflow"
 )
 
@@ -94,4 +97,47 @@ func runExecute(ctx context.Context, args []string, stdout io.Writer) error {
 		return fmt.Errorf("job %d: %w: %s", jobID, errJobRunFailed, res.Error)
 	}
 	return nil
+}
+
+type scheduleApplyJSON struct {
+	ScheduleID int64                      `json:"schedule_id"`
+	Change     suspension.Change          `json:"change"`
+	DueAt      time.Time                  `json:"due_at"`
+	Result     *workflow.SuspensionResult `json:"result"`
+}
+
+// runSuspensionApply applies a scheduled suspension or activation now.
+func runSuspensionApply(ctx context.Context, args []string, stdout io.Writer) error {
+	v := newVerb("suspension-apply")
+	positionals, err := v.parse(args, "SCHEDULE_ID")
+	if err != nil {
+		return err
+	}
+	id, err := strconv.ParseInt(positionals[0], 10, 64)
+	if err != nil || id <= 0 {
+		return fmt.Errorf("SCHEDULE_ID %q is not a schedule id (a positive integer, as `riverbpmn suspended` lists)", positionals[0])
+	}
+	engine, closeDB, err := v.engine(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer closeDB()
+	change, res, err := engine.ApplyScheduledSuspension(ctx, id)
+	if err != nil {
+		return err
+	}
+	out := scheduleApplyJSON{ScheduleID: id, Change: change.Change, DueAt: change.DueAt, Result: res}
+	return v.print(stdout, out, func(w io.Writer) error {
+		verb := "suspended"
+		if !change.Change.Suspend {
+			verb = "activated"
+		}
+		state := verb
+		if !res.Changed {
+			state = "already " + verb
+		}
+		_, err := fmt.Fprintf(w, "schedule %d (due %s) applied now: %s %q %s; %d existing jobs, %d timer start event jobs %s\n",
+			id, change.DueAt.Format(time.RFC3339), change.Change.Type, change.Change.ID, state, res.Jobs, res.StartTimerJobs, verb)
+		return err
+	})
 }

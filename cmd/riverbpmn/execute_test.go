@@ -106,3 +106,38 @@ func TestSubscriptionsCommand(t *testing.T) {
 	code, _, errOut = runCLI(t, "subscriptions", "nobody", "--database-url", url, "--schema", schema)
 	require.Equal(t, exitNotFound, code, errOut)
 }
+
+// TestSuspensionApplyCommand: `suspension-apply SCHEDULE_ID` applies a
+// delayed suspension now (Camunda: managementService.executeJob on the
+// delayed suspension's job, JobDefinitionSuspensionTest); applying it again
+// fails, an unknown schedule exits 3.
+func TestSuspensionApplyCommand(t *testing.T) {
+	ctx := context.Background()
+	url, schema := migratedSchema(t)
+	pool := riversharedtest.DBPool(ctx, t)
+	_, err := pool.Exec(ctx, fmt.Sprintf(`INSERT INTO %s (id, process_definition_key, activity_id, kind) VALUES ('jd', 'p', 'a', 'k')`,
+		pgx.Identifier{schema, "river_bpmn_job_definition"}.Sanitize()))
+	require.NoError(t, err)
+	db := []string{"--database-url", url, "--schema", schema}
+	code, out, errOut := runCLI(t, append([]string{"suspend", "--job-definition", "jd", "--at", time.Now().Add(time.Hour).Format(time.RFC3339), "--json"}, db...)...)
+	require.Equal(t, exitOK, code, errOut)
+	var scheduled struct {
+		Result workflow.SuspensionResult `json:"result"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &scheduled), out)
+	require.NotZero(t, scheduled.Result.ScheduledID, out)
+	sid := fmt.Sprint(scheduled.Result.ScheduledID)
+
+	code, out, errOut = runCLI(t, append([]string{"suspension-apply", sid}, db...)...)
+	require.Equal(t, exitOK, code, errOut)
+	require.Contains(t, out, `applied now: job_definition "jd" suspended`)
+	code, out, errOut = runCLI(t, append([]string{"definitions", "--json"}, db...)...)
+	require.Equal(t, exitOK, code, errOut)
+	require.Contains(t, out, `"suspended": true`)
+
+	code, _, errOut = runCLI(t, append([]string{"suspension-apply", sid}, db...)...)
+	require.Equal(t, exitError, code)
+	require.Contains(t, errOut, "applied already")
+	code, _, errOut = runCLI(t, append([]string{"suspension-apply", "99999"}, db...)...)
+	require.Equal(t, exitNotFound, code, errOut)
+}

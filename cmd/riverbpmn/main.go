@@ -34,6 +34,7 @@
 //	riverbpmn stop         --database-url URL [--schema S] (--job ID | --instance ID) [--json]
 //	riverbpmn events       --database-url URL [--schema S] [--follow] [--instance ID] [--subscription NAME] [--from F] [--json]
 //	riverbpmn subscriptions [NAME] --database-url URL [--schema S] [--json]
+//	riverbpmn suspension-apply SCHEDULE_ID --database-url URL [--schema S] [--json]
 //	riverbpmn execute      JOB_ID --database-url URL [--schema S] [--timeout 2m] [--exclusive-scope S] [--json]
 //	riverbpmn events-enable | events-disable --database-url URL [--schema S] [--json]
 //	riverbpmn events-prune --database-url URL [--schema S] [--older-than 24h] [--json]
@@ -108,6 +109,7 @@ func commands() []command {
 		{"queue", "queue pending jobs: JOB... or --process-instance ID", runQueue},
 		{"deps", "show a job's prerequisites (done of total, blocked) and dependents: deps JOB", runDeps},
 		{"execute", "run one job now, ignoring its due date, and print its outcome: execute JOB_ID [--timeout 2m]", runExecute},
+		{"suspension-apply", "apply a scheduled suspension or activation now, before it is due: suspension-apply SCHEDULE_ID", runSuspensionApply},
 		{"subscriptions", "list named event subscriptions: position, events behind, last event (or one: subscriptions NAME)", runSubscriptions},
 	}
 }
