@@ -8,7 +8,8 @@ INSERT INTO /* TEMPLATE: schema */river_job
     (args, created_at, kind, max_attempts, metadata, priority, queue, scheduled_at, state, tags, unique_key, unique_states)
 SELECT
     args, $2, kind, max_attempts,
-    (metadata - 'output' - 'snoozes' - 'cancel_attempted_at' - 'bpmn_executed_due') || jsonb_build_object('bpmn_timer', $3::jsonb),
+    (metadata - 'output' - 'snoozes' - 'cancel_attempted_at' - 'bpmn_progress' - 'bpmn_executed_due'
+        - 'bpmn_lifecycle' - 'bpmn_dependents') || jsonb_build_object('bpmn_timer', $3::jsonb),
     priority, queue, $4, $6::/* TEMPLATE: schema */river_job_state, tags, $5::bytea, B'11111111'
 FROM /* TEMPLATE: schema */river_job
 WHERE id = $1
