@@ -39,8 +39,9 @@ func TestJobExecuteButton(t *testing.T) {
 }
 
 // TestApplyScheduledSuspensionButton: the Suspended page's Apply now button
-// applies a delayed suspension at once (Camunda Cockpit executing the
-// delayed suspension's job).
+// applies a delayed suspension at once (Camunda: executing the delayed
+// suspension's job, ProcessDefinitionSuspensionTest
+// testDelayedSuspendProcessDefinition).
 func TestApplyScheduledSuspensionButton(t *testing.T) {
 	e := newEnv(t)
 	b := e.serve(nil)

@@ -166,8 +166,9 @@ func TestTimerSetsItsJobType(t *testing.T) {
 }
 
 // TestStartTimerFollowsProcessDefinitionSuspension reproduces Camunda's
-// ProcessDefinitionSuspensionTest (testSuspendStartTimerOnProcessDefinition
-// SuspensionByKey / testActivateStartTimerOnProcessDefinitionActivationByKey):
+// ProcessDefinitionSuspensionTest
+// (testSuspendStartTimerOnProcessDefinitionSuspensionByKey,
+// testActivateStartTimerOnProcessDefinitionSuspensionByKey):
 // a timer start event's job belongs to the process definition (no process
 // instance); suspending the definition suspends it without
 // includeProcessInstances, and activating the definition activates it. A

@@ -150,7 +150,8 @@ func TestExecuteJob(t *testing.T) {
 }
 
 // TestExecuteJobRespectsExclusivity: Camunda never runs two exclusive jobs
-// of one process instance at once, and neither does ExecuteJob: it waits
+// of one process instance at once (User Guide, "The Job Executor",
+// "Exclusive Jobs"), and neither does ExecuteJob: it waits
 // while another job of the instance holds the key, and when its context
 // ends first, it says who holds the key and gives the job its due date back.
 func TestExecuteJobRespectsExclusivity(t *testing.T) {

@@ -283,9 +283,9 @@ func (p *pilot) suspensionServices() []startstop.Service {
 // scheduleID (SuspendOpts.At, listed by ScheduledSuspensions) now, before
 // it is due, and records it as applied so that it is not applied again when
 // due: Camunda's managementService.executeJob on the timer job of a delayed
-// suspension (JobDefinitionSuspensionTest, "delayed" cases), for which
-// riverbpmn stores a row rather than a job. It returns the change and what
-// it did. An unknown id wraps ErrNotFound; a change applied already is an
+// suspension (ProcessDefinitionSuspensionTest
+// testDelayedSuspendProcessDefinition), for which riverbpmn stores a row
+// rather than a job. It returns the change and what it did. An unknown id wraps ErrNotFound; a change applied already is an
 // error saying when.
 func (e *Engine) ApplyScheduledSuspension(ctx context.Context, scheduleID int64) (*suspension.Scheduled, *SuspensionResult, error) {
 	if e.dbPool == nil {

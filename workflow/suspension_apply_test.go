@@ -13,7 +13,8 @@ import (
 )
 
 // TestApplyScheduledSuspensionNow reproduces Camunda's
-// JobDefinitionSuspensionTest delayed-suspension cases:
+// ProcessDefinitionSuspensionTest.testDelayedSuspendProcessDefinition (and
+// testDelayedActivateProcessDefinition), here on a job definition:
 // a suspension scheduled for later is applied at once when its job is
 // executed by hand (managementService.executeJob); riverbpmn keeps the
 // delayed change as a row, applied now by ApplyScheduledSuspension, after

@@ -109,7 +109,8 @@ func TestSubscriptionsCommand(t *testing.T) {
 
 // TestSuspensionApplyCommand: `suspension-apply SCHEDULE_ID` applies a
 // delayed suspension now (Camunda: managementService.executeJob on the
-// delayed suspension's job, JobDefinitionSuspensionTest); applying it again
+// delayed suspension's job, ProcessDefinitionSuspensionTest
+// testDelayedSuspendProcessDefinition); applying it again
 // fails, an unknown schedule exits 3.
 func TestSuspensionApplyCommand(t *testing.T) {
 	ctx := context.Background()
