@@ -157,6 +157,8 @@ func (h *Handler) routes() {
 	mux.HandleFunc("POST /jobs/{id}/suspend", h.action(h.suspendJob))
 	mux.HandleFunc("POST /jobs/{id}/activate", h.action(h.activateJob))
 	mux.HandleFunc("POST /jobs/{id}/queue", h.action(h.queueJob))
+	mux.HandleFunc("POST /jobs/{id}/execute", h.action(h.executeJob))
+	mux.HandleFunc("POST /suspended/{id}/apply", h.action(h.applyScheduledSuspension))
 	mux.HandleFunc("POST /instance/stop", h.action(h.stopInstance))
 	mux.HandleFunc("POST /instance/suspend", h.action(h.suspendInstance))
 	mux.HandleFunc("POST /instance/activate", h.action(h.activateInstance))

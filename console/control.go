@@ -228,11 +228,14 @@ func suspensionText(what string, suspend bool, res *workflow.SuspensionResult) s
 	} else {
 		fmt.Fprintf(&b, "%s was already %s", what, pastTense(suspend))
 	}
-	if len(res.JobDefinitions) > 0 {
+	if len(res.JobDefinitions) > 0 && what != fmt.Sprintf("Job definition %q", res.JobDefinitions[0]) {
 		fmt.Fprintf(&b, ", with job definition(s) %s", strings.Join(res.JobDefinitions, ", "))
 	}
 	if res.Jobs > 0 || res.Batches > 0 {
 		fmt.Fprintf(&b, "; %d existing job(s) %s", res.Jobs, pastTense(suspend))
+	}
+	if res.StartTimerJobs > 0 {
+		fmt.Fprintf(&b, "; %d timer start event job(s) %s", res.StartTimerJobs, pastTense(suspend))
 	}
 	b.WriteString(".")
 	return b.String()

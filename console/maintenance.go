@@ -34,6 +34,8 @@ type eventsData struct {
 	// LookedAt is set on a filtered page that stopped looking before it
 	// was full (events.BackwardScan events), with the number it looked at.
 	LookedAt int
+	// Subscriptions are the named subscriptions, with how far behind each is.
+	Subscriptions []events.Subscription
 }
 
 func (h *Handler) eventsPage(w http.ResponseWriter, r *http.Request) {
@@ -60,6 +62,10 @@ func (h *Handler) eventsPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	data.Events = page.Events
+	if data.Subscriptions, err = h.engine.EventSubscriptions(ctx); err != nil {
+		h.renderError(w, r, errorStatus(err), err)
+		return
+	}
 	if before != nil {
 		data.Newest = h.pageURL(r, "before", "")
 	}

@@ -34,7 +34,10 @@
 // where it stopped; delivery is at least once (events after the last saved
 // cursor are delivered again; Event.ID tells them apart). LISTEN/NOTIFY only
 // wakes subscribers early; they also poll, so a lost notification delays an
-// event by at most the poll interval.
+// event by at most the poll interval. Subscriptions and GetSubscription read
+// a named subscription's saved cursor, when it was saved, and how many
+// committed events the outbox holds after it: how far behind its consumer
+// is (`riverbpmn subscriptions`, the console's Events page).
 //
 // ReadBackward reads the other way, newest first, a page at a time, for
 // people (the console's Events page): what is committed now, without the

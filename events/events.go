@@ -413,3 +413,87 @@ func migrationHint(err error) string {
 	}
 	return ""
 }
+
+var subscriptionsSQL = sqltemplate.MustRead(sqlFS, "sql/subscriptions.sql")
+
+// ErrSubscriptionNotFound is wrapped by GetSubscription's error for a name
+// no subscription has.
+var ErrSubscriptionNotFound = errors.New("events: no such subscription")
+
+// Subscription is a named subscription's saved position, and how far it is
+// behind: what an operator reads to see whether a consumer keeps up.
+type Subscription struct {
+	// Name is the subscription's name (SubscribeConfig.Name).
+	Name string `json:"name"`
+	// Cursor is its saved position: the last event it handled (it resumes
+	// after it).
+	Cursor Cursor `json:"cursor"`
+	// UpdatedAt is when the position was last saved (a subscriber saves it
+	// after every batch it handled; it stays put while there is nothing to
+	// read).
+	UpdatedAt time.Time `json:"updated_at"`
+	// Behind counts the committed events after Cursor that the outbox still
+	// holds: the events the subscriber has yet to handle (0: caught up).
+	Behind int64 `json:"behind"`
+	// Last is the cursor of the last event written (Last), nil when the
+	// outbox is empty.
+	Last *Cursor `json:"last,omitempty"`
+}
+
+// Subscriptions returns every named subscription with its position and how
+// far behind it is, by name.
+func Subscriptions(ctx context.Context, db DB, schema string) ([]Subscription, error) {
+	return querySubscriptions(ctx, db, schema, nil)
+}
+
+// GetSubscription returns the named subscription's position and how far
+// behind it is; an unknown name gives an error wrapping
+// ErrSubscriptionNotFound.
+func GetSubscription(ctx context.Context, db DB, schema, name string) (*Subscription, error) {
+	subs, err := querySubscriptions(ctx, db, schema, &name)
+	if err != nil {
+		return nil, err
+	}
+	if len(subs) == 0 {
+		return nil, fmt.Errorf("%w: %q", ErrSubscriptionNotFound, name)
+	}
+	return &subs[0], nil
+}
+
+func querySubscriptions(ctx context.Context, db DB, schema string, name *string) ([]Subscription, error) {
+	rows, err := db.Query(ctx, sqltemplate.Render(subscriptionsSQL, schema), name)
+	if err != nil {
+		return nil, fmt.Errorf("events: reading subscriptions: %w%s", err, migrationHint(err))
+	}
+	subs, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (Subscription, error) {
+		var (
+			s    Subscription
+			txid string
+		)
+		if err := row.Scan(&s.Name, &txid, &s.Cursor.ID, &s.UpdatedAt, &s.Behind); err != nil {
+			return s, err
+		}
+		s.UpdatedAt = s.UpdatedAt.UTC()
+		tx, err := strconv.ParseUint(txid, 10, 64)
+		if err != nil {
+			return s, fmt.Errorf("subscription %q: transaction id %q: %w", s.Name, txid, err)
+		}
+		s.Cursor.TxID = tx
+		return s, nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("events: reading subscriptions: %w", err)
+	}
+	if len(subs) > 0 {
+		last, ok, err := Last(ctx, db, schema)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			for i := range subs {
+				subs[i].Last = &last
+			}
+		}
+	}
+	return subs, nil
+}

@@ -31,17 +31,44 @@
 // # The lifecycle of a cycle
 //
 // When an occurrence starts, Timers.Middleware creates the next one before
-// the worker runs, in a transaction of its own that locks the timer row:
-// a copy of the job (args, kind, queue, tags, River priority, max attempts
-// and the whole job context: instance, activity, job definition, priority,
-// exclusivity, retry cycle) scheduled at the next due date, with the
-// repetitions left reduced. Hence Camunda's rules:
+// the worker runs, in a transaction of its own that locks the timer row,
+// scheduled at the next due date, with the repetitions left reduced. The
+// next occurrence is a new job created with the settings in force at its
+// creation, as in Camunda: it keeps its predecessor's args, kind, queue,
+// tags, River priority and other metadata, and it is inserted through the
+// River client running the firing (river.ClientFromContext), from the
+// timer's template (the job context as given to InsertTx, job type timer,
+// and the MaxAttempts asked for), so that the engine resolves its job
+// context again: the job definition's declared priority, or its overriding
+// priority while one is set (none once cleared), its retry cycle (and max
+// attempts), exclusivity, deployment and tenant; and the insert triggers
+// insert it suspended while its job definition, process definition or
+// process instance is suspended. Lifecycle options of the first insert
+// (expiry, prerequisites) and per-run metadata are not carried over. A
+// timer inserted before templates existed, or a firing run without a River
+// client in its context, creates a copy of the firing job instead.
+//
+// An occurrence due within timer.NearDue (twice River's job scheduler
+// interval) of its creation is inserted 'available' with its future
+// scheduled_at: River's fetch (and every riverbpmn fetch plan) takes only
+// available jobs whose scheduled_at has passed, so it starts at the first
+// fetch after its due date, within one fetch poll interval (plus the
+// cooldown) at River's defaults, instead of at the job scheduler's next
+// pass (up to 5 s late). Later occurrences are 'scheduled', and the
+// scheduler's look-ahead makes them available before their due date
+// (TestTimerLatenessMeasured measures the lateness).
+//
+// Camunda's rules of a cycle follow:
 //
 //   - a firing that fails does not stop the cycle: the next occurrence
 //     exists already; the failed one follows its own retry cycle, and its
 //     retries create nothing;
 //   - missed slots are skipped, not caught up: the next due date is the
 //     first candidate after max(now, the firing's due date);
+//   - an occurrence fired early by hand (workflow.Engine.ExecuteJob) counts
+//     from its own due date, kept under workflow.ExecutedDueMetadataKey: the
+//     next occurrence is due one period after it, and its slot does not
+//     fire again;
 //   - the cycle ends after its last repetition or its end date, or when
 //     the next occurrence lies beyond year 9999 (timer.MaxYear);
 //   - moving a due date with cascade (workflow.Engine.SetTimerDueDate) adds

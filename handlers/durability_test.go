@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/riverbpmn/riverbpmn/handlers"
+	"github.com/riverbpmn/riverbpmn/internal/longtest"
 	"github.com/riverbpmn/riverbpmn/workflow"
 )
 
@@ -58,6 +59,7 @@ func startWorker(t *testing.T, bin, schema, clientID string) *workerProcess {
 // no occurrence was created twice, and no occurrence ran twice except runs
 // cut by the kill.
 func TestTimerDurabilityAcrossProcesses(t *testing.T) {
+	longtest.Skip(t) // SIGKILLs worker processes
 	if testing.Short() {
 		t.Skip("starts worker processes")
 	}
@@ -134,9 +136,13 @@ func TestTimerDurabilityAcrossProcesses(t *testing.T) {
 	workers[restarted] = startWorker(t, bin, s.schema, restarted)
 
 	// The new leader's rescuer gives the killed runs back; wait until every
-	// one of them has run again and completed.
+	// one of them has run again and completed. (Live processes keep running
+	// occurrences, one per timer and second, so some job is almost always
+	// running: only the killed process's runs must be gone.)
 	waitFor("the killed runs to be rescued and completed", 90*time.Second, func() bool {
-		return count(`SELECT count(*) FROM $schema.river_job WHERE kind = 'tick' AND state NOT IN ('completed', 'scheduled', 'available')`) == 0 &&
+		return count(`SELECT count(*) FROM $schema.river_job WHERE kind = 'tick'
+				AND (state NOT IN ('completed', 'scheduled', 'available', 'running')
+					OR (state = 'running' AND attempted_by[array_length(attempted_by, 1)] = $1))`, victim.clientID) == 0 &&
 			count(`SELECT count(*) FROM $schema.timer_runs r WHERE r.client_id = $1 AND r.event = 'started'
 				AND NOT EXISTS (SELECT 1 FROM $schema.timer_runs c WHERE c.job_id = r.job_id AND c.event = 'completed')`, victim.clientID) == 0
 	})

@@ -102,19 +102,30 @@ type TimerInsertResult struct {
 }
 
 // ErrNotTimerJob is returned by InsertTx when the args' own job context
-// declares a job type other than workflow.JobTypeTimer.
-var ErrNotTimerJob = errors.New("handlers: the args' JobContext must have JobType workflow.JobTypeTimer")
+// declares a job type other than workflow.JobTypeTimer (an empty job type
+// is fine: InsertTx sets it).
+var ErrNotTimerJob = errors.New("handlers: the args' JobContext must have JobType workflow.JobTypeTimer or none")
 
 // InsertTx inserts a timer in tx: a row in river_bpmn_timer and its first
 // occurrence, a River job of args' kind scheduled at the first due date.
-// The job gets JobType workflow.JobTypeTimer in its job context (taken from
-// args, if they implement workflow.JobArgsWithJobContext, else from
-// opts.Metadata) and records its timer under metadata key
-// timer.MetadataKey. Every other insert option applies as usual;
-// ScheduledAt is replaced by the due date. A timer needs a job context with
-// at least a process definition key (a timer start event has no process
-// instance). Nothing is written if the definition is invalid or never
-// fires: the error names the value.
+// The job gets JobType workflow.JobTypeTimer in its job context, whether the
+// context comes from args (workflow.JobArgsWithJobContext, whose JobType
+// may be left empty) or from opts.Metadata, and records its timer under
+// metadata key timer.MetadataKey. Every other insert option applies as
+// usual; ScheduledAt is replaced by the due date. A timer needs a job
+// context with at least a process definition key (a timer start event has
+// no process instance). Nothing is written if the definition is invalid or
+// never fires: the error names the value.
+//
+// The job context as given (before the engine resolves it) and the
+// MaxAttempts asked for are kept as the timer's template: every later
+// occurrence is inserted from it through River's client, so it gets the
+// settings in force at its creation (the job definition's priority,
+// overriding priority, retry cycle and suspension), as in Camunda. An
+// occurrence due within timer.NearDue of its insert is inserted
+// 'available' (with its future scheduled_at, which River's fetch respects)
+// so that it is fetched by the first fetch after its due date rather than
+// at River's job scheduler's next pass.
 //
 // Occurrences are worked by the args' worker; the Middleware must be
 // installed on the clients that work them so that cycles continue.
@@ -134,33 +145,50 @@ func (t *Timers) InsertTx(ctx context.Context, client *river.Client[pgx.Tx], tx 
 		}
 		metadata = maps.Clone(metadata)
 	}
+	var given workflow.JobContext
 	if withContext, ok := args.(workflow.JobArgsWithJobContext); ok {
-		if jt := withContext.JobContext().JobType; jt != workflow.JobTypeTimer {
-			return nil, fmt.Errorf("%w; %s args give %q", ErrNotTimerJob, args.Kind(), jt)
+		given = withContext.JobContext()
+		switch given.JobType {
+		case workflow.JobTypeTimer:
+		case "":
+			given.JobType = workflow.JobTypeTimer
+			args = timerJobArgs{inner: args, jc: given}
+		default:
+			return nil, fmt.Errorf("%w; %s args give %q", ErrNotTimerJob, args.Kind(), given.JobType)
 		}
 	} else {
-		var jc workflow.JobContext
 		if raw, ok := metadata[workflow.MetadataKey]; ok {
-			if err := json.Unmarshal(raw, &jc); err != nil {
+			if err := json.Unmarshal(raw, &given); err != nil {
 				return nil, fmt.Errorf("handlers: InsertOpts.Metadata[%q]: %w", workflow.MetadataKey, err)
 			}
 		}
-		jc.JobType = workflow.JobTypeTimer
-		if err := jc.Validate(); err != nil {
+		if given.JobType != "" && given.JobType != workflow.JobTypeTimer {
+			return nil, fmt.Errorf("%w; InsertOpts.Metadata[%q] gives %q", ErrNotTimerJob, workflow.MetadataKey, given.JobType)
+		}
+		given.JobType = workflow.JobTypeTimer
+		if err := given.Validate(); err != nil {
 			return nil, fmt.Errorf("handlers: the job context of a timer (InsertOpts.Metadata[%q]) needs at least a process_definition_key: %w", workflow.MetadataKey, err)
 		}
-		encoded, err := json.Marshal(jc)
+		encoded, err := given.AddToMetadata(nil)
 		if err != nil {
 			return nil, err
 		}
-		metadata[workflow.MetadataKey] = encoded
+		var withContext map[string]json.RawMessage
+		if err := json.Unmarshal(encoded, &withContext); err != nil {
+			return nil, err
+		}
+		metadata[workflow.MetadataKey] = withContext[workflow.MetadataKey]
+	}
+	template, err := newTemplate(given, args, &o)
+	if err != nil {
+		return nil, err
 	}
 
 	created, err := t.store.Create(ctx, tx, timer.NewTimer{Definition: def, Kind: args.Kind(), Queue: queueOf(args, &o)})
 	if err != nil {
 		return nil, err
 	}
-	encoded, err := json.Marshal(timer.JobMetadata{TimerID: created.TimerID, Occurrence: 1, Definition: def.String()})
+	encoded, err := json.Marshal(timer.JobMetadata{TimerID: created.TimerID, Occurrence: 1, Definition: def.String(), Template: template})
 	if err != nil {
 		return nil, err
 	}
@@ -177,6 +205,11 @@ func (t *Timers) InsertTx(ctx context.Context, client *river.Client[pgx.Tx], tx 
 	if res.UniqueSkippedAsDuplicate {
 		return nil, fmt.Errorf("handlers: the first occurrence of timer %q was skipped as a duplicate of job %d by its UniqueOpts; roll the transaction back", def.String(), res.Job.ID)
 	}
+	if res.Job.State == rivertype.JobStateScheduled {
+		if err := t.store.MakeAvailableIfNearDue(ctx, tx, res.Job.ID, created.First.At); err != nil {
+			return nil, fmt.Errorf("handlers: first occurrence of timer %q (job %d): %w", def.String(), res.Job.ID, err)
+		}
+	}
 	ident := timer.Identity{JobID: res.Job.ID, Queue: res.Job.Queue}
 	if jc, err := workflow.JobContextOf(res.Job); err == nil {
 		ident.ProcessInstanceID, ident.ActivityID, ident.JobDefinitionID = jc.ProcessInstanceID, jc.ActivityID, jc.JobDefinitionID
@@ -185,6 +218,88 @@ func (t *Timers) InsertTx(ctx context.Context, client *river.Client[pgx.Tx], tx 
 		return nil, err
 	}
 	return &TimerInsertResult{TimerID: created.TimerID, DueAt: created.First.At, Job: res}, nil
+}
+
+// newTemplate encodes the timer's template: the job context as given and
+// the MaxAttempts asked for (opts, then the args' own options).
+func newTemplate(given workflow.JobContext, args river.JobArgs, opts *river.InsertOpts) (string, error) {
+	ctxJSON, err := json.Marshal(given)
+	if err != nil {
+		return "", err
+	}
+	maxAttempts := opts.MaxAttempts
+	if withOpts, ok := args.(river.JobArgsWithInsertOpts); ok && maxAttempts == 0 {
+		maxAttempts = withOpts.InsertOpts().MaxAttempts
+	}
+	encoded, err := json.Marshal(timer.Template{Context: ctxJSON, MaxAttempts: maxAttempts})
+	return string(encoded), err
+}
+
+// timerJobArgs are args whose JobContext has no job type, given the timer
+// job type: River sees the inner args' kind, JSON and insert options.
+type timerJobArgs struct {
+	inner river.JobArgs
+	jc    workflow.JobContext
+}
+
+func (a timerJobArgs) Kind() string                    { return a.inner.Kind() }
+func (a timerJobArgs) JobContext() workflow.JobContext { return a.jc }
+func (a timerJobArgs) MarshalJSON() ([]byte, error)    { return json.Marshal(a.inner) }
+func (a timerJobArgs) InsertOpts() river.InsertOpts {
+	if withOpts, ok := a.inner.(river.JobArgsWithInsertOpts); ok {
+		return withOpts.InsertOpts()
+	}
+	return river.InsertOpts{}
+}
+
+// occurrenceArgs are the args of a later occurrence: its predecessor's kind
+// and encoded args.
+type occurrenceArgs struct {
+	kind string
+	args json.RawMessage
+}
+
+func (a occurrenceArgs) Kind() string                 { return a.kind }
+func (a occurrenceArgs) MarshalJSON() ([]byte, error) { return a.args, nil }
+
+// insertOccurrence returns the timer.InsertFunc of a client: it inserts an
+// occurrence through client, from the template, so that the engine's
+// insert middleware resolves its job context again.
+func insertOccurrence(client *river.Client[pgx.Tx]) timer.InsertFunc {
+	return func(ctx context.Context, tx pgx.Tx, next timer.NextOccurrence) (int64, error) {
+		var jc workflow.JobContext
+		if err := json.Unmarshal(next.Template.Context, &jc); err != nil {
+			return 0, fmt.Errorf("the template's job context %s: %w", next.Template.Context, err)
+		}
+		metadata, err := jc.AddToMetadata(next.OtherMeta)
+		if err != nil {
+			return 0, err
+		}
+		timerMeta, err := json.Marshal(next.Metadata)
+		if err != nil {
+			return 0, err
+		}
+		var fields map[string]json.RawMessage
+		if err := json.Unmarshal(metadata, &fields); err != nil {
+			return 0, err
+		}
+		fields[timer.MetadataKey] = timerMeta
+		if metadata, err = json.Marshal(fields); err != nil {
+			return 0, err
+		}
+		res, err := client.InsertTx(ctx, tx, occurrenceArgs{kind: next.Kind, args: next.Args}, &river.InsertOpts{
+			MaxAttempts: next.Template.MaxAttempts,
+			Metadata:    metadata,
+			Priority:    next.Priority,
+			Queue:       next.Queue,
+			ScheduledAt: next.At,
+			Tags:        next.Tags,
+		})
+		if err != nil {
+			return 0, err
+		}
+		return res.Job.ID, nil
+	}
 }
 
 // queueOf is the queue River will use: opts, then the args' own options,
@@ -199,6 +314,20 @@ func queueOf(args river.JobArgs, opts *river.InsertOpts) string {
 		}
 	}
 	return river.QueueDefault
+}
+
+// dueOf is the due date of the occurrence job: its scheduled_at, or, when
+// it was run early by workflow.Engine.ExecuteJob, the due date it had then
+// (metadata key workflow.ExecutedDueMetadataKey), so that a cycle goes on
+// from its own schedule.
+func dueOf(job *rivertype.JobRow, fields map[string]json.RawMessage) time.Time {
+	if raw, ok := fields[workflow.ExecutedDueMetadataKey]; ok {
+		var due time.Time
+		if err := json.Unmarshal(raw, &due); err == nil {
+			return due
+		}
+	}
+	return job.ScheduledAt
 }
 
 // Firing describes the timer occurrence a worker is running; read it with
@@ -271,7 +400,11 @@ func (m *timerMiddleware) Work(ctx context.Context, job *rivertype.JobRow, doInn
 	if m.timers.dbPool == nil {
 		return errors.New("handlers: Timers has no database pool; pass one to NewTimers")
 	}
-	res, err := m.timers.store.Fire(ctx, m.timers.dbPool, job.ID, meta, job.ScheduledAt)
+	var insert timer.InsertFunc
+	if client, err := river.ClientFromContextSafely[pgx.Tx](ctx); err == nil {
+		insert = insertOccurrence(client)
+	}
+	res, err := m.timers.store.Fire(ctx, m.timers.dbPool, job.ID, meta, dueOf(job, fields), insert)
 	if err != nil {
 		return err
 	}

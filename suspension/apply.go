@@ -24,9 +24,15 @@ type Change struct {
 type Result struct {
 	// Changed is true when the target's state changed (false: already in it).
 	Changed bool `json:"changed"`
-	// JobDefinitions are the job definitions a process definition change
-	// also changed.
+	// JobDefinitions are the job definitions whose state the change
+	// changed: the job definition itself, or a process definition's job
+	// definitions that were not in the state asked for yet.
 	JobDefinitions []string `json:"job_definitions,omitempty"`
+	// StartTimerJobs is how many timer start event jobs of a process
+	// definition (timer jobs of no process instance) were suspended or
+	// activated with it. In Camunda they belong to the process definition,
+	// so they follow it even without IncludeJobs.
+	StartTimerJobs int64 `json:"start_timer_jobs,omitempty"`
 	// Jobs, Batches, Stopped, Duration and LongestBatch describe the cascade
 	// over existing jobs (see CascadeResult); zero without one.
 	Jobs         int64         `json:"jobs"`
@@ -39,8 +45,10 @@ type Result struct {
 // Apply makes change c now: the target's own state (Set), then, with
 // IncludeJobs (always for a process instance), its existing jobs (Cascade).
 // A process definition's stored job definitions are changed with it, each
-// in a transaction of its own (so an insert never waits on two of them).
-// Applying a change twice is harmless.
+// in a transaction of its own (so an insert never waits on two of them),
+// and so are its timer start event jobs (timer jobs of no process
+// instance), with or without IncludeJobs, as in Camunda. Applying a change
+// twice is harmless.
 func Apply(ctx context.Context, db DB, schema string, c Change) (*Result, error) {
 	if err := c.Type.Validate(); err != nil {
 		return nil, err
@@ -60,14 +68,28 @@ func Apply(ctx context.Context, db DB, schema string, c Change) (*Result, error)
 				return res, err
 			}
 			res.Changed = res.Changed || changed
+			if changed {
+				res.JobDefinitions = append(res.JobDefinitions, id)
+			}
 		}
-		res.JobDefinitions = ids
 	}
 	changed, err := Set(ctx, db, schema, c.Type, c.ID, c.Suspend)
 	if err != nil {
 		return res, err
 	}
 	res.Changed = res.Changed || changed
+	if changed && c.Type == JobDefinition {
+		res.JobDefinitions = []string{c.ID}
+	}
+	if c.Type == ProcessDefinition && !c.IncludeJobs {
+		timers, err := cascade(ctx, db, schema, startTimers, ProcessDefinition, c.ID, c.Suspend, BatchSize)
+		if timers != nil {
+			res.StartTimerJobs = timers.Jobs
+		}
+		if err != nil {
+			return res, err
+		}
+	}
 	if c.IncludeJobs || c.Type == ProcessInstance {
 		cascade, err := Cascade(ctx, db, schema, c.Type, c.ID, c.Suspend, BatchSize)
 		if cascade != nil {
@@ -201,4 +223,73 @@ func ApplyDue(ctx context.Context, db DB, schema, clientID string) (applied int,
 		next = *nextDue
 	}
 	return applied, next, nil
+}
+
+var scheduleGetSQL = mustReadSQL("schedule_get.sql")
+
+// ErrScheduleNotFound is wrapped by ApplyScheduled's error for an unknown
+// schedule id.
+var ErrScheduleNotFound = errors.New("suspension: no such scheduled change")
+
+// ErrScheduleApplied is wrapped by ApplyScheduled's error for a scheduled
+// change applied already.
+var ErrScheduleApplied = errors.New("suspension: the scheduled change was applied already")
+
+// ApplyScheduled applies scheduled change id now, before it is due, and
+// records it as applied by by, so that Service does not apply it again:
+// what Camunda does when the job of a delayed suspension is executed by
+// hand (managementService.executeJob on its timer job). The change is
+// applied as when due (Apply); its row stays locked meanwhile, so a second
+// ApplyScheduled of it waits and then finds it applied. (Service, on the
+// leader, may apply it at the same time if it is due; applying twice is
+// harmless.)
+func ApplyScheduled(ctx context.Context, db DB, schema string, id int64, by string) (*Scheduled, *Result, error) {
+	var (
+		s       = Scheduled{ID: id}
+		applied *time.Time
+		res     *Result
+	)
+	err := pgx.BeginFunc(ctx, db, func(tx pgx.Tx) error {
+		err := tx.QueryRow(ctx, render(scheduleGetSQL, schema), id).Scan(&s.Change.Type, &s.Change.ID, &s.Change.Suspend, &s.Change.IncludeJobs, &s.DueAt, &applied)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return fmt.Errorf("%w: %d", ErrScheduleNotFound, id)
+		}
+		if err != nil {
+			return err
+		}
+		s.DueAt = s.DueAt.UTC()
+		if applied != nil {
+			return fmt.Errorf("%w: change %d at %s", ErrScheduleApplied, id, applied.UTC().Format(time.RFC3339Nano))
+		}
+		// Applied on the pool (its own transactions, as when due); the
+		// schedule row stays locked by tx until it is recorded.
+		var applyErr error
+		res, applyErr = Apply(ctx, db, schema, s.Change)
+		var (
+			jobs    int64
+			errText *string
+		)
+		if res != nil {
+			jobs = res.Jobs
+		}
+		if applyErr != nil {
+			text := applyErr.Error()
+			errText = &text
+		}
+		if _, err := tx.Exec(ctx, render(scheduleDoneSQL, schema), id, by, jobs, errText); err != nil {
+			return errors.Join(applyErr, err)
+		}
+		if applyErr != nil {
+			// Record the error, as the service does, and report it.
+			if err := tx.Commit(ctx); err != nil {
+				return errors.Join(applyErr, err)
+			}
+			return applyErr
+		}
+		return nil
+	})
+	if err != nil {
+		return &s, res, fmt.Errorf("suspension: applying scheduled change %d: %w", id, err)
+	}
+	return &s, res, nil
 }

@@ -18,8 +18,10 @@
 //     its existing unfinished jobs are suspended too;
 //   - a process definition: each of its job definitions is suspended (so
 //     their new jobs start suspended), and so are new jobs of the process
-//     definition that have no job definition; with IncludeJobs its existing
-//     jobs too;
+//     definition that have no job definition, and its timer start event
+//     jobs (timer jobs of no process instance, which belong to the process
+//     definition, as in Camunda), whether or not IncludeJobs is set; with
+//     IncludeJobs its existing jobs too;
 //   - a process instance: all its jobs, present and future;
 //   - one job.
 //
@@ -45,6 +47,8 @@
 // be scheduled for a later time: it is then a row of
 // river_bpmn_suspension_schedule, applied when due by Service, which runs on
 // River's elected leader, so it survives restarts and is applied once.
+// ApplyScheduled applies one now, before it is due (what executing the
+// delayed suspension's job by hand does in Camunda).
 //
 // Existing jobs are changed in batches of BatchSize jobs, one transaction
 // each, so inserts of a suspended target wait for at most one short

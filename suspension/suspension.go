@@ -80,7 +80,18 @@ var targetFilters = map[TargetType]string{
 	JobDefinition:     `/* TEMPLATE: schema */river_bpmn_ctx_has_job_definition(metadata, $1::text)`,
 	ProcessInstance:   `/* TEMPLATE: schema */river_bpmn_ctx_has_instance(metadata, $1::text)`,
 	ProcessDefinition: `/* TEMPLATE: schema */river_bpmn_ctx_has_definition(metadata, $1::text)`,
+	startTimers: `/* TEMPLATE: schema */river_bpmn_ctx_has_definition(metadata, $1::text)
+        AND /* TEMPLATE: schema */river_bpmn_ctx_instance(metadata) IS NULL
+        AND /* TEMPLATE: schema */river_bpmn_ctx_is_timer(metadata)`,
 }
+
+// startTimers selects, in a cascade, the timer start event jobs of a
+// process definition: its timer jobs (job type timer) that belong to no
+// process instance. In Camunda they belong to the process definition, and
+// follow its suspension whether or not instance jobs are included
+// (ProcessDefinitionSuspensionTest, timer start events). Not a target of
+// its own: the cascade checks the process definition's state.
+const startTimers TargetType = "process_definition_start_timers"
 
 func render(tmpl, schema string) string { return sqltemplate.Render(tmpl, schema) }
 
@@ -139,15 +150,21 @@ type CascadeResult struct {
 // committed and found; jobs inserted after were inserted suspended. It stops
 // when the target's state is no longer the one asked for.
 func Cascade(ctx context.Context, db DB, schema string, t TargetType, id string, suspend bool, batchSize int) (*CascadeResult, error) {
-	if _, ok := targetFilters[t]; !ok {
+	if _, ok := targetFilters[t]; !ok || t == startTimers {
 		return nil, t.Validate()
 	}
+	return cascade(ctx, db, schema, t, t, id, suspend, batchSize)
+}
+
+// cascade is Cascade over the jobs that filter selects (a target type, or
+// startTimers), while target (t, id) is in the state asked for.
+func cascade(ctx context.Context, db DB, schema string, filter, t TargetType, id string, suspend bool, batchSize int) (*CascadeResult, error) {
 	if batchSize <= 0 {
 		batchSize = BatchSize
 	}
 	start := time.Now()
 	res := &CascadeResult{}
-	sql := CascadeBatchSQL(t, schema)
+	sql := CascadeBatchSQL(filter, schema)
 	for lastID := int64(0); ; {
 		var (
 			scanned, changed int64

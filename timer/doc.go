@@ -21,4 +21,15 @@
 // shifts every candidate of an ISO-8601 cycle: the next due date is
 // Next(base − offset) + offset. Cron candidates ignore the offset. An
 // occurrence beyond year MaxYear ends the cycle.
+//
+// # Occurrences
+//
+// Each occurrence is a River job. Its timer metadata (MetadataKey) carries
+// the timer's Template, from which Fire has the next occurrence inserted
+// (an InsertFunc, through River's client) so that it gets the settings in
+// force at its creation; without one it copies the firing job. An
+// occurrence due within NearDue of its creation is inserted 'available'
+// with its future scheduled_at (River's fetch waits for it), so it does not
+// wait for River's job scheduler's next pass; a due date moved with
+// SetDueDate follows the same rule.
 package timer

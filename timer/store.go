@@ -24,7 +24,48 @@ type JobMetadata struct {
 	TimerID    int64  `json:"timer_id"`
 	Occurrence int64  `json:"occurrence"`
 	Definition string `json:"definition"`
+	// Template is the encoded Template of the timer's occurrences (a JSON
+	// string, so that River's GIN index on metadata takes one entry for
+	// it); empty for timers inserted before templates existed, whose
+	// occurrences are copies of their predecessor.
+	Template string `json:"template,omitempty"`
 }
+
+// Template is what was given when a timer was inserted, before the engine
+// resolved it: each occurrence is inserted from it, so that it gets the
+// settings in force at its creation (the job definition's priority,
+// overriding priority or none, retry cycle, and suspension), as in Camunda,
+// rather than its predecessor's.
+type Template struct {
+	// Context is the job context as given (workflow.JobContext's JSON, job
+	// type timer).
+	Context json.RawMessage `json:"context"`
+	// MaxAttempts is the River MaxAttempts asked for (0: none; a retry
+	// cycle decides).
+	MaxAttempts int `json:"max_attempts,omitempty"`
+}
+
+// SchedulerLookAhead is how far ahead River's job scheduler moves scheduled
+// jobs to available: its interval (river v0.51.1,
+// maintenance.JobSchedulerIntervalDefault, not configurable outside River's
+// tests). A job inserted 'scheduled' with a due date before the
+// scheduler's next pass waits for that pass, up to this long after its
+// due date.
+const SchedulerLookAhead = 5 * time.Second
+
+// NearDue is how close to its due date an occurrence is inserted (or moved)
+// 'available' rather than 'scheduled': River's fetch takes only available
+// jobs whose scheduled_at has passed (and so does every riverbpmn fetch
+// plan), so such a job is fetched by the first fetch after its due date,
+// as River's scheduler would have made it with its look-ahead. Twice the
+// look-ahead, so that an occurrence due just after it is still covered
+// when a scheduler pass runs late; later ones are moved in time by the
+// scheduler's look-ahead.
+const NearDue = 2 * SchedulerLookAhead
+
+// IsNearDue says whether a job due at at, judged at now, is inserted
+// 'available' (see NearDue).
+func IsNearDue(at, now time.Time) bool { return !at.After(now.Add(NearDue)) }
 
 // Executor runs statements, in a transaction or not: pgx.Tx, pgx.Conn and
 // pgxpool.Pool all are one.
@@ -158,13 +199,18 @@ type FireResult struct {
 // nothing when that was done already, by an earlier attempt of the same
 // occurrence or because the timer was cancelled: the timer row is locked,
 // and River's unique index refuses a second copy of one occurrence.
-func (s *Store) Fire(ctx context.Context, db DB, jobID int64, meta JobMetadata, dueAt time.Time) (FireResult, error) {
+//
+// With a template (JobMetadata.Template) and insert, the next occurrence is
+// inserted by insert from the template (see Template); otherwise it is a
+// copy of the firing job. Either way an occurrence due within NearDue is
+// inserted 'available'.
+func (s *Store) Fire(ctx context.Context, db DB, jobID int64, meta JobMetadata, dueAt time.Time, insert InsertFunc) (FireResult, error) {
 	tx, err := db.Begin(ctx)
 	if err != nil {
 		return FireResult{}, err
 	}
 	defer func() { _ = tx.Rollback(ctx) }()
-	res, err := s.fireTx(ctx, tx, jobID, meta, dueAt)
+	res, err := s.fireTx(ctx, tx, jobID, meta, dueAt, insert)
 	if err != nil {
 		return FireResult{}, fmt.Errorf("timer: firing occurrence %d of timer %d (job %d): %w", meta.Occurrence, meta.TimerID, jobID, err)
 	}
@@ -194,7 +240,32 @@ func (s *Store) lock(ctx context.Context, tx Executor, id int64) (lockedTimer, e
 	return t, err
 }
 
-func (s *Store) fireTx(ctx context.Context, tx pgx.Tx, jobID int64, meta JobMetadata, dueAt time.Time) (FireResult, error) {
+// InsertFunc inserts the next occurrence of a timer from its template, in
+// tx, through River's client (so that the engine resolves its job
+// context), and returns its job id. Fire sets its unique key and, when it
+// is near due, makes it available.
+type InsertFunc func(ctx context.Context, tx pgx.Tx, next NextOccurrence) (int64, error)
+
+// NextOccurrence is what an InsertFunc inserts.
+type NextOccurrence struct {
+	// Template is the timer's template.
+	Template Template
+	// Metadata is the occurrence's timer metadata (MetadataKey).
+	Metadata JobMetadata
+	// At is its due date.
+	At time.Time
+	// The predecessor's args, kind, queue, River priority and tags, and its
+	// metadata without the job context, the timer metadata, its hold and
+	// River's per-run keys: what the occurrence keeps.
+	Args      json.RawMessage
+	Kind      string
+	Queue     string
+	Priority  int
+	Tags      []string
+	OtherMeta json.RawMessage
+}
+
+func (s *Store) fireTx(ctx context.Context, tx pgx.Tx, jobID int64, meta JobMetadata, dueAt time.Time, insert InsertFunc) (FireResult, error) {
 	t, err := s.lock(ctx, tx, meta.TimerID)
 	if errors.Is(err, ErrNotFound) {
 		return FireResult{Ended: true}, nil // the timer row was deleted: nothing follows
@@ -232,14 +303,23 @@ func (s *Store) fireTx(ctx context.Context, tx pgx.Tx, jobID int64, meta JobMeta
 		return FireResult{Ended: true}, nil
 	}
 	n := meta.Occurrence + 1
-	encoded, err := json.Marshal(JobMetadata{TimerID: meta.TimerID, Occurrence: n, Definition: t.definition})
+	nextMeta := JobMetadata{TimerID: meta.TimerID, Occurrence: n, Definition: t.definition, Template: meta.Template}
+	encoded, err := json.Marshal(nextMeta)
 	if err != nil {
 		return FireResult{}, err
 	}
 	key := UniqueKey(meta.TimerID, n)
 	created := true
 	var nextID int64
-	err = tx.QueryRow(ctx, s.sql("timer_insert_next.sql"), jobID, now, string(encoded), next.At, key).Scan(&nextID)
+	state := "scheduled"
+	if IsNearDue(next.At, now) {
+		state = "available"
+	}
+	if meta.Template != "" && insert != nil {
+		nextID, created, err = s.insertFromTemplate(ctx, tx, jobID, nextMeta, next.At, key, state == "available", insert)
+	} else {
+		err = tx.QueryRow(ctx, s.sql("timer_insert_next.sql"), jobID, now, string(encoded), next.At, key, state).Scan(&nextID)
+	}
 	if errors.Is(err, pgx.ErrNoRows) {
 		// Occurrence n exists already (or the firing job is gone).
 		created = false
@@ -259,6 +339,47 @@ func (s *Store) fireTx(ctx context.Context, tx pgx.Tx, jobID int64, meta JobMeta
 		return FireResult{}, err
 	}
 	return FireResult{Created: created, NextJobID: nextID, Next: next.At}, nil
+}
+
+// insertFromTemplate inserts occurrence nextMeta.Occurrence with insert,
+// unless it exists already (its unique key), then gives it its unique key
+// and, near due, the state available. pgx.ErrNoRows when the firing job is
+// gone.
+func (s *Store) insertFromTemplate(ctx context.Context, tx pgx.Tx, jobID int64, nextMeta JobMetadata, at time.Time, key []byte, nearDue bool, insert InsertFunc) (int64, bool, error) {
+	var existing int64
+	err := tx.QueryRow(ctx, s.sql("timer_job_by_unique_key.sql"), key).Scan(&existing)
+	if err == nil {
+		return existing, false, nil
+	}
+	if !errors.Is(err, pgx.ErrNoRows) {
+		return 0, false, err
+	}
+	var tmpl Template
+	if err := json.Unmarshal([]byte(nextMeta.Template), &tmpl); err != nil {
+		return 0, false, fmt.Errorf("the template of timer %d (%q): %w", nextMeta.TimerID, nextMeta.Template, err)
+	}
+	next := NextOccurrence{Template: tmpl, Metadata: nextMeta, At: at}
+	if err := tx.QueryRow(ctx, s.sql("timer_job_copy_source.sql"), jobID).Scan(&next.Args, &next.Kind, &next.Queue, &next.Priority, &next.Tags, &next.OtherMeta); err != nil {
+		return 0, false, err
+	}
+	id, err := insert(ctx, tx, next)
+	if err != nil {
+		return 0, false, fmt.Errorf("inserting occurrence %d: %w", nextMeta.Occurrence, err)
+	}
+	if _, err := tx.Exec(ctx, s.sql("timer_job_mark_next.sql"), id, key, nearDue); err != nil {
+		return 0, false, err
+	}
+	return id, true, nil
+}
+
+// MakeAvailableIfNearDue moves job jobID, just inserted 'scheduled' at at,
+// to 'available' when it is near due (IsNearDue), in tx.
+func (s *Store) MakeAvailableIfNearDue(ctx context.Context, tx Executor, jobID int64, at time.Time) error {
+	if !IsNearDue(at, s.now()) {
+		return nil
+	}
+	_, err := tx.Exec(ctx, s.sql("timer_job_near_due.sql"), jobID)
+	return err
 }
 
 // nextUnbounded is Next without the year limit, to tell why a cycle ended.
@@ -413,7 +534,7 @@ func (s *Store) SetDueDate(ctx context.Context, db DB, id int64, due time.Time, 
 		return 0, fmt.Errorf("timer %d: occurrence %d (job %d) is %s: %w", id, t.occurrence, *t.jobID, state, ErrNotWaiting)
 	}
 	due = due.UTC()
-	if _, err := tx.Exec(ctx, s.sql("timer_job_set_due.sql"), *t.jobID, due, s.now()); err != nil {
+	if _, err := tx.Exec(ctx, s.sql("timer_job_set_due.sql"), *t.jobID, due, s.now().Add(NearDue)); err != nil {
 		return 0, err
 	}
 	var shift time.Duration

@@ -296,3 +296,26 @@ func (p *eventsPruner) Start(ctx context.Context) error {
 	})
 	return nil
 }
+
+// EventSubscription returns a named event subscription's saved position and
+// how far behind the latest event it is (see events.Subscription). An
+// unknown name gives an error wrapping ErrNotFound.
+func (e *Engine) EventSubscription(ctx context.Context, name string) (*events.Subscription, error) {
+	if e.dbPool == nil {
+		return nil, errNoPool
+	}
+	sub, err := events.GetSubscription(ctx, e.dbPool, e.config.Schema, name)
+	if errors.Is(err, events.ErrSubscriptionNotFound) {
+		return nil, fmt.Errorf("workflow: event subscription %q: %w", name, ErrNotFound)
+	}
+	return sub, err
+}
+
+// EventSubscriptions returns every named event subscription with its saved
+// position and how far behind it is, by name.
+func (e *Engine) EventSubscriptions(ctx context.Context) ([]events.Subscription, error) {
+	if e.dbPool == nil {
+		return nil, errNoPool
+	}
+	return events.Subscriptions(ctx, e.dbPool, e.config.Schema)
+}

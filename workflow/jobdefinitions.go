@@ -37,6 +37,20 @@ type JobDefinitionState struct {
 	// OverridingPriority is the priority set with SetOverridingJobPriority;
 	// nil when none is set.
 	OverridingPriority *int64
+	// Suspended says whether the definition is suspended
+	// (SuspendJobDefinition, or SuspendProcessDefinition of its process):
+	// its new jobs are then inserted suspended. SuspendedSince is when.
+	Suspended      bool
+	SuspendedSince *time.Time
+}
+
+// setSuspended fills Suspended from SuspendedSince, in UTC.
+func (s *JobDefinitionState) setSuspended() {
+	s.Suspended = s.SuspendedSince != nil
+	if s.SuspendedSince != nil {
+		utc := s.SuspendedSince.UTC()
+		s.SuspendedSince = &utc
+	}
 }
 
 // SyncJobDefinitions stores the declared job definitions, keeping the
@@ -178,7 +192,7 @@ func (e *Engine) SetJobPriority(ctx context.Context, jobID int64, p int64) error
 }
 
 // JobDefinition returns a job definition with its current overriding
-// priority. A declared definition not yet stored (no client has started)
+// priority and whether it is suspended. A declared definition not yet stored (no client has started)
 // is returned from its declaration, without an override.
 func (e *Engine) JobDefinition(ctx context.Context, jobDefinitionID string) (*JobDefinitionState, error) {
 	if e.dbPool == nil {
@@ -186,7 +200,8 @@ func (e *Engine) JobDefinition(ctx context.Context, jobDefinitionID string) (*Jo
 	}
 	state := &JobDefinitionState{}
 	err := e.dbPool.QueryRow(ctx, e.sql(jobDefinitionGetSQL), jobDefinitionID).Scan(
-		&state.ID, &state.ProcessDefinitionKey, &state.ActivityID, &state.Kind, &state.OverridingPriority)
+		&state.ID, &state.ProcessDefinitionKey, &state.ActivityID, &state.Kind, &state.OverridingPriority, &state.SuspendedSince)
+	state.setSuspended()
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
 		def, declared := e.defs.jobs[jobDefinitionID]

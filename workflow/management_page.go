@@ -91,7 +91,8 @@ func (e *Engine) storedJobDefinitions(ctx context.Context, afterID string, limit
 	}
 	defs, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (*JobDefinitionSummary, error) {
 		s := &JobDefinitionSummary{Stored: true}
-		err := row.Scan(&s.ID, &s.ProcessDefinitionKey, &s.ActivityID, &s.Kind, &s.OverridingPriority, &s.UnfinishedJobs, &s.OpenIncidents)
+		err := row.Scan(&s.ID, &s.ProcessDefinitionKey, &s.ActivityID, &s.Kind, &s.OverridingPriority, &s.UnfinishedJobs, &s.OpenIncidents, &s.SuspendedSince)
+		s.setSuspended()
 		return s, err
 	})
 	if err != nil {

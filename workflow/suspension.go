@@ -278,3 +278,26 @@ func (p *pilot) suspensionServices() []startstop.Service {
 		Interval: engine.config.SuspensionServiceInterval,
 	})}
 }
+
+// ApplyScheduledSuspension applies the scheduled suspension or activation
+// scheduleID (SuspendOpts.At, listed by ScheduledSuspensions) now, before
+// it is due, and records it as applied so that it is not applied again when
+// due: Camunda's managementService.executeJob on the timer job of a delayed
+// suspension (ProcessDefinitionSuspensionTest
+// testDelayedSuspendProcessDefinition), for which riverbpmn stores a row
+// rather than a job. It returns the change and what it did. An unknown id wraps ErrNotFound; a change applied already is an
+// error saying when.
+func (e *Engine) ApplyScheduledSuspension(ctx context.Context, scheduleID int64) (*suspension.Scheduled, *SuspensionResult, error) {
+	if e.dbPool == nil {
+		return nil, nil, errNoPool
+	}
+	host, _ := os.Hostname()
+	s, res, err := suspension.ApplyScheduled(ctx, e.dbPool, e.config.Schema, scheduleID, "manual "+host+"/"+strconv.Itoa(os.Getpid()))
+	if errors.Is(err, suspension.ErrScheduleNotFound) {
+		return nil, nil, fmt.Errorf("workflow: scheduled suspension %d: %w", scheduleID, ErrNotFound)
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("workflow: %w", err)
+	}
+	return s, &SuspensionResult{Result: *res}, nil
+}

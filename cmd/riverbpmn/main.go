@@ -32,6 +32,9 @@
 //	riverbpmn progress     --database-url URL [--schema S] (--job ID | --process-instance ID) [--json]
 //	riverbpmn stop         --database-url URL [--schema S] (--job ID | --process-instance ID) [--json]
 //	riverbpmn events       --database-url URL [--schema S] [--follow] [--process-instance ID] [--subscription NAME] [--from F] [--json]
+//	riverbpmn subscriptions [NAME] --database-url URL [--schema S] [--json]
+//	riverbpmn suspension-apply SCHEDULE_ID --database-url URL [--schema S] [--json]
+//	riverbpmn execute      JOB_ID --database-url URL [--schema S] [--timeout 2m] [--exclusive-scope S] [--json]
 //	riverbpmn events-enable | events-disable --database-url URL [--schema S] [--json]
 //	riverbpmn events-prune --database-url URL [--schema S] [--older-than 24h] [--json]
 //	riverbpmn fairness-enable [--by-priority] [--timers-first] [--by-due-date] | fairness-disable --database-url URL [--schema S] [--json]
@@ -123,6 +126,9 @@ func commands() []command {
 		{"console", "serve the operator web console (--listen, --read-only, --riverui-url, --prefix)", runConsole},
 		{"queue", "queue pending jobs: JOB... or --process-instance ID", runQueue},
 		{"deps", "show a job's prerequisites (done of total, blocked) and dependents: deps JOB", runDeps},
+		{"execute", "run one job now, ignoring its due date, and print its outcome: execute JOB_ID [--timeout 2m]", runExecute},
+		{"suspension-apply", "apply a scheduled suspension or activation now, before it is due: suspension-apply SCHEDULE_ID", runSuspensionApply},
+		{"subscriptions", "list named event subscriptions: position, events behind, last event (or one: subscriptions NAME)", runSubscriptions},
 	}
 }
 

@@ -516,13 +516,15 @@ func runPriority(ctx context.Context, args []string, stdout io.Writer) error {
 // ---- definitions ----
 
 type definitionJSON struct {
-	ID                   string `json:"id"`
-	ProcessDefinitionKey string `json:"process_definition_key"`
-	ActivityID           string `json:"activity_id"`
-	Kind                 string `json:"kind"`
-	OverridingPriority   *int64 `json:"overriding_priority"`
-	UnfinishedJobs       int64  `json:"unfinished_jobs"`
-	OpenIncidents        int64  `json:"open_incidents"`
+	ID                   string     `json:"id"`
+	ProcessDefinitionKey string     `json:"process_definition_key"`
+	ActivityID           string     `json:"activity_id"`
+	Kind                 string     `json:"kind"`
+	OverridingPriority   *int64     `json:"overriding_priority"`
+	UnfinishedJobs       int64      `json:"unfinished_jobs"`
+	OpenIncidents        int64      `json:"open_incidents"`
+	Suspended            bool       `json:"suspended"`
+	SuspendedSince       *time.Time `json:"suspended_since,omitempty"`
 }
 
 func runDefinitions(ctx context.Context, args []string, stdout io.Writer) error {
@@ -552,7 +554,7 @@ func runDefinitions(ctx context.Context, args []string, stdout io.Writer) error 
 	}
 	out := make([]definitionJSON, len(defs))
 	for i, d := range defs {
-		out[i] = definitionJSON{d.ID, d.ProcessDefinitionKey, d.ActivityID, d.Kind, d.OverridingPriority, d.UnfinishedJobs, d.OpenIncidents}
+		out[i] = definitionJSON{d.ID, d.ProcessDefinitionKey, d.ActivityID, d.Kind, d.OverridingPriority, d.UnfinishedJobs, d.OpenIncidents, d.Suspended, d.SuspendedSince}
 	}
 	return v.print(stdout, out, func(w io.Writer) error {
 		if len(defs) == 0 {
@@ -560,10 +562,14 @@ func runDefinitions(ctx context.Context, args []string, stdout io.Writer) error 
 			return nil
 		}
 		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "JOB DEFINITION\tPROCESS\tACTIVITY\tKIND\tOVERRIDING PRIORITY\tUNFINISHED JOBS\tOPEN INCIDENTS")
+		fmt.Fprintln(tw, "JOB DEFINITION\tPROCESS\tACTIVITY\tKIND\tOVERRIDING PRIORITY\tUNFINISHED JOBS\tOPEN INCIDENTS\tSTATE")
 		for _, d := range out {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%d\n", d.ID, d.ProcessDefinitionKey, d.ActivityID, d.Kind,
-				formatPriority(d.OverridingPriority), d.UnfinishedJobs, d.OpenIncidents)
+			state := "active"
+			if d.Suspended {
+				state = "suspended"
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%d\t%s\n", d.ID, d.ProcessDefinitionKey, d.ActivityID, d.Kind,
+				formatPriority(d.OverridingPriority), d.UnfinishedJobs, d.OpenIncidents, state)
 		}
 		if err := tw.Flush(); err != nil {
 			return err

@@ -155,7 +155,15 @@ func runSuspension(ctx context.Context, action string, args []string, stdout io.
 			return err
 		}
 		for _, id := range res.JobDefinitions {
+			if id == output.ID {
+				continue // the target itself
+			}
 			if _, err := fmt.Fprintf(w, "  job definition %q\n", id); err != nil {
+				return err
+			}
+		}
+		if res.StartTimerJobs > 0 {
+			if _, err := fmt.Fprintf(w, "  %s %d timer start event jobs\n", past, res.StartTimerJobs); err != nil {
 				return err
 			}
 		}

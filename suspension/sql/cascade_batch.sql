@@ -5,8 +5,9 @@
 -- that state (a later call changed it: the cascade stops, the later call
 -- wins), and how many jobs changed.
 --
--- /* TARGET_FILTER */ selects the target's jobs over an index: the job
--- definition, process instance or process definition by containment
+-- The target filter (the marker in WHERE) selects the target's jobs over an
+-- index: the job definition, process instance or process definition by
+-- containment
 -- (river_bpmn_ctx_has_*, migration riverbpmn/016), which River's GIN index
 -- on metadata answers (river_job_metadata_index); for a process
 -- definition, which holds many jobs, the planner walks the primary key.

@@ -1,5 +1,7 @@
 -- A waiting occurrence gets its new due date; available and scheduled swap
--- according to it, as River's own states mean.
+-- according to it: available when due before $3 (now plus the near-due
+-- horizon, timer.NearDue: River's fetch takes it once scheduled_at has
+-- passed), scheduled otherwise.
 UPDATE /* TEMPLATE: schema */river_job
 SET scheduled_at = $2::timestamptz,
     state = CASE

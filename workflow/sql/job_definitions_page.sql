@@ -4,7 +4,8 @@
 -- by containment over River's GIN index on metadata, river_bpmn_ctx_has
 -- of migration riverbpmn/016) and how many open
 -- incidents it has (served by river_bpmn_incident_open, migration
--- riverbpmn/004). JobDefinitions is its first page ('').
+-- riverbpmn/004), and when it was suspended (NULL when it is active).
+-- JobDefinitions is its first page ('').
 SELECT
     d.id, d.process_definition_key, d.activity_id, d.kind, d.overriding_priority,
     (
@@ -18,9 +19,12 @@ SELECT
         FROM /* TEMPLATE: schema */river_bpmn_incident i
         WHERE i.resolved_at IS NULL
             AND i.job_definition_id = d.id
-    ) AS open_incidents
+    ) AS open_incidents,
+    s.suspended_at
 FROM
     /* TEMPLATE: schema */river_bpmn_job_definition d
+    LEFT JOIN /* TEMPLATE: schema */river_bpmn_suspension s
+        ON s.target_type = 'job_definition' AND s.target_id = d.id
 WHERE
     d.id > $1::text
 ORDER BY
