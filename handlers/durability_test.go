@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/riverbpmn/riverbpmn/handlers"
+	"github.com/riverbpmn/riverbpmn/internal/longtest"
 	"github.com/riverbpmn/riverbpmn/workflow"
 )
 
@@ -58,9 +59,7 @@ func startWorker(t *testing.T, bin, schema, clientID string) *workerProcess {
 // no occurrence was created twice, and no occurrence ran twice except runs
 // cut by the kill.
 func TestTimerDurabilityAcrossProcesses(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts worker processes")
-	}
+	longtest.Skip(t)
 	const numTimers = 100
 	ctx := context.Background()
 	s := newTestSetup(t, nil)

@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
+	"github.com/riverbpmn/riverbpmn/internal/longtest"
 	"github.com/riverbpmn/riverbpmn/priority"
 )
 
@@ -33,9 +34,7 @@ ANALYZE %[1]s.river_job;`
 // client's order, the table is never scanned and no river_job rows are
 // sorted, in every combination.
 func TestFairFetchPlansUseIndexes(t *testing.T) {
-	if testing.Short() {
-		t.Skip("inserts 100k jobs")
-	}
+	longtest.Skip(t)
 	t.Parallel()
 	ctx := context.Background()
 	schema := exclSchema(t)
