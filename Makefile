@@ -7,11 +7,14 @@ SHELL := /bin/bash
 GO ?= go
 
 # Test packages run two at a time: each starts River clients against the one
-# database, and the machine has two cores. `make test` is meant to take at most
-# 5 minutes on two cores and no package 2; its per-package timeout is the
-# tripwire for a package that grew past that (twice over, for a loaded machine).
+# database, and the machine has two cores. Within a package four parallel
+# tests run at once: most of a test's time is spent waiting (polls, retry
+# intervals, timers, the database), not computing. `make test` is meant to
+# take at most 5 minutes on two cores and no package 2; its per-package
+# timeout is the tripwire for a package that grew past that (twice over, for a
+# loaded machine).
 TEST_TIMEOUT ?= 4m
-TEST_FLAGS ?= -count=1 -p 2 -timeout $(TEST_TIMEOUT)
+TEST_FLAGS ?= -count=1 -p 2 -parallel 4 -timeout $(TEST_TIMEOUT)
 # `make test-long` adds the long proofs (internal/longtest): stress runs,
 # SIGKILL'd processes, restarts, 100k-row tables, EXPLAIN matrices, benchmarks.
 LONG_TEST_TIMEOUT ?= 30m
