@@ -60,9 +60,6 @@ func startWorker(t *testing.T, bin, schema, clientID string) *workerProcess {
 // cut by the kill.
 func TestTimerDurabilityAcrossProcesses(t *testing.T) {
 	longtest.Skip(t) // SIGKILLs worker processes
-	if testing.Short() {
-		t.Skip("starts worker processes")
-	}
 	const numTimers = 100
 	ctx := context.Background()
 	s := newTestSetup(t, nil)

@@ -13,6 +13,7 @@ import (
 	"github.com/riverqueue/river/rivershared/riversharedtest"
 	"github.com/stretchr/testify/require"
 
+	"github.com/riverbpmn/riverbpmn/internal/longtest"
 	"github.com/riverbpmn/riverbpmn/lifecycle"
 	"github.com/riverbpmn/riverbpmn/workflow"
 )
@@ -53,10 +54,8 @@ func TestLifecycleCrashChild(t *testing.T) {
 // none started before its prerequisites completed (from the database's
 // timestamps).
 func TestDependenciesSurviveWorkerKill(t *testing.T) {
+	longtest.Skip(t)
 	t.Parallel()
-	if testing.Short() {
-		t.Skip("starts and kills an OS process")
-	}
 	ctx := context.Background()
 	f := setup(t)
 	d := randomDAG(uint64(time.Now().UnixNano()), 200, 5, 30, 30)

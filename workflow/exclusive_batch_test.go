@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/riverbpmn/riverbpmn/exclusive"
+	"github.com/riverbpmn/riverbpmn/internal/longtest"
 	"github.com/riverbpmn/riverbpmn/priority"
 )
 
@@ -69,9 +70,7 @@ func TestExclusiveBatchOffIsTheSameQuery(t *testing.T) {
 // by priority), and, with an order the head-of-key index has (River's, or
 // by priority alone), without any sort.
 func TestExclusiveBatchFetchPlansUseIndexes(t *testing.T) {
-	if testing.Short() {
-		t.Skip("inserts 100k jobs")
-	}
+	longtest.Skip(t)
 	t.Parallel()
 	ctx := context.Background()
 	schema := exclSchema(t)

@@ -255,6 +255,15 @@ func TestExclusiveStaleLockAfterRescue(t *testing.T) {
 	require.Len(t, locks, 1)
 	require.Equal(t, jobA.ID, locks[0].JobID)
 
+	// The queue is paused while A is rescued and its lock read, so that the
+	// client's next fetch (which takes the stale key over) cannot come in
+	// between, however slow the machine. QueuePause only asks the producer
+	// to pause; EventKindQueuePaused says it has stopped fetching.
+	paused, cancelPaused := node.client.Subscribe(river.EventKindQueuePaused)
+	defer cancelPaused()
+	require.NoError(t, node.client.QueuePause(ctx, river.QueueDefault, nil))
+	waitOrTimeout(t, paused, 10*time.Second)
+
 	// River's rescuer finds A stuck and makes it retryable, as JobRescuer
 	// does (same driver call).
 	_, err = node.engine.Driver().GetExecutor().JobRescueMany(ctx, &riverdriver.JobRescueManyParams{
@@ -273,6 +282,7 @@ func TestExclusiveStaleLockAfterRescue(t *testing.T) {
 	require.NotNil(t, wait.Holder)
 	require.True(t, wait.Holder.Stale, "the rescued job no longer runs the attempt that took the key")
 	require.False(t, wait.Waiting)
+	require.NoError(t, node.client.QueueResume(ctx, river.QueueDefault, nil))
 
 	// The other two jobs now run, one after the other (A itself waits for
 	// River's scheduler to make it available again).

@@ -61,6 +61,15 @@ func TestExclusiveDeferredRelease(t *testing.T) {
 	require.Len(t, first, 1)
 	require.Equal(t, first[0], *holder())
 
+	// A loaded machine can take longer than deferredReleaseFlush to come to
+	// the next fetch: the flush is held off for this first release (an armed
+	// flush timer is not armed again; the fetch that carries the release
+	// stops it), so that the fetch is what gives the key back.
+	deferred := node.engine.exclusive.deferredFor(schema)
+	deferred.mu.Lock()
+	deferred.timer = time.AfterFunc(time.Hour, func() {})
+	deferred.mu.Unlock()
+
 	// The first job's work ends: its release is deferred (no statement), so
 	// the key still names the job, which River has not completed either.
 	release(first[0])
@@ -77,8 +86,9 @@ func TestExclusiveDeferredRelease(t *testing.T) {
 	require.Equal(t, uint64(1), node.engine.exclusive.carried.Load())
 
 	// The second job's work ends and no fetch follows: the release is
-	// written on its own after deferredReleaseFlush.
+	// written on its own after deferredReleaseFlush (the bound below leaves its
+	// statement room on a loaded machine).
 	release(second[0])
-	require.Eventually(t, func() bool { return holder() == nil }, time.Second, 5*time.Millisecond, "the key is given back without a fetch")
+	require.Eventually(t, func() bool { return holder() == nil }, deferredReleaseFlush+10*time.Second, 5*time.Millisecond, "the key is given back without a fetch")
 	require.Equal(t, uint64(1), node.engine.exclusive.carried.Load(), "no fetch carried it")
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/riverbpmn/riverbpmn/exclusive"
+	"github.com/riverbpmn/riverbpmn/internal/longtest"
 )
 
 // explainBacklogSQL writes 100,000 available jobs into a schema, in one
@@ -172,6 +173,7 @@ func readsRiverJob(node planNode) bool {
 // probes the head-of-key index; nothing sorts or scans the table. It also
 // times one real fetch of 100 jobs (rolled back).
 func TestExclusiveFetchUsesIndexes(t *testing.T) {
+	longtest.Skip(t)
 	t.Parallel()
 	ctx := context.Background()
 	schema := exclSchema(t)

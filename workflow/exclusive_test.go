@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/riverbpmn/riverbpmn/exclusive"
+	"github.com/riverbpmn/riverbpmn/internal/longtest"
 )
 
 // exclStressResult is what a stress run observed.
@@ -182,6 +183,7 @@ func sumValues(m map[string]int) int {
 // (zero overlaps per key, every job finished once) and without (the same
 // check finds overlaps, so it can fail).
 func TestExclusiveStress(t *testing.T) {
+	longtest.Skip(t)
 	t.Run("Enforced", func(t *testing.T) {
 		res := runExclusiveStress(t, exclusive.ProcessInstance)
 		for _, overlap := range res.overlaps[:min(len(res.overlaps), 10)] {

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/riverbpmn/riverbpmn/exclusive"
+	"github.com/riverbpmn/riverbpmn/internal/longtest"
 	"github.com/riverbpmn/riverbpmn/priority"
 )
 
@@ -138,9 +139,7 @@ WHERE attempted_at IS NULL AND %[1]s.river_bpmn_ctx_tenant(metadata) = ANY($1)`,
 // 1,000 jobs at up to 100 per fetch need 11 at least; fetches are smaller
 // when few workers are free). Stock River would run the 20,000 first.
 func TestFairByTenantStarvation(t *testing.T) {
-	if testing.Short() {
-		t.Skip("inserts 21,000 jobs")
-	}
+	longtest.Skip(t)
 	const (
 		bigJobs     = 20000
 		smallCount  = 50

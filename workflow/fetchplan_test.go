@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/riverbpmn/riverbpmn/exclusive"
+	"github.com/riverbpmn/riverbpmn/internal/longtest"
 	"github.com/riverbpmn/riverbpmn/priority"
 )
 
@@ -145,9 +146,7 @@ func scopeName(scope exclusive.Scope) string { return strings.ReplaceAll(scope.S
 // when exclusive, never sorts rows of river_job and never scans
 // the table. The backlog is built once; each EXPLAIN takes milliseconds.
 func TestFetchPlansUseIndexes(t *testing.T) {
-	if testing.Short() {
-		t.Skip("inserts 100k jobs")
-	}
+	longtest.Skip(t)
 	t.Parallel()
 	ctx := context.Background()
 	schema := exclSchema(t)

@@ -23,6 +23,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/riverbpmn/riverbpmn/exclusive"
+	"github.com/riverbpmn/riverbpmn/internal/longtest"
 )
 
 // The liveness acceptance tests run real worker processes
@@ -367,6 +368,7 @@ func (p *livenessProcs) waitOpenRuns(id string, n int, timeout time.Duration) []
 // The kill is repeated (2 times here, 20 with RIVERBPMN_LIVENESS_LONG), a
 // fresh worker replacing each killed one.
 func TestLivenessKillWorker(t *testing.T) {
+	longtest.Skip(t)
 	testLivenessKillWorker(t, 0)
 }
 
@@ -376,6 +378,7 @@ func TestLivenessKillWorker(t *testing.T) {
 // running in the database) are given back by the leader's takeover, which
 // frees their keys in the same transaction, and nothing overlaps.
 func TestLivenessKillWorkerBatched(t *testing.T) {
+	longtest.Skip(t)
 	testLivenessKillWorker(t, 4)
 }
 
@@ -517,6 +520,7 @@ func (p *livenessProcs) endOf(id string, jobID int64, attempt int) (time.Time, b
 // the processes' timeline), and its runs are given back (the error entry names
 // it) and completed elsewhere or by itself later.
 func TestLivenessPartition(t *testing.T) {
+	longtest.Skip(t)
 	ctx := context.Background()
 	instances, jobs := 50, 8
 	if livenessLong() {

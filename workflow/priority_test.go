@@ -14,6 +14,7 @@ import (
 	"github.com/riverqueue/river/rivertype"
 	"github.com/stretchr/testify/require"
 
+	"github.com/riverbpmn/riverbpmn/internal/longtest"
 	"github.com/riverbpmn/riverbpmn/priority"
 )
 
@@ -376,9 +377,7 @@ func TestOverrideCascadeRace(t *testing.T) {
 // TestCascadeOn100kJobs cascades an override over 100,000 unfinished jobs
 // of one definition, in bounded batches, while other work goes on.
 func TestCascadeOn100kJobs(t *testing.T) {
-	if testing.Short() {
-		t.Skip("inserts 100k jobs")
-	}
+	longtest.Skip(t)
 	t.Parallel()
 	ctx := context.Background()
 	engine, schema := testEngineWithConfig(t, orderConfig())

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/riverbpmn/riverbpmn/exclusive"
+	"github.com/riverbpmn/riverbpmn/internal/longtest"
 )
 
 const suspCrashChildEnv = "RIVERBPMN_SUSPENSION_CRASH_SCHEMA"
@@ -41,10 +42,8 @@ func TestSuspensionCrashChild(t *testing.T) {
 // the suspension is due. The client started next becomes leader (once River's
 // leadership of the dead process expires) and applies it.
 func TestSuspensionScheduledSurvivesLeaderKill(t *testing.T) {
+	longtest.Skip(t)
 	t.Parallel()
-	if testing.Short() {
-		t.Skip("waits for River's leadership of a killed process to expire")
-	}
 	ctx := context.Background()
 	engine, schema := suspEngine(t, exclusive.None)
 

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/riverbpmn/riverbpmn/exclusive"
+	"github.com/riverbpmn/riverbpmn/internal/longtest"
 )
 
 // TestSuspensionScale suspends, then activates, a job definition with
@@ -22,6 +23,7 @@ import (
 // insert waited at most. 5,000 jobs by default; set
 // RIVERBPMN_SUSPENSION_SCALE_JOBS=100000 for the figure in the README.
 func TestSuspensionScale(t *testing.T) {
+	longtest.Skip(t)
 	t.Parallel()
 	ctx := context.Background()
 	jobs := 5_000

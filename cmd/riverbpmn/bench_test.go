@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/riverbpmn/riverbpmn/internal/bench"
+	"github.com/riverbpmn/riverbpmn/internal/longtest"
 )
 
 // benchSchema names a schema for the bench command to create, dropped after
@@ -33,6 +34,7 @@ func benchSchema(t *testing.T) string {
 // TestBenchCommand runs a tiny benchmark of each kind through the command
 // line and checks the JSON document's structure, not its timings.
 func TestBenchCommand(t *testing.T) {
+	longtest.Skip(t)
 	url := riversharedtest.TestDatabaseURL()
 	schema := benchSchema(t)
 

@@ -25,6 +25,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/riverbpmn/riverbpmn/events"
+	"github.com/riverbpmn/riverbpmn/internal/longtest"
 	"github.com/riverbpmn/riverbpmn/jobcontrol"
 	"github.com/riverbpmn/riverbpmn/workflow"
 )
@@ -202,6 +203,7 @@ func TestStopAcrossProcesses(t *testing.T) {
 // must have its SUCCEEDED event. RIVERBPMN_EVENTS_JOBS sets the job count
 // (default 2,000; the target is 50,000).
 func TestEventsFollowAcrossRestarts(t *testing.T) {
+	longtest.Skip(t)
 	ctx := context.Background()
 	jobs := 2000
 	if s := os.Getenv("RIVERBPMN_EVENTS_JOBS"); s != "" {

@@ -18,6 +18,7 @@ import (
 
 	"github.com/riverbpmn/riverbpmn/events"
 
+	"github.com/riverbpmn/riverbpmn/internal/longtest"
 	"github.com/riverbpmn/riverbpmn/workflow"
 )
 
@@ -150,6 +151,7 @@ func TestMetadataSQLMatchesMiddleware(t *testing.T) {
 // TestRunThroughput runs a tiny throughput benchmark and checks the report's
 // structure, not its timings.
 func TestRunThroughput(t *testing.T) {
+	longtest.Skip(t)
 	t.Parallel()
 	ctx := context.Background()
 	pool := riversharedtest.DBPool(ctx, t)
@@ -213,6 +215,7 @@ func TestRunThroughput(t *testing.T) {
 // TestRunFetchLatency runs a tiny fetch latency benchmark, checks the
 // report's structure and that the schema keeps its indexes.
 func TestRunFetchLatency(t *testing.T) {
+	longtest.Skip(t)
 	t.Parallel()
 	ctx := context.Background()
 	pool := riversharedtest.DBPool(ctx, t)
