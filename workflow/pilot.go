@@ -52,12 +52,15 @@ func newPilot(driver *Driver) *pilot { return &pilot{driver: driver} }
 func (p *pilot) PilotInit(archetype *baseservice.Archetype, params *riverpilot.PilotInitParams) {
 	p.StandardPilot.PilotInit(archetype, params)
 	p.insert = params.Insert
-	if p.driver.engine != nil {
-		p.markArchetype(archetype)
+	if p.driver.engine == nil {
+		return
 	}
-	if p.driver.engine != nil && archetype.Logger != nil {
+	// The engine logs through the client's own logger, not the copy that
+	// marks the archetype for the retry policy check.
+	if archetype.Logger != nil {
 		p.driver.engine.clientLogger.Store(archetype.Logger)
 	}
+	p.markArchetype(archetype)
 }
 
 // JobGetAvailable locks up to params.MaxToLock available jobs and moves them
