@@ -404,6 +404,11 @@ func (p *pilot) ProducerInit(ctx context.Context, exec riverdriver.Executor, par
 	if err := p.checkSchemaWiring(params.Schema); err != nil {
 		return 0, nil, err // the client refuses to start (client.go)
 	}
+	if engine := p.driver.engine; engine != nil {
+		if err := engine.recordExclusiveScope(ctx, params.Schema, params.ClientID); err != nil {
+			return 0, nil, err // the client refuses to start
+		}
+	}
 	id, state, err := p.StandardPilot.ProducerInit(ctx, exec, params)
 	if err != nil || !p.exclusiveEnabled() {
 		return id, state, err

@@ -25,8 +25,12 @@ func (l ExclusiveLock) String() string {
 func (w ExclusiveWait) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "job %d (%s, queue %s)", w.JobID, w.State, w.Queue)
-	if w.Key == "" {
-		b.WriteString(": no exclusive key, never held back")
+	switch {
+	case w.Key == "" && !w.Scope.Enabled():
+		b.WriteString(": exclusivity is not enforced on this schema (exclusive scope none), never held back")
+		return b.String()
+	case w.Key == "":
+		b.WriteString(": no exclusive key (not exclusive, or of no process instance), never held back")
 		return b.String()
 	}
 	fmt.Fprintf(&b, ": key %q", w.Key)

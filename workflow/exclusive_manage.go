@@ -58,9 +58,12 @@ type ExclusiveWait struct {
 	JobID int64
 	State rivertype.JobState
 	Queue string
-	// Key is the job's exclusive key under the engine's scope; empty when the
-	// job has none (not exclusive, no process instance, or exclusivity not
-	// enabled), and then nothing ever holds the job back.
+	// Scope is the exclusive scope in force in the schema
+	// (Engine.ExclusiveScopeInForce), under which Key is computed.
+	Scope exclusive.Scope
+	// Key is the job's exclusive key under Scope; empty when the job has
+	// none (not exclusive, no process instance, or Scope is exclusive.None),
+	// and then nothing ever holds the job back.
 	Key string
 	// Holder is the lock on Key, nil when nobody holds it. It may be the job
 	// itself, while it runs.
@@ -88,8 +91,12 @@ func (e *Engine) ExclusiveWait(ctx context.Context, jobID int64) (*ExclusiveWait
 	if e.dbPool == nil {
 		return nil, errNoPool
 	}
+	scope, err := e.ExclusiveScopeInForce(ctx)
+	if err != nil {
+		return nil, err
+	}
 	var (
-		wait                       = &ExclusiveWait{JobID: jobID}
+		wait                       = &ExclusiveWait{JobID: jobID, Scope: scope}
 		state                      string
 		key, lockClient, lockQueue *string
 		lockJobID                  *int64
@@ -100,7 +107,7 @@ func (e *Engine) ExclusiveWait(ctx context.Context, jobID int64) (*ExclusiveWait
 		runJobIDs                  []int64
 		runLive                    *bool
 	)
-	err := e.dbPool.QueryRow(ctx, e.exclusive.sql(exclusiveWaitSQL, e.config.Schema), jobID).Scan(
+	err = e.dbPool.QueryRow(ctx, e.exclusive.sqlFor(exclusiveWaitSQL, e.config.Schema, scope), jobID).Scan(
 		&state, &wait.Queue, &key,
 		&lockJobID, &lockAttempt, &lockClient, &lockQueue, &lockedAt,
 		&holderState, &holderAttempt, &runJobIDs, &runLive, &keyJobsAhead,

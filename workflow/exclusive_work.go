@@ -171,15 +171,21 @@ func (x *engineExclusive) needsWake(target string) bool {
 	return false
 }
 
-type renderKey struct{ tmpl, schema string }
+type renderKey struct {
+	tmpl, schema string
+	scope        exclusive.Scope
+}
 
 // sql returns tmpl rendered for schema and the engine's scope.
-func (x *engineExclusive) sql(tmpl, schema string) string {
-	key := renderKey{tmpl, schema}
+func (x *engineExclusive) sql(tmpl, schema string) string { return x.sqlFor(tmpl, schema, x.scope) }
+
+// sqlFor returns tmpl rendered for schema and scope.
+func (x *engineExclusive) sqlFor(tmpl, schema string, scope exclusive.Scope) string {
+	key := renderKey{tmpl, schema, scope}
 	if cached, ok := x.rendered.Load(key); ok {
 		return cached.(string) //nolint:forcetypeassert // only strings are stored
 	}
-	rendered := renderExclusiveSQL(tmpl, schema, x.scope)
+	rendered := renderExclusiveSQL(tmpl, schema, scope)
 	x.rendered.Store(key, rendered)
 	return rendered
 }

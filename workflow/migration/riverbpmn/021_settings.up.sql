@@ -1,0 +1,18 @@
+-- riverbpmn migration line "riverbpmn", version 21: settings recorded in the
+-- schema, so that every tool and every engine working it reads the same.
+--
+-- One row per setting. The first is "exclusive_scope", the exclusive scope
+-- in force (package exclusive: process-instance, root-process-instance or
+-- none): the first client that starts records its engine's scope, every
+-- later one checks it has the same (a client whose engine has another scope
+-- refuses to start, naming both), and the CLI and the console read it to say
+-- whether a job waits for its key. The migration records nothing: a schema
+-- used before it gets its scope from the first client that starts after it.
+CREATE TABLE /* TEMPLATE: schema */river_bpmn_setting (
+    name text PRIMARY KEY,
+    value text NOT NULL,
+    -- When and by which River client (river.Config.ID; empty when recorded
+    -- by hand) the value was recorded.
+    recorded_at timestamptz NOT NULL DEFAULT now(),
+    recorded_by text NOT NULL DEFAULT ''
+);
