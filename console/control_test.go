@@ -189,7 +189,7 @@ func TestClientsPage(t *testing.T) {
 	_, body := b.get("/clients")
 	require.Contains(t, body, "No liveness session")
 
-	engine, err := workflow.NewEngine(e.pool, &workflow.Config{Schema: e.schema, })
+	engine, err := workflow.NewEngine(e.pool, &workflow.Config{Schema: e.schema})
 	require.NoError(t, err)
 	workers := river.NewWorkers()
 	river.AddWorker(workers, &taskWorker{})
