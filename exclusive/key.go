@@ -80,7 +80,7 @@ func (s Scope) Validate() error {
 // the instance is its own root.
 //
 // The fetch query computes the same key in SQL
-// (workflow/sql/exclusive_key_*.sql); the two must agree.
+// (exclusive/sql/exclusive_key_*.sql); the two must agree.
 func Key(scope Scope, exclusive bool, processInstanceID, rootProcessInstanceID string) (string, bool) {
 	if !exclusive || !scope.Enabled() {
 		return "", false

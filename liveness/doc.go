@@ -58,7 +58,7 @@
 // So by the time any other client can fetch a job of a taken-over session,
 // or the key it held, the cut-off client has cancelled that job and had
 // CancelGrace to return. Exclusive keys then keep their invariant
-// (workflow/exclusive_fetch.go): the takeover moves the holding job out of
+// (exclusive/doc.go): the takeover moves the holding job out of
 // running and frees the lock row in one transaction, so the key's next job
 // starts only after the dead run stopped.
 //

@@ -164,7 +164,7 @@ type Engine struct {
 
 	// defaultRetryCycle is Config.DefaultRetryCycle, parsed; zero if none.
 	defaultRetryCycle retrypolicy.Cycle
-	exclusive         *engineExclusive
+	exclusive         *exclusive.Keeper
 
 	// liveRuns maps the job attempts fetched by the engine's clients with
 	// liveness to their run (liveness.go), for the middleware.
@@ -196,8 +196,8 @@ func NewEngine(dbPool *pgxpool.Pool, config *Config) (*Engine, error) {
 	if config.ExclusiveBatch < 0 {
 		return nil, fmt.Errorf("workflow: Config.ExclusiveBatch must not be negative, got %d", config.ExclusiveBatch)
 	}
-	if config.ExclusiveBatch > maxExclusiveBatch {
-		return nil, fmt.Errorf("workflow: Config.ExclusiveBatch must be at most %d, got %d", maxExclusiveBatch, config.ExclusiveBatch)
+	if config.ExclusiveBatch > exclusive.MaxBatch {
+		return nil, fmt.Errorf("workflow: Config.ExclusiveBatch must be at most %d, got %d", exclusive.MaxBatch, config.ExclusiveBatch)
 	}
 	if config.ExclusiveBatch > 1 && !config.ExclusiveScope.Enabled() {
 		return nil, fmt.Errorf("workflow: Config.ExclusiveBatch %d needs an ExclusiveScope (it batches the exclusive jobs of one key)", config.ExclusiveBatch)
@@ -241,7 +241,7 @@ func (e *Engine) NewDriver(acq Acquisition) (*Driver, error) {
 		return nil, err
 	}
 	if acq.PriorityRange != nil || acq.DeploymentAware {
-		e.exclusive.filtered.Store(true)
+		e.exclusive.SetFiltered()
 	}
 	acq.Deployments = slices.Clone(acq.Deployments)
 	acq.TenantWeights = maps.Clone(acq.TenantWeights)

@@ -17,7 +17,7 @@ import (
 // whose job's work ended while every producer's last fetch was full) is
 // written: by the next fetch, which gives the key back and takes the key's
 // next job in the same statement; and, when no fetch comes, by a statement
-// of its own after deferredReleaseFlush.
+// of its own after exclusive.DeferredReleaseFlush.
 func TestExclusiveDeferredRelease(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -52,9 +52,9 @@ func TestExclusiveDeferredRelease(t *testing.T) {
 		t.Helper()
 		job, err := node.engine.Driver().GetExecutor().JobGetByID(ctx, &riverdriver.JobGetByIDParams{ID: id, Schema: schema})
 		require.NoError(t, err)
-		held, ok := node.engine.exclusive.takeHeld(job)
+		held, ok := node.engine.exclusive.TakeHeld(job)
 		require.True(t, ok, "job %d holds its key", id)
-		node.engine.releaseExclusive(ctx, held)
+		node.engine.exclusive.Release(ctx, held)
 	}
 
 	first := fetch()
@@ -66,7 +66,7 @@ func TestExclusiveDeferredRelease(t *testing.T) {
 	release(first[0])
 	require.NotNil(t, holder())
 	require.Equal(t, first[0], *holder(), "the release waits for the next fetch")
-	require.Zero(t, node.engine.exclusive.carried.Load())
+	require.Zero(t, node.engine.exclusive.Carried())
 
 	// The next fetch gives the key back and takes its next job, in one
 	// statement, though the first job still runs as far as River knows.
@@ -74,11 +74,11 @@ func TestExclusiveDeferredRelease(t *testing.T) {
 	require.Len(t, second, 1)
 	require.NotEqual(t, first[0], second[0])
 	require.Equal(t, second[0], *holder(), "the fetch took the key it gave back")
-	require.Equal(t, uint64(1), node.engine.exclusive.carried.Load())
+	require.Equal(t, uint64(1), node.engine.exclusive.Carried())
 
 	// The second job's work ends and no fetch follows: the release is
-	// written on its own after deferredReleaseFlush.
+	// written on its own after exclusive.DeferredReleaseFlush.
 	release(second[0])
 	require.Eventually(t, func() bool { return holder() == nil }, time.Second, 5*time.Millisecond, "the key is given back without a fetch")
-	require.Equal(t, uint64(1), node.engine.exclusive.carried.Load(), "no fetch carried it")
+	require.Equal(t, uint64(1), node.engine.exclusive.Carried(), "no fetch carried it")
 }
