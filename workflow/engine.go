@@ -200,7 +200,7 @@ func NewEngine(dbPool *pgxpool.Pool, config *Config) (*Engine, error) {
 		return nil, fmt.Errorf("workflow: Config.ExclusiveBatch must be at most %d, got %d", exclusive.MaxBatch, config.ExclusiveBatch)
 	}
 	if config.ExclusiveBatch > 1 && !config.ExclusiveScope.Enabled() {
-		return nil, fmt.Errorf("workflow: Config.ExclusiveBatch %d needs an ExclusiveScope (it batches the exclusive jobs of one key)", config.ExclusiveBatch)
+		return nil, fmt.Errorf("workflow: Config.ExclusiveBatch %d needs an enforcing ExclusiveScope, not exclusive.None (it batches the exclusive jobs of one key)", config.ExclusiveBatch)
 	}
 	if config.ExclusiveLookahead < 0 {
 		return nil, fmt.Errorf("workflow: Config.ExclusiveLookahead must not be negative, got %d", config.ExclusiveLookahead)

@@ -50,8 +50,8 @@ func TestExclusiveBatchOffIsTheSameQuery(t *testing.T) {
 			if scope.Enabled() {
 				require.True(t, testBatchFetchQuery(t, "s", scope, acq, 2).batch)
 			} else {
-				_, err := NewEngine(nil, &Config{ExclusiveBatch: 2})
-				require.ErrorContains(t, err, "Config.ExclusiveBatch 2 needs an ExclusiveScope")
+				_, err := NewEngine(nil, &Config{ExclusiveScope: exclusive.None, ExclusiveBatch: 2})
+				require.ErrorContains(t, err, "Config.ExclusiveBatch 2 needs an enforcing ExclusiveScope, not exclusive.None")
 			}
 		}
 	}
