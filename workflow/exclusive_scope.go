@@ -88,3 +88,8 @@ func (e *Engine) SetExclusiveScope(ctx context.Context, scope exclusive.Scope) (
 	}
 	return previous, nil
 }
+
+// ExclusiveScope returns the engine's own exclusive scope
+// (Config.ExclusiveScope), which its clients enforce; see
+// ExclusiveScopeInForce for the one recorded in the schema.
+func (e *Engine) ExclusiveScope() exclusive.Scope { return e.config.ExclusiveScope }
