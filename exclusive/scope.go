@@ -15,7 +15,7 @@ var (
 	scopeRecordSQL    = mustReadSQL("scope_record.sql")
 	scopeGetSQL       = mustReadSQL("scope_get.sql")
 	scopeSetSQL       = mustReadSQL("scope_set.sql")
-	schemaHasJobsSQL  = mustReadSQL("schema_has_jobs.sql")
+	schemaPredatesSQL = mustReadSQL("schema_predates_default.sql")
 	errScopeNotStored = errors.New("exclusive: the scope in force was neither recorded nor found")
 )
 
@@ -103,10 +103,11 @@ func ReadScope(ctx context.Context, db DB, schema string) (*RecordedScope, error
 type RecordOutcome struct {
 	// First is true when this call recorded the scope: none was recorded.
 	First bool
-	// SchemaHadJobs is true, with First, when the schema already held River
-	// jobs: it was used before any scope was recorded, by a version of
-	// riverbpmn that enforced exclusivity only when configured to.
-	SchemaHadJobs bool
+	// Upgraded is true, with First, when the schema was in use before
+	// migration riverbpmn/021 (which leaves a marker then): it was worked
+	// by a version of riverbpmn that enforced exclusivity only when
+	// configured to.
+	Upgraded bool
 }
 
 // RecordScope records scope as the one in force in schema when none is
@@ -124,11 +125,11 @@ func RecordScope(ctx context.Context, db DB, schema string, scope Scope, clientI
 		err := db.QueryRow(ctx, sqltemplate.Render(scopeRecordSQL, schema), scope.Name(), clientID).Scan(&value)
 		switch {
 		case err == nil:
-			var hadJobs bool
-			if err := db.QueryRow(ctx, sqltemplate.Render(schemaHasJobsSQL, schema)).Scan(&hadJobs); err != nil {
+			var upgraded bool
+			if err := db.QueryRow(ctx, sqltemplate.Render(schemaPredatesSQL, schema)).Scan(&upgraded); err != nil {
 				return RecordOutcome{}, fmt.Errorf("exclusive: recording the scope of schema %q: %w", schemaName(schema), err)
 			}
-			return RecordOutcome{First: true, SchemaHadJobs: hadJobs}, nil
+			return RecordOutcome{First: true, Upgraded: upgraded}, nil
 		case !errors.Is(err, pgx.ErrNoRows):
 			return RecordOutcome{}, fmt.Errorf("exclusive: recording the scope of schema %q: %w", schemaName(schema), err)
 		}

@@ -184,17 +184,18 @@ func TestExclusiveScopeRecorded(t *testing.T) {
 	require.Contains(t, wait.String(), "exclusivity is not enforced on this schema")
 }
 
-// TestExclusiveScopeUpgradeLog: the first client on a schema that already
-// holds jobs but records no scope (one worked by an earlier version, which
-// enforced exclusivity only when configured) logs that exclusive jobs are
-// enforced from now on; on a fresh schema it logs only the record.
+// TestExclusiveScopeUpgradeLog: the first client on a schema that was in
+// use before migration riverbpmn/021 (one worked by an earlier version,
+// which enforced exclusivity only when configured) logs that exclusive jobs
+// are enforced from now on; on a fresh schema, even one whose jobs were
+// inserted before its first client started, it logs only the record.
 func TestExclusiveScopeUpgradeLog(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 
 	for _, tc := range []struct {
 		name    string
-		hasJobs bool
+		upgrade bool
 		want    string
 	}{
 		{"Upgrade", true, "exclusive jobs are enforced from now on"},
@@ -203,13 +204,24 @@ func TestExclusiveScopeUpgradeLog(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			schema := exclSchema(t)
-			if tc.hasJobs {
+			insertOld := func() {
 				inserter, err := NewEngine(testPool(t), &Config{Schema: schema})
 				require.NoError(t, err)
 				client, err := NewClient(inserter, &river.Config{})
 				require.NoError(t, err)
 				_, err = client.Insert(ctx, defaultExclArgs{Instance: "old", SleepMillis: 1}, &river.InsertOpts{Queue: "elsewhere"})
 				require.NoError(t, err)
+			}
+			if tc.upgrade {
+				// The schema as an earlier version left it, in use: back to
+				// migration 020, a job, then up again.
+				_, err := MigrateDown(ctx, testPool(t), &MigrateOpts{Schema: schema, MaxSteps: 1})
+				require.NoError(t, err)
+				insertOld()
+				_, err = MigrateUp(ctx, testPool(t), &MigrateOpts{Schema: schema, SkipMainLine: true})
+				require.NoError(t, err)
+			} else {
+				insertOld()
 			}
 			var (
 				mu  sync.Mutex
@@ -221,7 +233,7 @@ func TestExclusiveScopeUpgradeLog(t *testing.T) {
 			mu.Lock()
 			defer mu.Unlock()
 			require.Contains(t, buf.String(), tc.want)
-			if !tc.hasJobs {
+			if !tc.upgrade {
 				require.NotContains(t, buf.String(), "enforced from now on")
 			}
 		})

@@ -12,10 +12,11 @@ import (
 // force in schema when none is, and otherwise refuses a scope that differs
 // from the recorded one (exclusive.RecordScope). Each producer of a starting
 // client calls it: a client whose engine disagrees with the schema refuses
-// to start. The first record on a schema that already held jobs is logged:
-// such a schema was worked by a version of riverbpmn that enforced
-// exclusivity only when Config.ExclusiveScope was set, so an engine that
-// sets nothing now enforces it where it did not before.
+// to start. The first record on a schema that was in use before migration
+// riverbpmn/021 is logged as a warning when it enforces exclusivity: such a
+// schema was worked by a version of riverbpmn that enforced exclusivity
+// only when Config.ExclusiveScope was set, so an engine that sets nothing
+// now enforces it where it did not before.
 func (e *Engine) recordExclusiveScope(ctx context.Context, schema, clientID string) error {
 	if e.dbPool == nil {
 		return nil
@@ -26,8 +27,8 @@ func (e *Engine) recordExclusiveScope(ctx context.Context, schema, clientID stri
 		return fmt.Errorf("workflow: %w", err)
 	}
 	switch {
-	case outcome.First && outcome.SchemaHadJobs && scope.Enabled():
-		e.logger().WarnContext(ctx, "riverbpmn: exclusive jobs are enforced from now on: this schema holds jobs but recorded no exclusive scope, "+
+	case outcome.First && outcome.Upgraded && scope.Enabled():
+		e.logger().WarnContext(ctx, "riverbpmn: exclusive jobs are enforced from now on: this schema was in use before riverbpmn recorded exclusive scopes, "+
 			"so it was worked by an earlier riverbpmn, which enforced exclusivity only when Config.ExclusiveScope was set; "+
 			"exclusive jobs of one key (process instance unless configured otherwise) now run one at a time. "+
 			"To keep running them side by side, set Config.ExclusiveScope to exclusive.None on every engine and record it (riverbpmn exclusive-scope --set none)",

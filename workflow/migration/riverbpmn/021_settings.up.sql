@@ -16,3 +16,13 @@ CREATE TABLE /* TEMPLATE: schema */river_bpmn_setting (
     recorded_at timestamptz NOT NULL DEFAULT now(),
     recorded_by text NOT NULL DEFAULT ''
 );
+
+-- A schema already in use when this migration runs (it holds jobs or job
+-- definitions) was worked by a version of riverbpmn that enforced exclusive
+-- jobs only when configured to. The marker lets the first client that
+-- records a scope say so in its log when that scope enforces exclusivity
+-- (what an engine configured with nothing now does); a fresh schema has none.
+INSERT INTO /* TEMPLATE: schema */river_bpmn_setting (name, value)
+SELECT 'schema_predates_exclusive_default', 'true'
+WHERE EXISTS (SELECT 1 FROM /* TEMPLATE: schema */river_job)
+    OR EXISTS (SELECT 1 FROM /* TEMPLATE: schema */river_bpmn_job_definition);
