@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/riverbpmn/riverbpmn/internal/sqltemplate"
 )
@@ -68,7 +69,8 @@ func schemaName(schema string) string {
 
 // ScopeInForce returns the exclusive scope recorded in schema ("" means the
 // connection's search_path), and whether one is recorded: none is until
-// the first client of a riverbpmn engine starts on the schema. Every tool
+// the first client of a riverbpmn engine starts on the schema (or while
+// migration riverbpmn/021 is not applied). Every tool
 // that says whether a job waits for its key reads it, so that all of them
 // agree with the engines that work the schema.
 func ScopeInForce(ctx context.Context, db DB, schema string) (Scope, bool, error) {
@@ -87,8 +89,8 @@ func ReadScope(ctx context.Context, db DB, schema string) (*RecordedScope, error
 		recorded RecordedScope
 	)
 	err := db.QueryRow(ctx, sqltemplate.Render(scopeGetSQL, schema)).Scan(&name, &recorded.RecordedAt, &recorded.RecordedBy)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, nil //nolint:nilnil // none recorded
+	if errors.Is(err, pgx.ErrNoRows) || isUndefinedTable(err) {
+		return nil, nil //nolint:nilnil // none recorded (or migration 021 not applied yet)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("exclusive: reading the scope in force of schema %q: %w", schemaName(schema), err)
@@ -99,8 +101,19 @@ func ReadScope(ctx context.Context, db DB, schema string) (*RecordedScope, error
 	return &recorded, nil
 }
 
+// isUndefinedTable reports whether err is PostgreSQL's "relation does not
+// exist": a schema that migration riverbpmn/021 has not reached yet.
+func isUndefinedTable(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && pgErr.Code == "42P01"
+}
+
 // RecordOutcome is what RecordScope found.
 type RecordOutcome struct {
+	// NotMigrated is true when the schema has no settings table yet
+	// (migration riverbpmn/021 is not applied, say during a rolling
+	// upgrade): nothing was recorded or checked.
+	NotMigrated bool
 	// First is true when this call recorded the scope: none was recorded.
 	First bool
 	// Upgraded is true, with First, when the schema was in use before
@@ -130,6 +143,8 @@ func RecordScope(ctx context.Context, db DB, schema string, scope Scope, clientI
 				return RecordOutcome{}, fmt.Errorf("exclusive: recording the scope of schema %q: %w", schemaName(schema), err)
 			}
 			return RecordOutcome{First: true, Upgraded: upgraded}, nil
+		case isUndefinedTable(err):
+			return RecordOutcome{NotMigrated: true}, nil
 		case !errors.Is(err, pgx.ErrNoRows):
 			return RecordOutcome{}, fmt.Errorf("exclusive: recording the scope of schema %q: %w", schemaName(schema), err)
 		}

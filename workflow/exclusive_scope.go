@@ -27,6 +27,9 @@ func (e *Engine) recordExclusiveScope(ctx context.Context, schema, clientID stri
 		return fmt.Errorf("workflow: %w", err)
 	}
 	switch {
+	case outcome.NotMigrated:
+		e.logger().WarnContext(ctx, "riverbpmn: migration riverbpmn/021 is not applied: the exclusive scope in force is not recorded in the schema, so clients with different scopes are not refused and tools judge keys by their own engine's scope; apply riverbpmn's migrations",
+			slog.String("schema", schema), slog.String("exclusive_scope", scope.String()), slog.String("client_id", clientID))
 	case outcome.First && outcome.Upgraded && scope.Enabled():
 		e.logger().WarnContext(ctx, "riverbpmn: exclusive jobs are enforced from now on: this schema was in use before riverbpmn recorded exclusive scopes, "+
 			"so it was worked by an earlier riverbpmn, which enforced exclusivity only when Config.ExclusiveScope was set; "+
