@@ -16,7 +16,6 @@ import (
 	"github.com/riverbpmn/riverbpmn/console"
 	"github.com/riverbpmn/riverbpmn/jobcontrol"
 	"github.com/riverbpmn/riverbpmn/lifecycle"
-	"github.com/riverbpmn/riverbpmn/liveness"
 	"github.com/riverbpmn/riverbpmn/workflow"
 )
 
@@ -190,7 +189,7 @@ func TestClientsPage(t *testing.T) {
 	_, body := b.get("/clients")
 	require.Contains(t, body, "No liveness session")
 
-	engine, err := workflow.NewEngine(e.pool, &workflow.Config{Schema: e.schema, Liveness: liveness.Config{Enabled: true}})
+	engine, err := workflow.NewEngine(e.pool, &workflow.Config{Schema: e.schema})
 	require.NoError(t, err)
 	workers := river.NewWorkers()
 	river.AddWorker(workers, &taskWorker{})

@@ -23,6 +23,7 @@ import (
 
 	"github.com/riverbpmn/riverbpmn/console"
 	"github.com/riverbpmn/riverbpmn/exclusive"
+	"github.com/riverbpmn/riverbpmn/liveness"
 	"github.com/riverbpmn/riverbpmn/priority"
 	"github.com/riverbpmn/riverbpmn/workflow"
 )
@@ -82,8 +83,11 @@ func newEnv(t *testing.T) *env {
 	_, err = workflow.MigrateUp(ctx, pool, &workflow.MigrateOpts{Schema: schema})
 	require.NoError(t, err)
 	engine, err := workflow.NewEngine(pool, &workflow.Config{
-		Schema:             schema,
-		ExclusiveScope:     exclusive.ProcessInstance,
+		Schema:         schema,
+		ExclusiveScope: exclusive.ProcessInstance,
+		// The tests fetch through the engine's pilot directly, with no
+		// running client and so no liveness session to fetch under.
+		Liveness:           liveness.Config{Disabled: true},
 		ProcessDefinitions: []workflow.ProcessDefinition{{Key: "order", Priority: priority.Constant(5)}},
 		JobDefinitions: []workflow.JobDefinition{
 			{ID: "charge-async", ProcessDefinitionKey: "order", ActivityID: "charge", Kind: "console_task"},

@@ -50,6 +50,23 @@ func TestScope(t *testing.T) {
 	require.Error(t, Scope(-1).Validate())
 	require.Equal(t, "root process instance", RootProcessInstance.String())
 	require.Equal(t, "exclusive.Scope(9)", Scope(9).String())
+
+	// The zero value enforces Camunda's rule; None is an explicit opt-out.
+	var zero Scope
+	require.Equal(t, ProcessInstance, zero)
+	require.NotEqual(t, None, zero)
+	for _, s := range Scopes {
+		require.NoError(t, s.Validate())
+		parsed, err := ParseScope(s.Name())
+		require.NoError(t, err)
+		require.Equal(t, s, parsed)
+		parsed, err = ParseScope(s.String())
+		require.NoError(t, err)
+		require.Equal(t, s, parsed)
+	}
+	require.Equal(t, "root-process-instance", RootProcessInstance.Name())
+	_, err := ParseScope("instance")
+	require.ErrorContains(t, err, `unknown scope "instance"`)
 }
 
 func TestOverlaps(t *testing.T) {

@@ -16,13 +16,17 @@ const (
 	DefaultCheckInterval = time.Second
 )
 
-// Config configures client liveness. The zero value is off.
+// Config configures client liveness. The zero value is on, with the
+// defaults above.
 type Config struct {
-	// Enabled switches liveness on for every client of the engine. It costs
-	// each client one database connection of its own (outside its pool),
+	// Disabled switches liveness off for every client of the engine: a
+	// crashed client's running jobs then wait for River's rescuer
+	// (RescueStuckJobsAfter, an hour by default) and use up an attempt, and
+	// their exclusive keys stay held as long. Liveness costs each client that
+	// works jobs one database connection of its own (outside its pool),
 	// holding one advisory lock, and one statement every PingInterval on it;
 	// the leader runs one more statement every CheckInterval.
-	Enabled bool
+	Disabled bool
 
 	// PingInterval is how often a client proves it is alive (0 means
 	// DefaultPingInterval).

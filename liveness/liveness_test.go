@@ -20,7 +20,7 @@ import (
 func TestConfigValidate(t *testing.T) {
 	t.Parallel()
 	require.NoError(t, liveness.Config{}.Validate())
-	require.NoError(t, liveness.Config{Enabled: true, PingInterval: time.Second, FenceAfter: 3 * time.Second}.Validate())
+	require.NoError(t, liveness.Config{PingInterval: time.Second, FenceAfter: 3 * time.Second}.Validate())
 	require.ErrorContains(t, liveness.Config{PingInterval: -time.Second}.Validate(), "Config.PingInterval must not be negative")
 	require.ErrorContains(t, liveness.Config{PingInterval: 3 * time.Second}.Validate(), "FenceAfter (2s) must exceed PingInterval (3s)")
 	require.ErrorContains(t, liveness.Config{TakeoverAfter: time.Second}.Validate(), "TakeoverAfter (1s) must be at least FenceAfter + CancelGrace (3s)")
@@ -64,7 +64,7 @@ func TestKeeperFencesAndTakeover(t *testing.T) {
 	s := pgx.Identifier{schema}.Sanitize()
 
 	var lost atomic.Uint64
-	keeper := liveness.NewKeeper(liveness.Config{Enabled: true, PingInterval: 50 * time.Millisecond, FenceAfter: time.Second}, liveness.KeeperConfig{
+	keeper := liveness.NewKeeper(liveness.Config{PingInterval: 50 * time.Millisecond, FenceAfter: time.Second}, liveness.KeeperConfig{
 		ConnConfig: pool.Config().ConnConfig.Copy(), Schema: schema, ClientID: "client-a",
 		OnLost: func(gen uint64) { lost.Store(gen) },
 	})
@@ -143,7 +143,7 @@ func TestTakeoverWaits(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	pool, schema := testSchema(t)
-	keeper := liveness.NewKeeper(liveness.Config{Enabled: true}, liveness.KeeperConfig{
+	keeper := liveness.NewKeeper(liveness.Config{}, liveness.KeeperConfig{
 		ConnConfig: pool.Config().ConnConfig.Copy(), Schema: schema, ClientID: "client-b",
 	})
 	require.NoError(t, keeper.Open(ctx))

@@ -283,7 +283,7 @@ var jobGetAvailableTemplate = template.Must(template.New("job_get_available.sql"
 	"orderByColumns":   func(string) string { return "" },
 	"fairArgs":         func(string) any { return nil },
 	"fairTurn":         func(string) string { return "" },
-}).Parse(mustReadSQL("job_get_available.sql")))
+}).Parse(mustReadSQL("job_get_available.sql") + exclusive.FetchStepSQL()))
 
 // newFetchQuery renders the fetch query of plan for schema, with the
 // exclusive step of scope (none: no exclusive step), taking runs of a key
@@ -324,7 +324,7 @@ func newFetchQuery(plan *fetchplan.Plan, schema string, scope exclusive.Scope, b
 		q.params[param.Name] = param.Value
 	}
 	if q.exclusive {
-		q.sql = renderExclusiveSQL(numbered.SQL, schema, scope)
+		q.sql = exclusive.RenderSQL(numbered.SQL, schema, scope, jobColumnsMarker, qualifiedJobRowColumns("river_job"))
 	} else {
 		q.sql = renderSQL(numbered.SQL, schema)
 	}

@@ -48,24 +48,30 @@ type Config struct {
 	// in InsertOpts. Empty means none. NewEngine rejects an invalid cycle.
 	// See RetryPolicy for what a cycle does.
 	DefaultRetryCycle string
-	// ExclusiveScope switches strict exclusive execution on: with
-	// exclusive.ProcessInstance, two exclusive jobs of one process instance
-	// never run at the same time, across every client on the database; with
-	// exclusive.RootProcessInstance, two exclusive jobs of one process
-	// hierarchy never do. Jobs are exclusive by default (a job definition
+	// ExclusiveScope says which exclusive jobs never run at the same time,
+	// across every client on the database. The zero value,
+	// exclusive.ProcessInstance, is Camunda's rule: two exclusive jobs of one
+	// process instance never do. exclusive.RootProcessInstance widens it to
+	// one process hierarchy. Jobs are exclusive by default (a job definition
 	// opts out with NonExclusive); jobs without a process instance, and
 	// non-exclusive jobs, are never held back.
+	//
+	// exclusive.None opts out: jobs still record their exclusive flag, but
+	// the fetch is River's own query and nothing is sequenced. With None and
+	// Liveness.Disabled, the engine's clients fetch exactly like stock River.
 	//
 	// Exclusivity combines with every Acquisition option of the engine's
 	// drivers (see Acquisition for what a job's key and order then mean).
 	//
-	// The zero value, exclusive.None, leaves fetching to River's own query:
-	// jobs still record their exclusive flag, but nothing is sequenced. It is
-	// opt-in so that an engine configured with nothing behaves exactly like
-	// stock River. Every client working one database must use the same scope.
-	// Give clients the engine's Middleware: it gives a key back the moment the
-	// job's work returns; without it, keys are given back when River's
-	// producer reports the job finished, a little later.
+	// The scope in force is recorded in the schema (migration riverbpmn/021,
+	// exclusive.ScopeInForce): the first client that starts records its
+	// engine's scope, and a client whose engine has another one refuses to
+	// start with an error naming both (exclusive.ErrScopeMismatch), since
+	// clients with different scopes take different keys and do not exclude
+	// each other. Engine.SetExclusiveScope changes the record, once every
+	// client of the schema is stopped. Give clients the engine's Middleware
+	// (NewClient does): it gives a key back the moment the job's work
+	// returns.
 	ExclusiveScope exclusive.Scope
 
 	// ExclusiveLookahead bounds how many available jobs one fetch looks at to
@@ -109,8 +115,12 @@ type Config struct {
 	// it is alive, so that the leader gives back a dead client's running jobs
 	// (and frees their exclusive keys) within seconds, without using up an
 	// execution, and a client that cannot prove it is alive cancels its own
-	// jobs first (see package liveness). Off by default: it costs each
-	// client a connection of its own. It needs the engine's Middleware.
+	// jobs first (see package liveness). On by default (the zero value), on
+	// an engine with a database pool; Liveness.Disabled opts out, and a
+	// crashed client's jobs then wait for River's rescuer and use up an
+	// attempt. It costs each client that works jobs one database connection
+	// of its own, outside its pool, and one statement per PingInterval (two
+	// a second with the defaults). It needs the engine's Middleware.
 	Liveness liveness.Config
 
 	// Logger receives the engine's own log messages. Nil means the logger of
@@ -154,7 +164,7 @@ type Engine struct {
 
 	// defaultRetryCycle is Config.DefaultRetryCycle, parsed; zero if none.
 	defaultRetryCycle retrypolicy.Cycle
-	exclusive         *engineExclusive
+	exclusive         *exclusive.Keeper
 
 	// liveRuns maps the job attempts fetched by the engine's clients with
 	// liveness to their run (liveness.go), for the middleware.
@@ -186,20 +196,17 @@ func NewEngine(dbPool *pgxpool.Pool, config *Config) (*Engine, error) {
 	if config.ExclusiveBatch < 0 {
 		return nil, fmt.Errorf("workflow: Config.ExclusiveBatch must not be negative, got %d", config.ExclusiveBatch)
 	}
-	if config.ExclusiveBatch > maxExclusiveBatch {
-		return nil, fmt.Errorf("workflow: Config.ExclusiveBatch must be at most %d, got %d", maxExclusiveBatch, config.ExclusiveBatch)
+	if config.ExclusiveBatch > exclusive.MaxBatch {
+		return nil, fmt.Errorf("workflow: Config.ExclusiveBatch must be at most %d, got %d", exclusive.MaxBatch, config.ExclusiveBatch)
 	}
 	if config.ExclusiveBatch > 1 && !config.ExclusiveScope.Enabled() {
-		return nil, fmt.Errorf("workflow: Config.ExclusiveBatch %d needs an ExclusiveScope (it batches the exclusive jobs of one key)", config.ExclusiveBatch)
+		return nil, fmt.Errorf("workflow: Config.ExclusiveBatch %d needs an enforcing ExclusiveScope, not exclusive.None (it batches the exclusive jobs of one key)", config.ExclusiveBatch)
 	}
 	if config.ExclusiveLookahead < 0 {
 		return nil, fmt.Errorf("workflow: Config.ExclusiveLookahead must not be negative, got %d", config.ExclusiveLookahead)
 	}
 	if err := config.Liveness.Validate(); err != nil {
 		return nil, fmt.Errorf("workflow: Config.Liveness: %w", err)
-	}
-	if config.Liveness.Enabled && dbPool == nil {
-		return nil, fmt.Errorf("workflow: Config.Liveness needs a database pool: %w", errNoPool)
 	}
 	if err := validateJobControl(config); err != nil {
 		return nil, err
@@ -210,6 +217,11 @@ func NewEngine(dbPool *pgxpool.Pool, config *Config) (*Engine, error) {
 	e.initExclusive()
 	return e, nil
 }
+
+// livenessOn reports whether the engine's clients run with liveness: unless
+// Config.Liveness.Disabled, on an engine with a database pool (without one,
+// its clients cannot work jobs).
+func (e *Engine) livenessOn() bool { return !e.config.Liveness.Disabled && e.dbPool != nil }
 
 // Driver returns the engine's River driver with stock acquisition, the one
 // NewClient builds clients on. Any number of clients may share it; each gets
@@ -230,7 +242,7 @@ func (e *Engine) NewDriver(acq Acquisition) (*Driver, error) {
 		return nil, err
 	}
 	if acq.PriorityRange != nil || acq.DeploymentAware {
-		e.exclusive.filtered.Store(true)
+		e.exclusive.SetFiltered()
 	}
 	acq.Deployments = slices.Clone(acq.Deployments)
 	acq.TenantWeights = maps.Clone(acq.TenantWeights)

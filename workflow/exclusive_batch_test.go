@@ -51,8 +51,8 @@ func TestExclusiveBatchOffIsTheSameQuery(t *testing.T) {
 			if scope.Enabled() {
 				require.True(t, testBatchFetchQuery(t, "s", scope, acq, 2).batch)
 			} else {
-				_, err := NewEngine(nil, &Config{ExclusiveBatch: 2})
-				require.ErrorContains(t, err, "Config.ExclusiveBatch 2 needs an ExclusiveScope")
+				_, err := NewEngine(nil, &Config{ExclusiveScope: exclusive.None, ExclusiveBatch: 2})
+				require.ErrorContains(t, err, "Config.ExclusiveBatch 2 needs an enforcing ExclusiveScope, not exclusive.None")
 			}
 		}
 	}
@@ -302,7 +302,7 @@ func TestExclusiveBatchStalenessNamesTheRun(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, wait.Waiting, "j4 waits for the run")
 
-	deleted, err := sweepExclusiveLocks(ctx, testPool(t), schema, 0)
+	deleted, err := exclusive.SweepLocks(ctx, testPool(t), schema, 0)
 	require.NoError(t, err)
 	require.Zero(t, deleted, "the sweeper leaves a live run's lock alone")
 
@@ -383,7 +383,7 @@ func TestExclusiveBatchFairCountsRunsAgainstTurns(t *testing.T) {
 			if q.batch {
 				suffix = append(suffix, &runPos, &runLen)
 			}
-			job, _, err := scanJobRow(suffixedRow{rows: rows, suffix: suffix})
+			job, _, err := scanJobRow(suffixedTestRow{rows: rows, suffix: suffix})
 			require.NoError(t, err)
 			jc, err := JobContextOf(job)
 			require.NoError(t, err)
@@ -507,4 +507,16 @@ func TestExclusiveBatchRunEndsWithoutWork(t *testing.T) {
 	require.Equal(t, []int64{ids[0], ids[3]}, []int64{spans[0].JobID, spans[1].JobID})
 	require.Empty(t, exclusive.Overlaps(spans))
 	require.Eventually(t, func() bool { return exclHeldLockCount(ctx, t, schema) == 0 }, 5*time.Second, 10*time.Millisecond)
+}
+
+// suffixedTestRow scans the current row of rows into the destinations given
+// to Scan followed by suffix (the exclusive fetch's key and token columns
+// after the job's).
+type suffixedTestRow struct {
+	rows   pgx.Rows
+	suffix []any
+}
+
+func (r suffixedTestRow) Scan(dest ...any) error {
+	return r.rows.Scan(append(dest[:len(dest):len(dest)], r.suffix...)...)
 }

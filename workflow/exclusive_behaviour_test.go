@@ -332,7 +332,7 @@ func TestExclusiveKeyOfJobWithoutWork(t *testing.T) {
 	require.Eventually(t, func() bool { return exclHeldLockCount(ctx, t, schema) == 0 }, 5*time.Second, time.Millisecond)
 
 	// The middleware, had it run afterwards, finds nothing left to give back.
-	require.NoError(t, node.engine.workExclusive(ctx, res.Jobs[0], func(context.Context) error { return nil }))
+	require.NoError(t, node.engine.exclusive.Work(ctx, res.Jobs[0], func(context.Context) error { return nil }))
 }
 
 // TestExclusiveKeyGoMatchesSQL checks that exclusive.Key, in Go, and the key

@@ -17,7 +17,7 @@ import (
 // whose job's work ended while every producer's last fetch was full) is
 // written: by the next fetch, which gives the key back and takes the key's
 // next job in the same statement; and, when no fetch comes, by a statement
-// of its own after deferredReleaseFlush.
+// of its own after exclusive.DeferredReleaseFlush.
 func TestExclusiveDeferredRelease(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -52,30 +52,27 @@ func TestExclusiveDeferredRelease(t *testing.T) {
 		t.Helper()
 		job, err := node.engine.Driver().GetExecutor().JobGetByID(ctx, &riverdriver.JobGetByIDParams{ID: id, Schema: schema})
 		require.NoError(t, err)
-		held, ok := node.engine.exclusive.takeHeld(job)
+		held, ok := node.engine.exclusive.TakeHeld(job)
 		require.True(t, ok, "job %d holds its key", id)
-		node.engine.releaseExclusive(ctx, held)
+		node.engine.exclusive.Release(ctx, held)
 	}
 
 	first := fetch()
 	require.Len(t, first, 1)
 	require.Equal(t, first[0], *holder())
 
-	// A loaded machine can take longer than deferredReleaseFlush to come to
+	// A loaded machine can take longer than exclusive.DeferredReleaseFlush to come to
 	// the next fetch: the flush is held off for this first release (an armed
 	// flush timer is not armed again; the fetch that carries the release
 	// stops it), so that the fetch is what gives the key back.
-	deferred := node.engine.exclusive.deferredFor(schema)
-	deferred.mu.Lock()
-	deferred.timer = time.AfterFunc(time.Hour, func() {})
-	deferred.mu.Unlock()
+	node.engine.exclusive.HoldOffDeferredFlush(schema, time.Hour)
 
 	// The first job's work ends: its release is deferred (no statement), so
 	// the key still names the job, which River has not completed either.
 	release(first[0])
 	require.NotNil(t, holder())
 	require.Equal(t, first[0], *holder(), "the release waits for the next fetch")
-	require.Zero(t, node.engine.exclusive.carried.Load())
+	require.Zero(t, node.engine.exclusive.Carried())
 
 	// The next fetch gives the key back and takes its next job, in one
 	// statement, though the first job still runs as far as River knows.
@@ -83,12 +80,12 @@ func TestExclusiveDeferredRelease(t *testing.T) {
 	require.Len(t, second, 1)
 	require.NotEqual(t, first[0], second[0])
 	require.Equal(t, second[0], *holder(), "the fetch took the key it gave back")
-	require.Equal(t, uint64(1), node.engine.exclusive.carried.Load())
+	require.Equal(t, uint64(1), node.engine.exclusive.Carried())
 
 	// The second job's work ends and no fetch follows: the release is
-	// written on its own after deferredReleaseFlush (the bound below leaves its
+	// written on its own after exclusive.DeferredReleaseFlush (the bound below leaves its
 	// statement room on a loaded machine).
 	release(second[0])
-	require.Eventually(t, func() bool { return holder() == nil }, deferredReleaseFlush+10*time.Second, 5*time.Millisecond, "the key is given back without a fetch")
-	require.Equal(t, uint64(1), node.engine.exclusive.carried.Load(), "no fetch carried it")
+	require.Eventually(t, func() bool { return holder() == nil }, exclusive.DeferredReleaseFlush+10*time.Second, 5*time.Millisecond, "the key is given back without a fetch")
+	require.Equal(t, uint64(1), node.engine.exclusive.Carried(), "no fetch carried it")
 }

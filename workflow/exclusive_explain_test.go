@@ -197,14 +197,14 @@ func TestExclusiveFetchUsesIndexes(t *testing.T) {
 				plan := explainPlan(ctx, t, conn, fetch.sql, types, args, literals, generic)
 				requireIndexedPlan(t, plan, "river_job_prioritized_fetching_index", keyIndex, "river_bpmn_exclusive_lock_pkey")
 
-				release := renderExclusiveSQL(exclusiveReleaseSQL, schema, scope)
+				release := exclusive.RenderSQL(exclusive.ReleaseSQL(), schema, scope)
 				plan = explainPlan(ctx, t, conn, release,
 					[]string{"text[]", "bigint[]", "text[]", "bigint[]", "boolean[]"},
 					[]any{[]string{"pi-5"}, []int64{1}, []string{"default"}, []int64{1}, []bool{true}},
 					[]string{"'{pi-5}'", "'{1}'", "'{default}'", "'{1}'", "'{true}'"}, generic)
 				requireIndexedPlan(t, plan, keyIndex, "river_bpmn_exclusive_lock_pkey")
 
-				wait := renderExclusiveSQL(exclusiveWaitSQL, schema, scope)
+				wait := exclusive.RenderSQL(exclusive.WaitSQL(), schema, scope)
 				plan = explainPlan(ctx, t, conn, wait, []string{"bigint"}, []any{int64(50_000)}, []string{"50000"}, generic)
 				requireIndexedPlan(t, plan, keyIndex, "river_job_pkey")
 			})
@@ -344,7 +344,7 @@ func scanExclusiveFetchRows(t *testing.T, rows pgx.Rows) []*rivertype.JobRow {
 			key   *string
 			token *int64
 		)
-		job, _, err := scanJobRow(suffixedRow{rows: rows, suffix: []any{&key, &token}})
+		job, _, err := scanJobRow(suffixedTestRow{rows: rows, suffix: []any{&key, &token}})
 		require.NoError(t, err)
 		require.NotNil(t, key)
 		require.NotNil(t, token)

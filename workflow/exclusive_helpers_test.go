@@ -216,7 +216,7 @@ type exclNodeOpts struct {
 func newExclNode(t testing.TB, schema string, rec *exclRecorder, opts exclNodeOpts) *exclNode {
 	t.Helper()
 	pool := exclNodePool(t, opts.poolConns)
-	engine, err := NewEngine(pool, &Config{Schema: schema, ExclusiveScope: opts.scope, ExclusiveBatch: opts.batch, Liveness: liveness.Config{Enabled: opts.liveness}})
+	engine, err := NewEngine(pool, &Config{Schema: schema, ExclusiveScope: opts.scope, ExclusiveBatch: opts.batch, Liveness: liveness.Config{Disabled: !opts.liveness}})
 	require.NoError(t, err)
 	workers := river.NewWorkers()
 	river.AddWorker(workers, &exclWorker{rec: rec})

@@ -10,7 +10,7 @@ import (
 
 // ExclusiveKeyOf returns the exclusive key of job under scope, and whether
 // it has one: the key the fetch takes for it (the SQL of
-// sql/exclusive_key.sql reads the same fields the same way;
+// exclusive/sql/exclusive_key.sql reads the same fields the same way;
 // TestExclusiveKeyGoMatchesSQL checks both agree on valid and corrupt rows).
 //
 // The key is read from three fields of the job context only, each on its

@@ -108,8 +108,8 @@ func runExclusiveStress(t *testing.T, scope exclusive.Scope, batches ...int) *ex
 	}
 	var carried, runJobs uint64
 	for _, node := range nodes {
-		carried += node.engine.exclusive.carried.Load()
-		runJobs += node.engine.exclusive.runJobs.Load()
+		carried += node.engine.exclusive.Carried()
+		runJobs += node.engine.exclusive.RunJobs()
 	}
 
 	// No job finished twice, and every job finished (by its work, not by

@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river/rivertype"
 
+	"github.com/riverbpmn/riverbpmn/exclusive"
 	"github.com/riverbpmn/riverbpmn/hold"
 )
 
@@ -23,6 +24,10 @@ const ExecutedDueMetadataKey = "bpmn_executed_due"
 // ExecuteJobPoll is how often ExecuteJob reads the job while it waits for
 // its run to end (one primary-key read).
 const ExecuteJobPoll = 25 * time.Millisecond
+
+// executeRevertTimeout bounds the statement that gives a job that did not
+// start its due date back.
+const executeRevertTimeout = 10 * time.Second
 
 var (
 	jobExecuteRequestSQL  = mustReadSQL("job_execute_request.sql")
@@ -118,8 +123,7 @@ func (e *Engine) ExecuteJob(ctx context.Context, jobID int64) (*JobExecution, er
 		}
 		// River's own insert notification: every producer of the queue
 		// fetches now instead of at its next poll.
-		_, err = tx.Exec(ctx, exclusiveWakeSQL, e.config.Schema, queue)
-		return err
+		return exclusive.WakeQueue(ctx, tx, e.config.Schema, queue)
 	})
 	if err != nil {
 		if notExecutable != nil {
@@ -223,7 +227,7 @@ func notExecutableError(jobID int64, state string, attempt int16, metadata []byt
 // executeNotStarted gives the job its due date back (if nobody started it
 // meanwhile) and says what it waited for.
 func (e *Engine) executeNotStarted(jobID int64, state string, due time.Time, attemptedAt *time.Time, queue string, cause error) error {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(context.Background()), releaseTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), executeRevertTimeout)
 	defer cancel()
 	var why string
 	if wait, err := e.ExclusiveWait(ctx, jobID); err == nil && wait.Waiting && wait.Holder != nil {

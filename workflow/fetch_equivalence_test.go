@@ -10,6 +10,9 @@ import (
 	"github.com/riverqueue/river/riverdriver"
 	"github.com/riverqueue/river/rivertype"
 	"github.com/stretchr/testify/require"
+
+	"github.com/riverbpmn/riverbpmn/exclusive"
+	"github.com/riverbpmn/riverbpmn/liveness"
 )
 
 // seedEquivalenceJobs writes the same deterministic, varied set of jobs into
@@ -76,8 +79,9 @@ func allJobs(ctx context.Context, t *testing.T, exec riverdriver.Executor, schem
 }
 
 // TestFetchEquivalentToStockRiver fetches a varied backlog of 1,500 jobs in
-// batches through stock River's driver and through riverbpmn's pilot (no
-// feature enabled), in twin schemas, and requires identical ids, order and
+// batches through stock River's driver and through riverbpmn's pilot of an
+// engine that opts out of everything on by default (exclusive.None,
+// Config.Liveness.Disabled), in twin schemas, and requires identical ids, order and
 // updated columns at every batch, and identical tables at the end.
 func TestFetchEquivalentToStockRiver(t *testing.T) {
 	t.Parallel()
@@ -87,7 +91,7 @@ func TestFetchEquivalentToStockRiver(t *testing.T) {
 	now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
 
 	stockDriver, stockSchema := testStockSchema(t)
-	engine, ourSchema := testEngine(t)
+	engine, ourSchema := testEngineWithConfig(t, &Config{ExclusiveScope: exclusive.None, Liveness: liveness.Config{Disabled: true}})
 	stockExec := stockDriver.GetExecutor()
 	ourExec := engine.Driver().GetExecutor()
 	ourPilot := newPilot(engine.Driver())

@@ -66,7 +66,7 @@ type livenessPilot struct {
 
 // wrapPilot gives p the liveness wrapper when the engine has liveness on.
 func (d *Driver) wrapPilot(p *pilot) riverpilot.Pilot {
-	if d.engine == nil || !d.engine.config.Liveness.Enabled {
+	if d.engine == nil || !d.engine.livenessOn() {
 		return p
 	}
 	return &livenessPilot{pilot: p, engine: d.engine, runs: make(map[int64]*liveRun)}
@@ -81,6 +81,13 @@ func (p *livenessPilot) PilotInit(archetype *baseservice.Archetype, params *rive
 // ProducerInit opens the client's liveness session before its first producer
 // fetches anything.
 func (p *livenessPilot) ProducerInit(ctx context.Context, exec riverdriver.Executor, params *riverpilot.ProducerInitParams) (int64, riverpilot.ProducerState, error) {
+	// A client that refuses to start (pilot.ProducerInit) opens no session.
+	if err := p.checkSchemaWiring(params.Schema); err != nil {
+		return 0, nil, err
+	}
+	if err := p.engine.recordExclusiveScope(ctx, params.Schema, params.ClientID); err != nil {
+		return 0, nil, err
+	}
 	if err := p.openSession(ctx, params.ClientID, params.Schema); err != nil {
 		return 0, nil, err
 	}
@@ -277,7 +284,7 @@ func (p *livenessPilot) PluginMaintenanceServices() []startstop.Service {
 // workLiveness runs a job fetched by a client with liveness with a context
 // its client cancels when it loses its liveness.
 func (e *Engine) workLiveness(ctx context.Context, job *rivertype.JobRow, doInner func(context.Context) error) error {
-	if !e.config.Liveness.Enabled {
+	if !e.livenessOn() {
 		return doInner(ctx)
 	}
 	value, ok := e.liveRuns.Load(liveRunID{job.ID, job.Attempt})

@@ -13,29 +13,33 @@ import (
 	"github.com/riverbpmn/riverbpmn/liveness"
 )
 
-// TestLivenessOffIsStock: without Config.Liveness the client's pilot is
-// riverbpmn's plain pilot (no session, no extra connection, no statement),
-// with exclusivity on or off.
+// TestLivenessOffIsStock: with Config.Liveness.Disabled the client's pilot
+// is riverbpmn's plain pilot (no session, no extra connection, no
+// statement), with exclusivity on or off; liveness is on by default, and
+// off on an engine without a pool (whose clients cannot work jobs).
 func TestLivenessOffIsStock(t *testing.T) {
 	t.Parallel()
 	for _, scope := range []exclusive.Scope{exclusive.None, exclusive.ProcessInstance} {
-		engine, err := NewEngine(testPool(t), &Config{ExclusiveScope: scope})
+		engine, err := NewEngine(testPool(t), &Config{ExclusiveScope: scope, Liveness: liveness.Config{Disabled: true}})
 		require.NoError(t, err)
 		_, isPlain := engine.Driver().PluginPilot().(*pilot)
 		require.True(t, isPlain, "scope %v", scope)
 	}
-	engine, err := NewEngine(testPool(t), &Config{Liveness: liveness.Config{Enabled: true}})
+	engine, err := NewEngine(testPool(t), &Config{})
 	require.NoError(t, err)
 	_, isLive := engine.Driver().PluginPilot().(*livenessPilot)
-	require.True(t, isLive)
+	require.True(t, isLive, "liveness is on by default")
+
+	engine, err = NewEngine(nil, &Config{})
+	require.NoError(t, err)
+	_, isPlain := engine.Driver().PluginPilot().(*pilot)
+	require.True(t, isPlain, "no pool, no liveness")
 }
 
 func TestLivenessConfigErrors(t *testing.T) {
 	t.Parallel()
-	_, err := NewEngine(testPool(t), &Config{Liveness: liveness.Config{Enabled: true, PingInterval: 5 * time.Second}})
+	_, err := NewEngine(testPool(t), &Config{Liveness: liveness.Config{PingInterval: 5 * time.Second}})
 	require.ErrorContains(t, err, "workflow: Config.Liveness: liveness: Config.FenceAfter (2s) must exceed PingInterval (5s)")
-	_, err = NewEngine(nil, &Config{Liveness: liveness.Config{Enabled: true}})
-	require.ErrorContains(t, err, "Config.Liveness needs a database pool")
 }
 
 // TestLivenessNeedsMiddleware: a client with liveness refuses to start
@@ -44,7 +48,7 @@ func TestLivenessConfigErrors(t *testing.T) {
 func TestLivenessNeedsMiddleware(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	engine, schema := testEngineWithConfig(t, &Config{Liveness: liveness.Config{Enabled: true}})
+	engine, schema := testEngineWithConfig(t, &Config{Liveness: liveness.Config{}})
 	workers := river.NewWorkers()
 	river.AddWorker(workers, &exclWorker{rec: newExclRecorder(exclusive.None)})
 	client, err := river.NewClient(engine.Driver(), &river.Config{
@@ -92,7 +96,7 @@ func TestLivenessClientRestart(t *testing.T) {
 func TestLivenessWithNewClient(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	engine, schema := testEngineWithConfig(t, &Config{Liveness: liveness.Config{Enabled: true}})
+	engine, schema := testEngineWithConfig(t, &Config{Liveness: liveness.Config{}})
 	workers := river.NewWorkers()
 	river.AddWorker(workers, &exclWorker{rec: newExclRecorder(exclusive.None)})
 	client, err := NewClient(engine, &river.Config{

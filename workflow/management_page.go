@@ -6,6 +6,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river/rivertype"
+
+	"github.com/riverbpmn/riverbpmn/exclusive"
 )
 
 // The paged forms of the management listings, for a console or any caller
@@ -22,7 +24,6 @@ var (
 	processInstanceJobsPageSQL = mustReadSQL("process_instance_jobs_page.sql")
 	incidentsOpenPageSQL       = mustReadSQL("incidents_open_page.sql")
 	jobDefinitionsPageSQL      = mustReadSQL("job_definitions_page.sql")
-	exclusiveLocksPageSQL      = mustReadSQL("exclusive_locks_page.sql")
 )
 
 func checkPageLimit(limit int) error {
@@ -111,7 +112,11 @@ func (e *Engine) ExclusiveLocksPage(ctx context.Context, afterKey string, limit 
 	if e.dbPool == nil {
 		return nil, errNoPool
 	}
-	return e.queryExclusiveLocks(ctx, exclusiveLocksPageSQL, afterKey, limit)
+	locks, err := exclusive.LocksPage(ctx, e.dbPool, e.config.Schema, afterKey, limit)
+	if err != nil {
+		return nil, fmt.Errorf("workflow: %w", err)
+	}
+	return locks, nil
 }
 
 // ProcessInstanceTimersPage returns the timers of a process instance whose

@@ -13,7 +13,7 @@ var _ rivertype.WorkerMiddleware = (*middleware)(nil)
 //
 //   - liveness (workLiveness): the job's context is cancelled if the client
 //     loses its liveness session (Config.Liveness);
-//   - exclusivity (workExclusive): the job's key is given back last, as soon
+//   - exclusivity (exclusive.Keeper.Work): the job's key is given back last, as soon
 //     as the work returns;
 //   - expiry (workUnlessExpired): an expired job ends discarded before any
 //     user code runs;
@@ -22,7 +22,7 @@ var _ rivertype.WorkerMiddleware = (*middleware)(nil)
 //   - retry bookkeeping (workWithRetryBookkeeping), around the worker.
 func (m *middleware) Work(ctx context.Context, job *rivertype.JobRow, doInner func(context.Context) error) error {
 	return m.engine.workLiveness(ctx, job, func(ctx context.Context) error {
-		return m.engine.workExclusive(ctx, job, func(ctx context.Context) error {
+		return m.engine.exclusive.Work(ctx, job, func(ctx context.Context) error {
 			return m.engine.workUnlessExpired(ctx, job, func(ctx context.Context) error {
 				return m.engine.workControl(ctx, job, func(ctx context.Context) error {
 					return m.engine.workWithRetryBookkeeping(ctx, job, doInner)

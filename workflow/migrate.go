@@ -56,6 +56,9 @@ func migrationTruncateTables(version int) []string { //nolint:unparam // grows w
 	if version == 0 || version >= migrationVersionLifecycle {
 		tables = append(tables, "river_bpmn_dependency", "river_bpmn_dependent", "river_bpmn_expiry")
 	}
+	if version == 0 || version >= migrationVersionSettings {
+		tables = append(tables, "river_bpmn_setting")
+	}
 	return tables
 }
 
@@ -71,6 +74,10 @@ const migrationVersionHoldSuspension = 7
 // livenessMigrationVersion is the version of our line that adds
 // river_bpmn_client_session (migration 008_liveness).
 const livenessMigrationVersion = 8
+
+// migrationVersionSettings is the version of migration 021_settings, which
+// adds river_bpmn_setting (the exclusive scope in force).
+const migrationVersionSettings = 21
 
 // migrationVersionLifecycle is the version of migration 011_lifecycle
 // (pending jobs, dependencies, expiration; package lifecycle).

@@ -126,7 +126,7 @@ func (p *pilot) fetchQuery(schema string) (*schemaFetchQuery, error) {
 // fetchArgs gives the fetch query's parameters their values for one fetch:
 // River's fetch parameters, the exclusive lookahead, the plan's own, and the
 // keys the exclusive fetch gives back first (released; none elsewhere).
-func (p *pilot) fetchArgs(query *fetchQuery, params *riverdriver.JobGetAvailableParams, released []heldKey) []any {
+func (p *pilot) fetchArgs(query *fetchQuery, params *riverdriver.JobGetAvailableParams, released []exclusive.Held) []any {
 	args := make([]any, len(query.args))
 	for i, name := range query.args {
 		switch name {
@@ -147,13 +147,13 @@ func (p *pilot) fetchArgs(query *fetchQuery, params *riverdriver.JobGetAvailable
 		case "released_keys":
 			keys := make([]string, len(released))
 			for j, held := range released {
-				keys[j] = held.key
+				keys[j] = held.Key
 			}
 			args[i] = keys
 		case "released_tokens":
 			tokens := make([]int64, len(released))
 			for j, held := range released {
-				tokens[j] = held.token
+				tokens[j] = held.Token
 			}
 			args[i] = tokens
 		case "exclusive_batch":

@@ -16,6 +16,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/riverbpmn/riverbpmn/retrypolicy"
+
+	"github.com/riverbpmn/riverbpmn/exclusive"
 )
 
 // retryProcess declares the process and job definitions the retry tests use:
@@ -24,6 +26,11 @@ func retryConfig(defaultCycle string, cycles map[string]string) *Config {
 	config := &Config{
 		DefaultRetryCycle:  defaultCycle,
 		ProcessDefinitions: []ProcessDefinition{{Key: "order_process"}},
+		// The retry timelines measure the wait River's retry policy decides
+		// from the end of the worker's Work; exclusivity (on by default)
+		// gives the job's key back in between, a statement that on a loaded
+		// machine takes longer than the timelines' slack.
+		ExclusiveScope: exclusive.None,
 	}
 	for id, cycle := range cycles {
 		config.JobDefinitions = append(config.JobDefinitions, JobDefinition{

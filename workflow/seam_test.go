@@ -15,6 +15,9 @@ import (
 	"github.com/riverqueue/river/rivershared/startstop"
 	"github.com/riverqueue/river/rivertype"
 	"github.com/stretchr/testify/require"
+
+	"github.com/riverbpmn/riverbpmn/exclusive"
+	"github.com/riverbpmn/riverbpmn/liveness"
 )
 
 // recordingDriver records every pilot River asks our driver for, and counts
@@ -48,10 +51,13 @@ func (p *recordingPilot) JobGetAvailable(ctx context.Context, exec riverdriver.E
 // TestTwoClientsGetTheirOwnPilot builds two clients from one driver, checks
 // each got a distinct riverbpmn pilot, and that both fetch with it while they
 // work a batch of jobs together.
+//
+// The engine opts out of what wraps the pilot by default (liveness) and of
+// exclusivity, so the clients' pilots are riverbpmn's plain one.
 func TestTwoClientsGetTheirOwnPilot(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	engine, schema := testEngine(t)
+	engine, schema := testEngineWithConfig(t, &Config{ExclusiveScope: exclusive.None, Liveness: liveness.Config{Disabled: true}})
 	driver := &recordingDriver{Driver: engine.Driver()}
 
 	var worked atomic.Int64

@@ -2,7 +2,6 @@ package workflow
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -238,30 +237,6 @@ func (e *Engine) changeJob(ctx context.Context, jobID int64, suspend bool) (bool
 		return false, fmt.Errorf("workflow: %w", err)
 	}
 	return changed, nil
-}
-
-var exclusiveWaitHeldSQL = mustReadSQL("exclusive_wait_held.sql")
-
-// addHoldToExclusiveWait fills the hold fields of an ExclusiveWait.
-func (e *Engine) addHoldToExclusiveWait(ctx context.Context, wait *ExclusiveWait) error {
-	var (
-		raw       []byte
-		suspended int64
-	)
-	err := e.dbPool.QueryRow(ctx, e.exclusive.sql(exclusiveWaitHeldSQL, e.config.Schema), wait.JobID).Scan(&raw, &suspended)
-	if err != nil {
-		return fmt.Errorf("workflow: reading the hold of job %d: %w", wait.JobID, err)
-	}
-	if raw != nil {
-		var state hold.State
-		if err := json.Unmarshal(raw, &state); err == nil {
-			wait.Hold = &state
-		}
-	}
-	if wait.Key != "" {
-		wait.KeyJobsSuspended = int(suspended)
-	}
-	return nil
 }
 
 // suspensionServices returns the service that applies scheduled

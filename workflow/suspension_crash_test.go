@@ -30,6 +30,7 @@ func TestSuspensionCrashChild(t *testing.T) {
 	ctx := context.Background()
 	config := suspConfig()
 	config.Schema = schema
+	config.ExclusiveScope = exclusive.None // as the parent's engine
 	engine, err := NewEngine(testPool(t), config)
 	require.NoError(t, err)
 	client := newSuspClientWithID(t, engine, schema, "crash-child")

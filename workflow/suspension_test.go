@@ -395,7 +395,11 @@ func TestSuspensionDelayedAfterRestart(t *testing.T) {
 	// The first client (the leader) stops; a new one, on a new engine, takes
 	// over.
 	require.NoError(t, first.Stop(ctx))
-	engine2, err := NewEngine(engine.dbPool, func() *Config { c := suspConfig(); c.Schema = schema; return c }())
+	engine2, err := NewEngine(engine.dbPool, func() *Config {
+		c := suspConfig()
+		c.Schema, c.ExclusiveScope = schema, exclusive.None // as the first engine
+		return c
+	}())
 	require.NoError(t, err)
 	second := newSuspClient(t, engine2, engine2.Driver(), schema, rec)
 	require.NoError(t, second.Start(ctx))

@@ -20,7 +20,7 @@ func TestClientSessionsCommand(t *testing.T) {
 	require.JSONEq(t, "[]", out, "no session yet")
 
 	pool := riversharedtest.DBPool(ctx, t)
-	keeper := liveness.NewKeeper(liveness.Config{Enabled: true}, liveness.KeeperConfig{
+	keeper := liveness.NewKeeper(liveness.Config{}, liveness.KeeperConfig{
 		ConnConfig: pool.Config().ConnConfig.Copy(), Schema: schema, ClientID: "cli-client",
 	})
 	require.NoError(t, keeper.Open(ctx))

@@ -13,6 +13,7 @@
 //	riverbpmn priority     override JOB_DEFINITION_ID P [--cascade] | clear JOB_DEFINITION_ID | set JOB_ID P
 //	riverbpmn definitions
 //	riverbpmn locks
+//	riverbpmn exclusive-scope [--set process-instance|root-process-instance|none]
 //
 // The operator verbs (incidents to locks) take the connection flags and
 // --json.
@@ -103,6 +104,7 @@ func commands() []command {
 		{"priority", "override|clear a job definition's priority, or set one job's", runPriority},
 		{"definitions", "list job definitions with their overriding priority, unfinished jobs, open incidents", runDefinitions},
 		{"locks", "list held exclusive locks, stale ones marked", runLocks},
+		{"exclusive-scope", "show the exclusive scope in force (recorded in the schema), or record another with --set", runExclusiveScope},
 		{"locks-delete-stale", "delete stale exclusive locks and the rows of keys given back (fetches take stale locks over anyway)", runLocksDeleteStale},
 		{"timers", "list the timers of a process instance (next due date, repetitions left)", runTimers},
 		{"timer", "show one timer", runTimer},

@@ -176,6 +176,7 @@ type jobJSON struct {
 
 // waitJSON is a job's exclusive wait as `job --json` prints it.
 type waitJSON struct {
+	Scope        string    `json:"exclusive_scope"`
 	Key          string    `json:"key,omitempty"`
 	Holder       *lockJSON `json:"holder,omitempty"`
 	KeyJobsAhead int       `json:"key_jobs_ahead"`
@@ -215,18 +216,15 @@ func toJobJSON(job *rivertype.JobRow) jobJSON {
 // scopeFlag parses --exclusive-scope.
 type scopeFlag struct{ scope exclusive.Scope }
 
-func (f *scopeFlag) String() string {
-	return strings.ReplaceAll(f.scope.String(), " ", "-")
-}
+func (f *scopeFlag) String() string { return f.scope.Name() }
 
 func (f *scopeFlag) Set(s string) error {
-	for _, scope := range []exclusive.Scope{exclusive.None, exclusive.ProcessInstance, exclusive.RootProcessInstance} {
-		if s == strings.ReplaceAll(scope.String(), " ", "-") {
-			f.scope = scope
-			return nil
-		}
+	scope, err := exclusive.ParseScope(s)
+	if err != nil {
+		return fmt.Errorf("%q is not one of process-instance, root-process-instance, none", s)
 	}
-	return fmt.Errorf("%q is not one of none, process-instance, root-process-instance", s)
+	f.scope = scope
+	return nil
 }
 
 func runJob(ctx context.Context, args []string, stdout io.Writer) error {
@@ -234,7 +232,7 @@ func runJob(ctx context.Context, args []string, stdout io.Writer) error {
 		v     = newVerb("job")
 		scope = scopeFlag{exclusive.ProcessInstance}
 	)
-	v.fs.Var(&scope, "exclusive-scope", "the engines' Config.ExclusiveScope, to say whose key the job waits for: none, process-instance or root-process-instance")
+	v.fs.Var(&scope, "exclusive-scope", "the scope to judge the job's key by when the schema records none (no client has started on it yet): process-instance, root-process-instance or none; the scope recorded in the schema always wins")
 	positionals, err := v.parse(args, "JOB_ID")
 	if err != nil {
 		return err
@@ -258,7 +256,7 @@ func runJob(ctx context.Context, args []string, stdout io.Writer) error {
 		Incidents: toIncidentsJSON(d.Incidents),
 	}
 	if w := d.ExclusiveWait; w != nil {
-		out.ExclusiveWait = &waitJSON{Key: w.Key, KeyJobsAhead: w.KeyJobsAhead, Waiting: w.Waiting, Summary: w.String()}
+		out.ExclusiveWait = &waitJSON{Scope: w.Scope.Name(), Key: w.Key, KeyJobsAhead: w.KeyJobsAhead, Waiting: w.Waiting, Summary: w.String()}
 		if w.Holder != nil {
 			lock := toLockJSON(w.Holder)
 			out.ExclusiveWait.Holder = &lock
@@ -626,7 +624,12 @@ func runLocks(ctx context.Context, args []string, stdout io.Writer) error {
 	for i, l := range locks {
 		out[i] = toLockJSON(l)
 	}
+	scope, err := engine.RecordedExclusiveScope(ctx)
+	if err != nil {
+		return err
+	}
 	return v.print(stdout, out, func(w io.Writer) error {
+		fmt.Fprintln(w, describeRecordedScope(scope))
 		if len(locks) == 0 {
 			fmt.Fprintln(w, "no exclusive locks held")
 			return nil
@@ -669,6 +672,88 @@ func runLocksDeleteStale(ctx context.Context, args []string, stdout io.Writer) e
 		Deleted int `json:"deleted"`
 	}{n}, func(w io.Writer) error {
 		_, err := fmt.Fprintf(w, "deleted %d stale or given-back exclusive lock row(s); locks held by running jobs are kept\n", n)
+		return err
+	})
+}
+
+// ---- exclusive-scope ----
+
+// scopeJSON is the exclusive scope in force as `exclusive-scope --json`
+// prints it.
+type scopeJSON struct {
+	Scope      string     `json:"exclusive_scope,omitempty"`
+	Recorded   bool       `json:"recorded"`
+	RecordedAt *time.Time `json:"recorded_at,omitempty"`
+	RecordedBy string     `json:"recorded_by,omitempty"`
+	// Previous is the scope --set replaced, if any.
+	Previous string `json:"previous,omitempty"`
+}
+
+// describeRecordedScope says in one line which exclusive scope is in force.
+func describeRecordedScope(r *exclusive.RecordedScope) string {
+	if r == nil {
+		return "exclusive scope in force: none recorded yet (the first client to start records its engine's; engines enforce process instance unless configured otherwise)"
+	}
+	by := "by hand"
+	if r.RecordedBy != "" {
+		by = "by client " + r.RecordedBy
+	}
+	what := r.Scope.String()
+	if !r.Scope.Enabled() {
+		what = "none (exclusivity not enforced)"
+	}
+	return fmt.Sprintf("exclusive scope in force: %s (recorded %s, %s)", what, by, formatTime(&r.RecordedAt))
+}
+
+// runExclusiveScope shows the exclusive scope recorded in the schema, or
+// with --set records another one (Engine.RecordedExclusiveScope,
+// Engine.SetExclusiveScope).
+func runExclusiveScope(ctx context.Context, args []string, stdout io.Writer) error {
+	v := newVerb("exclusive-scope")
+	set := v.fs.String("set", "", "record this scope as the one in force (process-instance, root-process-instance or none); do it only while no client works the schema")
+	if _, err := v.parse(args); err != nil {
+		return err
+	}
+	var setScope *exclusive.Scope
+	if *set != "" {
+		scope, err := exclusive.ParseScope(*set)
+		if err != nil {
+			return fmt.Errorf("--set: %w", err)
+		}
+		setScope = &scope
+	}
+	engine, closeDB, err := v.engine(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer closeDB()
+	var out scopeJSON
+	if setScope != nil {
+		previous, err := engine.SetExclusiveScope(ctx, *setScope)
+		if err != nil {
+			return err
+		}
+		if previous != nil {
+			out.Previous = previous.Name()
+		}
+	}
+	recorded, err := engine.RecordedExclusiveScope(ctx)
+	if err != nil {
+		return err
+	}
+	if recorded != nil {
+		at := recorded.RecordedAt.UTC()
+		out.Scope, out.Recorded, out.RecordedAt, out.RecordedBy = recorded.Scope.Name(), true, &at, recorded.RecordedBy
+	}
+	return v.print(stdout, out, func(w io.Writer) error {
+		if setScope != nil {
+			prev := "none recorded"
+			if out.Previous != "" {
+				prev = out.Previous
+			}
+			fmt.Fprintf(w, "recorded exclusive scope %s (was: %s)\n", setScope.Name(), prev)
+		}
+		_, err := fmt.Fprintln(w, describeRecordedScope(recorded))
 		return err
 	})
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -15,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/riverbpmn/riverbpmn/exclusive"
+	"github.com/riverbpmn/riverbpmn/liveness"
 	"github.com/riverbpmn/riverbpmn/priority"
 	"github.com/riverbpmn/riverbpmn/workflow"
 )
@@ -36,8 +38,11 @@ func opsSetup(t *testing.T) (*workflow.Engine, string) {
 	ctx := context.Background()
 	_, schema := migratedSchema(t)
 	engine, err := workflow.NewEngine(riversharedtest.DBPool(ctx, t), &workflow.Config{
-		Schema:             schema,
-		ExclusiveScope:     exclusive.ProcessInstance,
+		Schema:         schema,
+		ExclusiveScope: exclusive.ProcessInstance,
+		// The tests fetch through the engine's pilot directly, with no
+		// running client and so no liveness session to fetch under.
+		Liveness:           liveness.Config{Disabled: true},
 		ProcessDefinitions: []workflow.ProcessDefinition{{Key: "order", Priority: priority.Constant(5)}},
 		JobDefinitions: []workflow.JobDefinition{
 			{ID: "task-async", ProcessDefinitionKey: "order", ActivityID: "task", Kind: "ops_task", RetryCycle: "R3/PT5M"},
@@ -192,7 +197,8 @@ func TestOpsVerbs(t *testing.T) {
 		require.Equal(t, "deleted 0 stale or given-back exclusive lock row(s); locks held by running jobs are kept\n", out)
 		code, out, errOut = cli(t, schema, "locks")
 		require.Equal(t, exitOK, code, errOut)
-		require.Equal(t, "no exclusive locks held\n", out)
+		require.True(t, strings.HasPrefix(out, "exclusive scope in force: "), out)
+		require.True(t, strings.HasSuffix(out, "\nno exclusive locks held\n"), out)
 
 		code, out, _ = cli(t, schema, "job", id(jobA))
 		require.Equal(t, exitOK, code)
@@ -275,4 +281,50 @@ func TestOpsVerbs(t *testing.T) {
 		require.Equal(t, exitUsage, code)
 		require.Contains(t, errOut, `unknown subcommand "bump"`)
 	})
+}
+
+// TestExclusiveScopeVerb: `exclusive-scope` shows the scope in force in the
+// schema and records another with --set; `job` and `locks` judge and show
+// keys by it.
+func TestExclusiveScopeVerb(t *testing.T) {
+	ctx := context.Background()
+	engine, schema := opsSetup(t)
+	client, err := workflow.NewClient(engine, &river.Config{TestOnly: true})
+	require.NoError(t, err)
+
+	var shown scopeJSON
+	cliJSON(t, schema, &shown, "exclusive-scope")
+	require.False(t, shown.Recorded)
+	code, out, errOut := cli(t, schema, "exclusive-scope")
+	require.Equal(t, exitOK, code, errOut)
+	require.Contains(t, out, "none recorded yet")
+
+	cliJSON(t, schema, &shown, "exclusive-scope", "--set", "root-process-instance")
+	require.True(t, shown.Recorded)
+	require.Equal(t, "root-process-instance", shown.Scope)
+	require.Empty(t, shown.Previous)
+	code, out, errOut = cli(t, schema, "locks")
+	require.Equal(t, exitOK, code, errOut)
+	require.Contains(t, out, "exclusive scope in force: root process instance (recorded by hand")
+
+	// A job of instance "child" under root "root": the recorded scope, not
+	// the --exclusive-scope fallback, decides its key.
+	res, err := client.Insert(ctx, opsArgs{Instance: "child"}, nil)
+	require.NoError(t, err)
+	var details jobDetailsJSON
+	cliJSON(t, schema, &details, "job", strconv.FormatInt(res.Job.ID, 10), "--exclusive-scope", "none")
+	require.NotNil(t, details.ExclusiveWait)
+	require.Equal(t, "root-process-instance", details.ExclusiveWait.Scope)
+
+	cliJSON(t, schema, &shown, "exclusive-scope", "--set", "none")
+	require.Equal(t, "root-process-instance", shown.Previous)
+	details = jobDetailsJSON{}
+	cliJSON(t, schema, &details, "job", strconv.FormatInt(res.Job.ID, 10))
+	require.Equal(t, "none", details.ExclusiveWait.Scope)
+	require.Empty(t, details.ExclusiveWait.Key)
+	require.Contains(t, details.ExclusiveWait.Summary, "exclusivity is not enforced on this schema")
+
+	code, _, errOut = cli(t, schema, "exclusive-scope", "--set", "everything")
+	require.NotEqual(t, exitOK, code)
+	require.Contains(t, errOut, `unknown scope "everything"`)
 }

@@ -81,7 +81,7 @@ func TestListingPages(t *testing.T) {
 
 	code, out, errOut = cli(t, schema, "locks", "--limit", "10")
 	require.Equal(t, exitOK, code, errOut)
-	require.Equal(t, "no exclusive locks held\n", out)
+	require.Equal(t, "exclusive scope in force: none recorded yet (the first client to start records its engine's; engines enforce process instance unless configured otherwise)\nno exclusive locks held\n", out)
 	code, out, errOut = cli(t, schema, "timers", "pi-pages", "--limit", "10")
 	require.Equal(t, exitOK, code, errOut)
 	require.NotContains(t, out, "next page")

@@ -17,6 +17,7 @@ import (
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 
 	"github.com/riverbpmn/riverbpmn/exclusive"
+	"github.com/riverbpmn/riverbpmn/liveness"
 	"github.com/riverbpmn/riverbpmn/workflow"
 )
 
@@ -114,7 +115,7 @@ func newFetchFunc(ctx context.Context, pool *pgxpool.Pool, engine *workflow.Engi
 	} else {
 		if v.scope.Enabled() {
 			var err error
-			engine, err = workflow.NewEngine(pool, &workflow.Config{Schema: schema, ExclusiveScope: v.scope, ExclusiveBatch: v.batch})
+			engine, err = workflow.NewEngine(pool, &workflow.Config{Schema: schema, ExclusiveScope: v.scope, ExclusiveBatch: v.batch, Liveness: liveness.Config{Disabled: true}})
 			if err != nil {
 				return nil, err
 			}
@@ -152,7 +153,10 @@ func newFetchFunc(ctx context.Context, pool *pgxpool.Pool, engine *workflow.Engi
 const warmupRounds = 5
 
 func runFetchLatency(ctx context.Context, pool *pgxpool.Pool, opts *Options) ([]SizeResult, error) {
-	engine, err := workflow.NewEngine(pool, &workflow.Config{Schema: opts.Schema})
+	// The variants without exclusivity opt out of what is on by default;
+	// the fetches call the pilot directly, with no client and no liveness
+	// session.
+	engine, err := workflow.NewEngine(pool, &workflow.Config{Schema: opts.Schema, ExclusiveScope: exclusive.None, Liveness: liveness.Config{Disabled: true}})
 	if err != nil {
 		return nil, err
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/riverqueue/river/rivertype"
 
 	"github.com/riverbpmn/riverbpmn/exclusive"
+	"github.com/riverbpmn/riverbpmn/liveness"
 	"github.com/riverbpmn/riverbpmn/workflow"
 )
 
@@ -98,6 +99,7 @@ func (env *Env) RiverBPMN(acq workflow.Acquisition) (*Side, error) {
 		Middleware: []rivertype.Middleware{env.Engine.Middleware()},
 		Workload:   &workload,
 		Prepare:    fetchOrderIndex(env.Engine, acq),
+		Scope:      env.Engine.ExclusiveScope(),
 	}, nil
 }
 
@@ -112,9 +114,12 @@ func fetchOrderIndex(engine *workflow.Engine, acq workflow.Acquisition) func(ctx
 // exclusivity per process instance, on the benchmark's schema, whose client
 // acquires as acq says, with workflow.Config.ExclusiveBatch batch.
 func (env *Env) exclusiveSide(acq workflow.Acquisition, batch ...int) (*Side, error) {
+	// Liveness (on by default) stays off, as on the base engine, so that
+	// the mode measures exclusivity alone.
 	config := &workflow.Config{
 		Schema:         env.Options.Schema,
 		ExclusiveScope: exclusive.ProcessInstance,
+		Liveness:       liveness.Config{Disabled: true},
 	}
 	if len(batch) > 0 {
 		config.ExclusiveBatch = batch[0]
@@ -133,6 +138,7 @@ func (env *Env) exclusiveSide(acq workflow.Acquisition, batch ...int) (*Side, er
 		Middleware: []rivertype.Middleware{engine.Middleware()},
 		Workload:   &workload,
 		Prepare:    fetchOrderIndex(engine, acq),
+		Scope:      exclusive.ProcessInstance,
 	}, nil
 }
 
@@ -190,6 +196,10 @@ type Side struct {
 	// Cleanup, if set, runs after the side's run (even a failed one), to
 	// undo what Setup changed in the database.
 	Cleanup func(ctx context.Context) error
+
+	// Scope is the exclusive scope of a riverbpmn side's engine, recorded
+	// in the schema before its run.
+	Scope exclusive.Scope
 }
 
 // stockSide is stock River: its own pgx driver, no middleware, plain jobs.

@@ -14,6 +14,8 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
 
+	"github.com/riverbpmn/riverbpmn/exclusive"
+	"github.com/riverbpmn/riverbpmn/liveness"
 	"github.com/riverbpmn/riverbpmn/workflow"
 )
 
@@ -132,7 +134,10 @@ func runThroughput(ctx context.Context, pool *pgxpool.Pool, opts *Options) ([]Mo
 				return stock, nil
 			}
 			runBPMN := func() (*runResult, error) {
-				engine, err := workflow.NewEngine(pool, &workflow.Config{Schema: opts.Schema})
+				// The modes' base engine opts out of exclusivity and
+				// liveness (on by default): a mode that measures
+				// exclusivity builds its own engine (Env.exclusiveSide).
+				engine, err := workflow.NewEngine(pool, &workflow.Config{Schema: opts.Schema, ExclusiveScope: exclusive.None, Liveness: liveness.Config{Disabled: true}})
 				if err != nil {
 					return nil, err
 				}
@@ -315,6 +320,14 @@ func runOnce(ctx context.Context, pool *pgxpool.Pool, opts *Options, side *Side,
 
 	if _, err := pool.Exec(ctx, "TRUNCATE "+table(opts.Schema, "river_job")); err != nil {
 		return nil, fmt.Errorf("emptying river_job: %w", err)
+	}
+	if side.Workload != nil {
+		// Modes of different scopes run one after another on one schema,
+		// every client stopped in between: record this side's scope, as an
+		// operator changing it would, so its client may start.
+		if _, err := exclusive.SetScope(ctx, pool, opts.Schema, side.Scope, "riverbpmn bench"); err != nil {
+			return nil, err
+		}
 	}
 	// The exclusive lock table is vacuumed, as autovacuum would: every
 	// exclusive run updates its rows tens of thousands of times, and where

@@ -1,6 +1,7 @@
 // Command livenessworker is the worker process of riverbpmn's liveness
 // acceptance tests (workflow/liveness_process_test.go): one River client
-// with exclusivity and liveness on, working LivenessArgs jobs, printing one
+// with the engine's default configuration (so exclusivity by process
+// instance and liveness, both on by default), working LivenessArgs jobs, printing one
 // line per run start and end on stdout so that the test can rebuild the
 // timeline of every process, including one it kills with SIGKILL.
 //
@@ -24,10 +25,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
-	"github.com/riverqueue/river/rivertype"
 
-	"github.com/riverbpmn/riverbpmn/exclusive"
-	"github.com/riverbpmn/riverbpmn/liveness"
 	"github.com/riverbpmn/riverbpmn/workflow"
 )
 
@@ -116,11 +114,11 @@ func run() error {
 	defer pool.Close()
 
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	// Nothing but the schema (and, for the batched test, ExclusiveBatch):
+	// what the tests prove holds for an engine configured with nothing.
 	engine, err := workflow.NewEngine(pool, &workflow.Config{
 		Schema:         *schema,
-		ExclusiveScope: exclusive.ProcessInstance,
 		ExclusiveBatch: *batch,
-		Liveness:       livenessConfig(),
 	})
 	if err != nil {
 		return err
@@ -129,13 +127,10 @@ func run() error {
 	ws := river.NewWorkers()
 	river.AddWorker(ws, &worker{out: o})
 	client, err := workflow.NewClient(engine, &river.Config{
-		ID:          *id,
-		Logger:      logger,
-		Middleware:  []rivertype.Middleware{engine.Middleware()},
-		Queues:      map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: *workers}},
-		RetryPolicy: engine.RetryPolicy(),
-		Schema:      *schema,
-		Workers:     ws,
+		ID:      *id,
+		Logger:  logger,
+		Queues:  map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: *workers}},
+		Workers: ws,
 	})
 	if err != nil {
 		return err
@@ -148,10 +143,4 @@ func run() error {
 	stopCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	return client.Stop(stopCtx)
-}
-
-// livenessConfig is liveness on with its default settings.
-func livenessConfig() (cfg liveness.Config) {
-	cfg.Enabled = true
-	return cfg
 }

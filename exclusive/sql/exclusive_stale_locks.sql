@@ -1,6 +1,6 @@
 -- ExclusiveStaleLocks: the tokens of the exclusive locks a sweep may delete:
 -- stale ones (the job no longer runs the attempt that took the key; staleness
--- judged in one snapshot is permanent, workflow/exclusive_fetch.go point 3),
+-- judged in one snapshot is permanent, exclusive/doc.go point 3),
 -- and free ones given back more than $1 ago (kept until then so that the
 -- next job of the key takes it with an in-place update).
 SELECT

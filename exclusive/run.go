@@ -1,14 +1,14 @@
-package workflow
+package exclusive
 
-// Exclusive jobs: runs (Config.ExclusiveBatch). A fetch with batching takes,
-// with the head of a key, the key's next waiting jobs, all moved to running
-// in the statement that takes the key (sql/job_get_available.sql, "batch").
-// This client then runs them one after another, in the fetch's order: each
-// job of the run waits in the work middleware, before its work starts,
-// until every earlier job of its run has ended; the key is given back once,
-// after the last job of the run has ended. The invariant (a lock names every
-// job of its run, and holds while any of them runs its attempt) is in
-// exclusive_fetch.go.
+// Runs (KeeperConfig.Batch, workflow.Config.ExclusiveBatch). A fetch with
+// batching takes, with the head of a key, the key's next waiting jobs, all
+// moved to running in the statement that takes the key (sql/fetch_step.sql,
+// "batch"). The client then runs them one after another, in the fetch's
+// order: each job of the run waits in the work middleware, before its work
+// starts, until every earlier job of its run has ended; the key is given
+// back once, after the last job of the run has ended. The invariant (a lock
+// names every job of its run, and holds while any of them runs its attempt)
+// is in doc.go.
 //
 // River applies a job's timeout inside the middleware chain, around the
 // worker's Work alone (river v0.51.1, internal/jobexecutor/job_executor.go,
@@ -26,14 +26,11 @@ import (
 	"github.com/riverqueue/river/rivertype"
 )
 
-// maxExclusiveBatch bounds Config.ExclusiveBatch.
-const maxExclusiveBatch = 1000
-
-// exclusiveRun is one run of a key taken by a fetch of this engine's
-// clients: its jobs in run order, which have ended, and the key to give
-// back after the last.
-type exclusiveRun struct {
-	held heldKey
+// run is one run of a key taken by a fetch of the engine's clients: its
+// jobs in run order, which have ended, and the key to give back after the
+// last.
+type run struct {
+	held Held
 
 	mu     sync.Mutex
 	ended  []bool
@@ -44,24 +41,24 @@ type exclusiveRun struct {
 
 // runMember is a job attempt of a run, and its place in it.
 type runMember struct {
-	run *exclusiveRun
+	run *run
 	pos int
 }
 
-func newExclusiveRun(held heldKey, n int) *exclusiveRun {
-	run := &exclusiveRun{held: held, ended: make([]bool, n), turns: make([]chan struct{}, n), left: n}
-	for i := range run.turns {
-		run.turns[i] = make(chan struct{})
+func newRun(held Held, n int) *run {
+	r := &run{held: held, ended: make([]bool, n), turns: make([]chan struct{}, n), left: n}
+	for i := range r.turns {
+		r.turns[i] = make(chan struct{})
 	}
-	close(run.turns[0])
-	run.opened = 1
-	return run
+	close(r.turns[0])
+	r.opened = 1
+	return r
 }
 
 // end marks the job at pos ended (again: no effect) and opens the turns of
 // the jobs whose predecessors have all ended. It reports whether this ended
 // the run: the caller then gives the key back.
-func (r *exclusiveRun) end(pos int) bool {
+func (r *run) end(pos int) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.ended[pos] {
@@ -80,12 +77,12 @@ func (r *exclusiveRun) end(pos int) bool {
 // holdRun records the jobs of a run a fetch took (job is the one at pos of
 // a run of n jobs, by key and token): the first job of a run seen creates
 // it.
-func (x *engineExclusive) holdRun(schema string, job *rivertype.JobRow, key string, token int64, pos, n int) {
-	run := loadOrNew(&x.runsByToken, runKeyID{schema: schema, token: token}, func() *exclusiveRun {
-		return newExclusiveRun(heldKey{key: key, token: token, schema: schema, queue: job.Queue, jobID: job.ID}, n)
+func (k *Keeper) holdRun(schema string, job *rivertype.JobRow, key string, token int64, pos, n int) {
+	r := loadOrNew(&k.runsByToken, runKeyID{schema: schema, token: token}, func() *run {
+		return newRun(Held{Key: key, Token: token, Schema: schema, Queue: job.Queue, JobID: job.ID}, n)
 	})
-	x.runJobs.Add(1)
-	x.runMembers.Store(heldKeyID{job.ID, job.Attempt}, runMember{run: run, pos: pos})
+	k.runJobs.Add(1)
+	k.runMembers.Store(attemptOf(job), runMember{run: r, pos: pos})
 }
 
 // runKeyID names a run by its acquisition's token.
@@ -95,8 +92,8 @@ type runKeyID struct {
 }
 
 // runMemberOf returns the run job's attempt belongs to, if any.
-func (x *engineExclusive) runMemberOf(job *rivertype.JobRow) (runMember, bool) {
-	value, ok := x.runMembers.Load(heldKeyID{job.ID, job.Attempt})
+func (k *Keeper) runMemberOf(job *rivertype.JobRow) (runMember, bool) {
+	value, ok := k.runMembers.Load(attemptOf(job))
 	if !ok {
 		return runMember{}, false
 	}
@@ -105,14 +102,14 @@ func (x *engineExclusive) runMemberOf(job *rivertype.JobRow) (runMember, bool) {
 
 // endRunJob ends job (a member m of a run) and, when that ends the run,
 // returns the key to give back.
-func (x *engineExclusive) endRunJob(job *rivertype.JobRow, m runMember) (heldKey, bool) {
-	if _, ok := x.runMembers.LoadAndDelete(heldKeyID{job.ID, job.Attempt}); !ok {
-		return heldKey{}, false // ended already
+func (k *Keeper) endRunJob(job *rivertype.JobRow, m runMember) (Held, bool) {
+	if _, ok := k.runMembers.LoadAndDelete(attemptOf(job)); !ok {
+		return Held{}, false // ended already
 	}
 	if !m.run.end(m.pos) {
-		return heldKey{}, false
+		return Held{}, false
 	}
-	x.runsByToken.Delete(runKeyID{schema: m.run.held.schema, token: m.run.held.token})
+	k.runsByToken.Delete(runKeyID{schema: m.run.held.Schema, token: m.run.held.Token})
 	return m.run.held, true
 }
 
@@ -122,10 +119,10 @@ func (x *engineExclusive) endRunJob(job *rivertype.JobRow, m runMember) (heldKey
 // fence) ends without running its work: cancelled when asked to stop,
 // otherwise snoozed for no time, which gives its attempt back (it never
 // ran). The last job of the run to end gives the key back.
-func (e *Engine) workRunJob(ctx context.Context, job *rivertype.JobRow, m runMember, doInner func(context.Context) error) error {
+func (k *Keeper) workRunJob(ctx context.Context, job *rivertype.JobRow, m runMember, doInner func(context.Context) error) error {
 	defer func() {
-		if held, ok := e.exclusive.endRunJob(job, m); ok {
-			e.releaseExclusive(context.WithoutCancel(ctx), held)
+		if held, ok := k.endRunJob(job, m); ok {
+			k.Release(context.WithoutCancel(ctx), held)
 		}
 	}()
 	select {

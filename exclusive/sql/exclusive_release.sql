@@ -7,7 +7,7 @@
 -- It commits asynchronously (synchronous_commit off for its own transaction
 -- only): losing a release in a database crash is harmless, because a lock
 -- whose job no longer runs the attempt is stale and free
--- (workflow/exclusive_fetch.go, (r2)), and sparing a WAL flush keeps the work
+-- (exclusive/doc.go, (r2)), and sparing a WAL flush keeps the work
 -- path off the disk. For each key given back, when asked ($5), it names a
 -- queue where an exclusive job of that key waits (due now), so its producers
 -- can be woken: the job's own queue when a job waits there, else any.

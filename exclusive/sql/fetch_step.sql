@@ -1,0 +1,512 @@
+{{- /*
+The exclusive step of a client's fetch query (package exclusive): the
+definitions the engine's fetch template (workflow/sql/job_get_available.sql)
+executes when the engine enforces exclusivity. "batch" and "batch_runs" are
+the runs of Config.ExclusiveBatch; "exclusive_step" is the statement. It is
+rendered with exclusive.RenderSQL, which fills the key markers. The
+invariant, and why this is race-free, are in exclusive/doc.go.
+*/ -}}
+{{- define "batch"}}
+-- Batching (Config.ExclusiveBatch): with each head of a key, its run: the
+-- key's next waiting jobs (up to @exclusive_batch in all, head included),
+-- in the client's order under the same conditions as the head (queue,
+-- kinds, due, filters), read off the head-of-key index of the order (one
+-- range of migration 005's index in River's order, of migration 010's by
+-- priority; with an order led by timers first or due date the key's waiting
+-- jobs in the queue, sorted). A job without a key is a run of its own. The
+-- jobs of a run are taken and moved to running with the key, in this
+-- statement; the client runs them one after another in run order
+-- (exclusive/keeper.go), and the lock names them all (runs below).
+{{- if .Fair}}
+head_list AS (
+    SELECT
+        *
+    FROM
+        unnest(
+            ARRAY(SELECT id FROM candidate),
+            ARRAY(SELECT exclusive_key FROM candidate),
+            ARRAY(SELECT fair_group FROM candidate),
+            ARRAY(SELECT fair_start FROM candidate)
+        ) WITH ORDINALITY AS head_list (id, exclusive_key, fair_group, fair_start, ord)
+),
+{{- end}}
+run_pick AS (
+    SELECT
+        run.id,
+        head_list.id AS head_id,
+        run.run_pos{{if .Fair}},
+        head_list.ord,
+        head_list.fair_group,
+        head_list.fair_start{{end}}
+    FROM
+        {{if .Fair}}head_list{{else}}candidate AS head_list{{end}}
+        CROSS JOIN LATERAL unnest(
+            CASE WHEN head_list.exclusive_key IS NULL THEN ARRAY[head_list.id]
+            ELSE ARRAY[head_list.id] || ARRAY(
+                SELECT
+                    later.id
+                FROM
+                    /* TEMPLATE: schema */river_job AS later
+                WHERE
+{{- if headByIndexedKey}}
+                    -- The key as jsonb: the index of migration 010, in priority order.
+                    /* KEY_JSONB_EXPRESSION: later */ = to_jsonb(head_list.exclusive_key)
+{{- else}}
+                    /* KEY_EXPRESSION: later */ = head_list.exclusive_key
+{{- end}}
+                    AND /* KEY_GUARD: later */
+                    AND later.queue = @queue::text
+                    AND later.state = 'available'
+                    AND /* TEMPLATE: schema */river_bpmn_ctx_exclusive(later.metadata)
+                    AND (@kind::text[] IS NULL OR later.kind = ANY(@kind::text[]))
+                    AND later.scheduled_at <= coalesce(@now::timestamptz, now())
+{{- range filters "later"}}
+                    AND {{.}}
+{{- end}}
+                    AND later.id <> head_list.id
+                -- The order as the head-of-key index holds it (a priority
+                -- as its complement, ascending), so the index serves it.
+                ORDER BY
+                    {{headOrderBy "later"}}
+                LIMIT @exclusive_batch::integer - 1
+            ) END
+        ) WITH ORDINALITY AS run (id, run_pos)
+{{- if not .Fair}}
+    -- Runs in the client's order of their heads, until the fetch is full:
+    -- a run takes the slots of later heads (fewer keys per fetch).
+    LIMIT @max_to_lock::integer
+{{- end}}
+),
+{{- if .Fair}}
+-- Fair: a run's jobs count against its tenant's turn. A job's slot is its
+-- tenant's start slot plus its place among the tenant's picked jobs (heads
+-- in fair order, each followed by its run), its round the slot divided by
+-- the tenant's weight; the fetch takes the first max_to_lock by (round,
+-- turn, head, place in the run).
+picked AS (
+    SELECT
+        counted.id,
+        counted.head_id,
+        counted.run_pos
+    FROM (
+        SELECT
+            run_pick.*,
+            greatest({{(fairArgs "").Weight}}, 1) AS weight,
+            count(*) OVER (PARTITION BY run_pick.fair_group ORDER BY run_pick.ord, run_pick.run_pos) AS tenant_place
+        FROM
+            run_pick
+    ) AS counted
+    ORDER BY
+        (counted.fair_start + counted.tenant_place - 1) / counted.weight,
+        counted.fair_group COLLATE "C",
+        counted.ord,
+        counted.run_pos
+    LIMIT @max_to_lock::integer
+),
+{{- else}}
+picked AS (
+    SELECT id, head_id, run_pos FROM run_pick
+),
+{{- end}}
+{{- end}}
+{{- define "batch_runs"}}
+-- The runs actually taken: of each head's run, the jobs locked above, in run
+-- order, up to the first one missing (locked by another fetch, or no longer
+-- of the head's key when read again): a run is always a prefix of the key's
+-- waiting jobs in the client's order, its head first, so no job of the key
+-- that the client may take is passed over.
+run_jobs AS (
+    SELECT
+        keyed.id,
+        keyed.attempt,
+        keyed.exclusive_key,
+        keyed.head_id,
+        keyed.run_pos
+    FROM (
+        SELECT
+            ordered.*,
+            count(*) FILTER (WHERE ordered.exclusive_key IS NOT DISTINCT FROM ordered.run_key)
+                OVER (PARTITION BY ordered.head_id ORDER BY ordered.run_pos) AS in_order
+        FROM (
+            SELECT
+                locked_jobs.id,
+                locked_jobs.attempt,
+                locked_jobs.exclusive_key,
+                picked.head_id,
+                picked.run_pos,
+                first_value(locked_jobs.exclusive_key)
+                    OVER (PARTITION BY picked.head_id ORDER BY picked.run_pos) AS run_key
+            FROM
+                picked
+                JOIN locked_jobs ON locked_jobs.id = picked.id
+        ) AS ordered
+    ) AS keyed
+    WHERE
+        keyed.in_order = keyed.run_pos
+),
+-- One run per key: its jobs and their attempts once moved to running, in
+-- run order.
+runs AS (
+    SELECT
+        run_jobs.head_id,
+        run_jobs.exclusive_key,
+        array_agg(run_jobs.id ORDER BY run_jobs.run_pos) AS ids,
+        array_agg(run_jobs.attempt + 1 ORDER BY run_jobs.run_pos)::smallint[] AS attempts
+    FROM
+        run_jobs
+    WHERE
+        run_jobs.exclusive_key IS NOT NULL
+    GROUP BY
+        run_jobs.head_id,
+        run_jobs.exclusive_key
+),
+{{- end}}
+{{- define "exclusive_step"}}
+-- With exclusivity (Config.ExclusiveScope), the fetch takes only the head of
+-- an exclusive key: the first waiting job of the key, in the client's order,
+-- among the jobs this client may take (its queue, kinds, due, and its
+-- filters); and only when no running attempt holds the key. It records every
+-- key it takes in river_bpmn_exclusive_lock in the same statement as the
+-- move to running. Jobs without a key (plain River jobs, non-exclusive jobs,
+-- jobs of no instance) are fetched as without exclusivity. The invariant, and
+-- why this is race-free, are in exclusive/doc.go.
+--
+-- The scan reads available jobs in the client's order over the order's index
+-- (the same as without exclusivity), streamed, and stops as soon as
+-- max_to_lock jobs qualify. Each job with a key costs index probes: for an
+-- earlier waiting job of the key that this client may take, and for the key's
+-- lock (primary key). The first probe is one index step with River's order
+-- (index river_bpmn_job_exclusive_*, migration 005, a key's waiting jobs in
+-- River's order) and with an order led by priority (index
+-- river_bpmn_job_exclusive_*_p, migration 020, a key's waiting jobs by
+-- priority, held as ~priority ascending so that "earlier" is one row
+-- comparison over the index); with an order led by timers first or due
+-- date it reads the key's waiting jobs in the queue. At most lookahead available jobs are
+-- looked at, so a queue whose head is a long run of jobs of held keys costs a
+-- bounded scan.
+{{- if .Fair}}
+-- Fair: the exclusive step reads the first lookahead picks, by (round,
+-- client's order), instead of the queue in the client's order; it still
+-- takes only a key's head and locks the key in this statement.
+WITH RECURSIVE
+{{- template "fair" (fairArgs "lookahead")}},
+candidate AS (
+{{- else}}
+WITH candidate AS (
+{{- end}}
+    SELECT
+        head.id
+{{- if .Batch}},
+        head.exclusive_key
+{{- if .Fair}},
+        head.fair_group,
+        head.fair_start
+{{- end}}
+{{- end}}
+    FROM (
+{{- if .Fair}}
+        SELECT
+            river_job.id,
+            river_job.kind,
+            river_job.metadata,
+            river_job.priority,
+            river_job.queue,
+            river_job.scheduled_at,
+{{- if .Batch}}
+            fair.fair_group,
+            fair.fair_start,
+{{- end}}
+            /* EXCLUSIVE_KEY */ AS exclusive_key
+        FROM (
+            SELECT fair_pick.*
+            FROM fair_pick
+            ORDER BY fair_pick.fair_round, {{fairTurn "fair_pick"}}, {{orderByColumns "fair_pick"}}
+            LIMIT @lookahead::integer
+        ) AS fair
+        JOIN /* TEMPLATE: schema */river_job ON river_job.id = fair.id
+        ORDER BY fair.fair_round, {{fairTurn "fair"}}, {{orderByColumns "fair"}}
+{{- else}}
+        -- The columns order keys and filters may read, for the head probe.
+        SELECT
+            river_job.id,
+            river_job.kind,
+            river_job.metadata,
+            river_job.priority,
+            river_job.queue,
+            river_job.scheduled_at,
+            /* EXCLUSIVE_KEY */ AS exclusive_key
+        FROM
+            /* TEMPLATE: schema */river_job
+        WHERE
+            river_job.state = 'available'
+            AND river_job.queue = @queue::text
+            AND (@kind::text[] IS NULL OR river_job.kind = ANY(@kind::text[]))
+            AND river_job.scheduled_at <= coalesce(@now::timestamptz, now())
+{{- range filters "river_job"}}
+            AND {{.}}
+{{- end}}
+        ORDER BY
+            {{orderBy "river_job"}}
+        LIMIT @lookahead::integer
+{{- end}}
+    ) AS head
+    WHERE
+        head.exclusive_key IS NULL
+        OR (
+            -- No job of the key that this client may take comes before this
+            -- one in the client's order, so a fetch takes at most one job
+            -- per key: the head. Checked first: it alone turns away the
+            -- later jobs of a key, however many follow it. "Comes before"
+            -- is one index probe: a row comparison over a head-of-key index
+            -- (by priority: ~priority, then River's order), which ends at
+            -- the key's first entry when this job is the head...
+{{- $byIndexedKey := headByIndexedKey}}
+{{- range headProbes "earlier" "head"}}
+            NOT EXISTS (
+                SELECT 1
+                FROM /* TEMPLATE: schema */river_job AS earlier
+{{- if $byIndexedKey}}
+                -- The key as jsonb: the index of migration 010, in priority order.
+                WHERE /* KEY_JSONB_EXPRESSION: earlier */ = to_jsonb(head.exclusive_key)
+{{- else}}
+                WHERE /* KEY_EXPRESSION: earlier */ = head.exclusive_key
+{{- end}}
+                    AND /* KEY_GUARD: earlier */
+                    AND earlier.queue = @queue::text
+                    AND earlier.state = 'available'
+                    AND /* TEMPLATE: schema */river_bpmn_ctx_exclusive(earlier.metadata)
+                    AND (@kind::text[] IS NULL OR earlier.kind = ANY(@kind::text[]))
+                    AND earlier.scheduled_at <= coalesce(@now::timestamptz, now())
+{{- range filters "earlier"}}
+                    AND {{.}}
+{{- end}}
+                    AND {{.}}
+            )
+            AND
+{{- end}}
+            -- ...and no running attempt holds the key (a lock row may exist,
+            -- free or stale), judged in this statement's snapshot; a lock
+            -- this statement gives back (@released_tokens, below) holds
+            -- nothing. A scalar subquery, so it is one primary-key probe per
+            -- job rather than a hash of the whole lock table, which keeps
+            -- recently freed rows.
+            NOT coalesce((
+                SELECT /* LOCK_IS_LIVE: lock */
+                    AND lock.token <> ALL(@released_tokens::bigint[])
+                FROM /* TEMPLATE: schema */river_bpmn_exclusive_lock AS lock
+                WHERE lock.key = head.exclusive_key
+            ), false)
+        )
+    LIMIT @max_to_lock::integer
+),
+{{- if .Batch}}
+{{- template "batch" .}}
+{{- end}}
+-- Lock the candidates as River does. The ids go in as an array so the rows
+-- are always found by primary key, whatever the planner believes about the
+-- table. The key is read again from the locked row version, so a concurrent
+-- change to it cannot slip through. The client's filters are judged in the
+-- statement's snapshot, not again here (a job whose priority is changed while
+-- it is being fetched may go to the client that saw it before the change):
+-- evaluating them again per locked row took about a quarter of a filtered
+-- fetch's time.
+locked_jobs AS (
+    SELECT
+        river_job.id,
+        river_job.attempt,
+        /* EXCLUSIVE_KEY */ AS exclusive_key
+    FROM
+        /* TEMPLATE: schema */river_job
+    WHERE
+        river_job.id = ANY(ARRAY(SELECT id FROM {{if .Batch}}picked{{else}}candidate{{end}}))
+        AND river_job.state = 'available'
+        AND river_job.queue = @queue::text
+        AND river_job.scheduled_at <= coalesce(@now::timestamptz, now())
+    FOR UPDATE
+    SKIP LOCKED
+),
+{{- if .Batch}}
+{{- template "batch_runs" .}}
+{{- end}}
+-- Give back the keys of jobs whose work has ended, that the engine deferred
+-- to this fetch (@released_keys and @released_tokens, one element per key;
+-- empty when none: exclusive/keeper.go, deferred releases): by token,
+-- as sql/exclusive_release.sql does, so a lock taken over since is left
+-- alone. A key that this statement takes again (a job of it in locked_jobs)
+-- is given back and taken in one update, by acquired below, so that no row
+-- is changed twice in this statement.
+released AS (
+    UPDATE /* TEMPLATE: schema */river_bpmn_exclusive_lock AS lock
+    SET
+        job_id = NULL,
+        attempt = NULL,
+        released_at = now()
+    FROM
+        unnest(@released_keys::text[], @released_tokens::bigint[]) AS request (key, token)
+    WHERE
+        -- Repeated as an array so the rows are found by primary key.
+        lock.key = ANY(@released_keys::text[])
+        AND lock.key = request.key
+        AND lock.token = request.token
+        -- A hashed set of this statement's keys, not a scan per key.
+        AND request.key NOT IN (
+{{- if .Batch}}
+            SELECT runs.exclusive_key
+            FROM runs
+{{- else}}
+            SELECT locked_jobs.exclusive_key
+            FROM locked_jobs
+            WHERE locked_jobs.exclusive_key IS NOT NULL
+{{- end}}
+        )
+    RETURNING
+        lock.key
+),
+-- Take the keys, in key order (so two fetches never wait on each other in a
+-- cycle). A key without a row is inserted. A key with a row is taken only if
+-- the row's latest committed version is free (job_id NULL), still carries
+-- the token that this statement's snapshot showed stale, or carries a token
+-- this statement gives back (the work of that acquisition has ended). Any
+-- other conflict leaves the key alone and its job available.
+acquired AS (
+    INSERT INTO /* TEMPLATE: schema */river_bpmn_exclusive_lock AS lock (
+        key, job_id, attempt, replaces, client_id, queue, locked_at{{if .Batch}}, run_job_ids, run_attempts{{end}}
+    )
+{{- if .Batch}}
+    -- A run of one job is a lock of one job (no run arrays), as without
+    -- batching.
+    SELECT DISTINCT ON (runs.exclusive_key)
+        runs.exclusive_key,
+        runs.ids[1],
+        runs.attempts[1],
+        (
+            SELECT
+                stale.token
+            FROM
+                /* TEMPLATE: schema */river_bpmn_exclusive_lock AS stale
+            WHERE
+                stale.key = runs.exclusive_key
+                AND stale.job_id IS NOT NULL
+                AND NOT /* LOCK_IS_LIVE: stale */
+        ),
+        @client_id::text,
+        @queue::text,
+        coalesce(@now::timestamptz, now()),
+        CASE WHEN cardinality(runs.ids) > 1 THEN runs.ids END,
+        CASE WHEN cardinality(runs.ids) > 1 THEN runs.attempts END
+    FROM
+        runs
+    ORDER BY
+        runs.exclusive_key,
+        runs.ids[1]
+{{- else}}
+    SELECT DISTINCT ON (locked_jobs.exclusive_key)
+        locked_jobs.exclusive_key,
+        locked_jobs.id,
+        locked_jobs.attempt + 1,
+        (
+            SELECT
+                stale.token
+            FROM
+                /* TEMPLATE: schema */river_bpmn_exclusive_lock AS stale
+            WHERE
+                stale.key = locked_jobs.exclusive_key
+                AND stale.job_id IS NOT NULL
+                AND NOT /* LOCK_IS_LIVE: stale */
+        ),
+        @client_id::text,
+        @queue::text,
+        coalesce(@now::timestamptz, now())
+    FROM
+        locked_jobs
+    WHERE
+        locked_jobs.exclusive_key IS NOT NULL
+    ORDER BY
+        locked_jobs.exclusive_key,
+        locked_jobs.id
+{{- end}}
+    ON CONFLICT (key) DO UPDATE SET
+        job_id = excluded.job_id,
+        attempt = excluded.attempt,
+        token = excluded.token,
+        replaces = excluded.replaces,
+        client_id = excluded.client_id,
+        queue = excluded.queue,
+        locked_at = excluded.locked_at,
+        released_at = NULL,
+        run_job_ids = excluded.run_job_ids,
+        run_attempts = excluded.run_attempts
+    WHERE
+        lock.job_id IS NULL
+        OR lock.token = excluded.replaces
+        OR lock.token = ANY(@released_tokens::bigint[])
+    RETURNING
+        lock.key,
+        lock.job_id,
+        lock.token{{if .Batch}},
+        lock.run_job_ids{{end}}
+)
+UPDATE
+    /* TEMPLATE: schema */river_job
+SET
+    state = 'running',
+    attempt = river_job.attempt + 1,
+    attempted_at = coalesce(@now::timestamptz, now()),
+    attempted_by = array_append(
+        CASE WHEN array_length(river_job.attempted_by, 1) >= @max_attempted_by::int
+        -- +2 instead of +1 because Postgres array indexing starts at 1, not 0.
+        THEN river_job.attempted_by[array_length(river_job.attempted_by, 1) + 2 - @max_attempted_by::int:]
+        ELSE river_job.attempted_by
+        END,
+        @client_id::text
+    )
+{{- if .Batch}}
+FROM (
+    SELECT id, NULL::text AS key, NULL::bigint AS token, NULL::bigint AS run_pos, NULL::integer AS run_len
+    FROM run_jobs WHERE exclusive_key IS NULL
+    UNION ALL
+    SELECT run.id, acquired.key, acquired.token, run.run_pos, cardinality(coalesce(acquired.run_job_ids, ARRAY[acquired.job_id]))
+    FROM acquired
+        CROSS JOIN LATERAL unnest(coalesce(acquired.run_job_ids, ARRAY[acquired.job_id])) WITH ORDINALITY AS run (id, run_pos)
+) AS taken
+WHERE
+    river_job.id = ANY(ARRAY(
+        SELECT id FROM run_jobs WHERE exclusive_key IS NULL
+        UNION ALL
+        SELECT unnest(coalesce(acquired.run_job_ids, ARRAY[acquired.job_id])) FROM acquired
+    ))
+    AND river_job.id = taken.id
+RETURNING
+    /* COLUMNS: river_job */,
+    -- The key the job took, the token of that acquisition, and the job's
+    -- place in the key's run and the run's length (NULL for a job without a
+    -- key): the engine runs a key's run in order, and gives the key back by
+    -- key and token after the last one.
+    taken.key AS exclusive_key,
+    taken.token AS exclusive_token,
+    taken.run_pos AS exclusive_run_pos,
+    taken.run_len AS exclusive_run_len;
+{{- else}}
+FROM (
+    SELECT id, NULL::text AS key, NULL::bigint AS token FROM locked_jobs WHERE exclusive_key IS NULL
+    UNION ALL
+    SELECT job_id, key, token FROM acquired
+) AS taken
+WHERE
+    -- The ids as an array as well, so the rows are found by primary key;
+    -- the join carries each job's key and token (a hash, not a scan of
+    -- acquired per job).
+    river_job.id = ANY(ARRAY(
+        SELECT id FROM locked_jobs WHERE exclusive_key IS NULL
+        UNION ALL
+        SELECT job_id FROM acquired
+    ))
+    AND river_job.id = taken.id
+RETURNING
+    /* COLUMNS: river_job */,
+    -- The key the job took and the token of that acquisition (NULL for a job
+    -- without a key): the engine gives the key back by both.
+    taken.key AS exclusive_key,
+    taken.token AS exclusive_token;
+{{- end}}
+{{- end}}
