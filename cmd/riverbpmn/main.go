@@ -105,6 +105,7 @@ func commands() []command {
 		{"console", "serve the operator web console (--listen, --read-only, --riverui-url, --prefix)", runConsole},
 		{"queue", "queue pending jobs: JOB... or --process-instance ID", runQueue},
 		{"deps", "show a job's prerequisites (done of total, blocked) and dependents: deps JOB", runDeps},
+		{"why", "say why a job is not running (key held, suspended, prerequisites, pending, expired, scheduled, queue paused) and what to do: why JOB_ID", runWhy},
 	}
 }
 
