@@ -146,7 +146,7 @@ func (h *Handler) funcs() template.FuncMap {
 			}
 			return fmt.Sprint(t)
 		},
-		"age": func(t time.Time) string { return formatAge(time.Since(t)) },
+		"age":       func(t time.Time) string { return formatAge(time.Since(t)) },
 		"bulkBatch": func() int { return bulk.DefaultBatchSize },
 		"filterArgs": func(action string, f *filterForm) filterArgs {
 			return filterArgs{Action: h.opts.Prefix + action, Filter: f}
