@@ -105,6 +105,10 @@ func commands() []command {
 		{"console", "serve the operator web console (--listen, --read-only, --riverui-url, --prefix)", runConsole},
 		{"queue", "queue pending jobs: JOB... or --process-instance ID", runQueue},
 		{"deps", "show a job's prerequisites (done of total, blocked) and dependents: deps JOB", runDeps},
+		{"jobs", "search jobs: --state, --kind, --job-definition, --process-definition, --tenant, --instance-prefix, --created-from/-to, --oldest; paged (--after, --limit)", runSearchJobs},
+		{"instances", "search process instances that have jobs matching the jobs filters, each at its newest matching job; paged", runSearchInstances},
+		{"bulk-retry", "retry open incidents in batches (--job IDS, --job-definition, --instance-prefix, --retries N): idempotent, resumable by running it again", runBulkRetry},
+		{"bulk", "suspend|activate|stop|priority the jobs --job IDS or every job the jobs filter flags match, in batches, with progress", runBulk},
 		{"why", "say why a job is not running (key held, suspended, prerequisites, pending, expired, scheduled, queue paused) and what to do: why JOB_ID", runWhy},
 	}
 }
