@@ -77,9 +77,14 @@ func (c *cockpit) screenshot(name string) {
 func (c *cockpit) waitBulk() string {
 	c.t.Helper()
 	c.do(chromedp.WaitVisible(chromedp.CSS("#bulk")))
+	loc, err := chromedp.Run(c.ctx, chromedp.Location())
+	require.NoError(c.t, err)
+	// The page reloads itself every second while the action runs; load it
+	// here too, so that a reload under way never hides the end.
 	require.Eventually(c.t, func() bool {
+		c.open(strings.TrimPrefix(loc, c.server.URL), "#bulk-status")
 		return strings.Contains(c.text("#bulk-status"), "finished")
-	}, 20*time.Second, 100*time.Millisecond)
+	}, time.Minute, 200*time.Millisecond)
 	return c.text("#bulk-progress")
 }
 
