@@ -132,18 +132,23 @@ func TestJobsFiltersAndPaging(t *testing.T) {
 		})
 	}
 
-	// The time range: the jobs created in the last 100 seconds.
-	f := search.Filter{CreatedFrom: time.Now().Add(-100 * time.Second)}
+	// The time range, from the seed's clock: job i was created 3000-i
+	// seconds before the newest.
+	var newest time.Time
+	require.NoError(t, pool.QueryRow(ctx, fmt.Sprintf("SELECT max(created_at) FROM %s.river_job", pgx.Identifier{schema}.Sanitize())).Scan(&newest))
+	f := search.Filter{CreatedFrom: newest.Add(-100 * time.Second)}
 	page, err := search.Jobs(ctx, pool, schema, &f, 0, 1000)
 	require.NoError(t, err)
-	require.InDelta(t, 100, len(page), 10) // the seed's clock and this one differ a little
-	f = search.Filter{CreatedTo: time.Now().Add(-2990 * time.Second)}
+	require.Len(t, page, 101)
+	require.Equal(t, int64(3000), page[0].ID-page[len(page)-1].ID+2900)
+	f = search.Filter{CreatedTo: newest.Add(-2990 * time.Second), Oldest: true}
 	page, err = search.Jobs(ctx, pool, schema, &f, 0, 1000)
 	require.NoError(t, err)
-	require.InDelta(t, 10, len(page), 10)
-	for _, j := range page {
-		require.Less(t, j.ID, int64(30))
-	}
+	require.Len(t, page, 9)
+	f = search.Filter{CreatedFrom: newest.Add(-20 * time.Second), CreatedTo: newest.Add(-10 * time.Second)}
+	page, err = search.Jobs(ctx, pool, schema, &f, 0, 1000)
+	require.NoError(t, err)
+	require.Len(t, page, 10)
 
 	_, err = search.Jobs(ctx, pool, schema, &search.Filter{States: []rivertype.JobState{"stuck"}}, 0, 10)
 	require.ErrorContains(t, err, `state "stuck" is not a job state`)
