@@ -68,7 +68,8 @@ func TestSearchPagesAtOneMillion(t *testing.T) {
 	conn, err := pool.Acquire(ctx)
 	require.NoError(t, err)
 	defer conn.Release()
-	_, err = conn.Exec(ctx, "SET jit = off")
+	// What Jobs and Instances set for their page (sql/page_settings.sql).
+	_, err = conn.Exec(ctx, "SET jit = off; SET max_parallel_workers_per_gather = 0")
 	require.NoError(t, err)
 
 	// timePage runs sql reps times and returns the median.

@@ -21,8 +21,16 @@ var sqlFS embed.FS
 var (
 	jobsSQL      = sqltemplate.MustRead(sqlFS, "sql/jobs.sql")
 	instancesSQL = sqltemplate.MustRead(sqlFS, "sql/instances.sql")
+	settingsSQL  = sqltemplate.MustRead(sqlFS, "sql/page_settings.sql")
 	filterSQL    = parseFilters(sqltemplate.MustRead(sqlFS, "sql/filters.sql"))
 )
+
+// SparseStates are the states of river_bpmn_job_state_sparse, the partial
+// index (state, id) of migration 021.
+var SparseStates = []rivertype.JobState{
+	rivertype.JobStatePending, rivertype.JobStateScheduled, rivertype.JobStateRetryable,
+	rivertype.JobStateDiscarded, rivertype.JobStateCancelled,
+}
 
 // MaxLimit caps a page.
 const MaxLimit = 1000
@@ -115,9 +123,28 @@ const InstanceWindow = 20
 // MaxInstanceWalk caps the jobs a page of Instances walks.
 const MaxInstanceWalk = 5000
 
-// Querier runs a query: pgxpool.Pool, pgx.Conn and pgx.Tx have it.
+// Querier runs a page in a transaction of its own: pgxpool.Pool,
+// pgxpool.Conn, pgx.Conn and pgx.Tx (a savepoint) have it.
 type Querier interface {
-	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+	Begin(ctx context.Context) (pgx.Tx, error)
+}
+
+// query runs sql in a read-only transaction with sql/page_settings.sql's
+// settings, and collects its rows with scan.
+func query[T any](ctx context.Context, q Querier, sql string, args []any, scan pgx.RowToFunc[T]) ([]T, error) {
+	var out []T
+	err := pgx.BeginFunc(ctx, q, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, settingsSQL); err != nil {
+			return err
+		}
+		rows, err := tx.Query(ctx, sql, args...)
+		if err != nil {
+			return err
+		}
+		out, err = pgx.CollectRows(rows, scan)
+		return err
+	})
+	return out, err
 }
 
 // Jobs returns one page of the jobs of schema matching f, at most limit,
@@ -128,11 +155,7 @@ func Jobs(ctx context.Context, q Querier, schema string, f *Filter, cursor int64
 	if err != nil {
 		return nil, err
 	}
-	rows, err := q.Query(ctx, sql, args...)
-	if err != nil {
-		return nil, fmt.Errorf("search: listing jobs: %w", err)
-	}
-	jobs, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (*Job, error) {
+	jobs, err := query(ctx, q, sql, args, func(row pgx.CollectableRow) (*Job, error) {
 		var (
 			j                                       Job
 			state                                   string
@@ -169,11 +192,7 @@ func Instances(ctx context.Context, q Querier, schema string, f *Filter, cursor 
 	if err != nil {
 		return nil, err
 	}
-	rows, err := q.Query(ctx, sql, args...)
-	if err != nil {
-		return nil, fmt.Errorf("search: listing process instances: %w", err)
-	}
-	list, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (*Instance, error) {
+	list, err := query(ctx, q, sql, args, func(row pgx.CollectableRow) (*Instance, error) {
 		var (
 			in          Instance
 			def, tenant *string
@@ -193,8 +212,9 @@ func Instances(ctx context.Context, q Querier, schema string, f *Filter, cursor 
 }
 
 // SQL returns the statement and arguments Jobs (instances false) or
-// Instances (true) runs for f, cursor and limit: for EXPLAIN and
-// benchmarks.
+// Instances (true) runs for f, cursor and limit, for EXPLAIN and
+// benchmarks; Jobs and Instances run it after sql/page_settings.sql (no
+// parallel workers, no JIT) in the same transaction.
 func SQL(schema string, f *Filter, cursor int64, limit int, instances bool) (string, []any, error) {
 	tmpl := jobsSQL
 	if instances {
@@ -237,14 +257,20 @@ func build(tmpl, schema string, f *Filter, cursor int64, limit int, instances bo
 	if f.Kind != "" {
 		add("kind", f.Kind)
 	}
+	// With only sparse states, their partial index starts the walk and the
+	// job context's fields are filters on it (see filters.sql).
+	walk := ""
+	if len(f.States) > 0 && !slices.ContainsFunc(f.States, func(s rivertype.JobState) bool { return !slices.Contains(SparseStates, s) }) {
+		walk = "_walk"
+	}
 	if f.JobDefinitionID != "" {
-		add("job_definition", f.JobDefinitionID)
+		add("job_definition"+walk, f.JobDefinitionID)
 	}
 	if f.ProcessDefinitionKey != "" {
-		add("process_definition", f.ProcessDefinitionKey)
+		add("process_definition"+walk, f.ProcessDefinitionKey)
 	}
 	if f.TenantID != "" {
-		add("tenant", f.TenantID)
+		add("tenant"+walk, f.TenantID)
 	}
 	if f.InstancePrefix != "" {
 		add("instance_prefix", likePrefix(f.InstancePrefix))

@@ -216,6 +216,7 @@ func TestPlansUseIndexes(t *testing.T) {
 		{"discarded oldest", search.Filter{States: []rivertype.JobState{rivertype.JobStateDiscarded}, Oldest: true}, false, "river_bpmn_job_state_sparse"},
 		{"job definition", search.Filter{JobDefinitionID: "charge"}, false, "river_job"},
 		{"instances", search.Filter{}, true, "river_job_pkey"},
+		{"discarded of a tenant", search.Filter{States: []rivertype.JobState{rivertype.JobStateDiscarded}, TenantID: "t0"}, false, "river_bpmn_job_state_sparse"},
 		{"instances with incidents", search.Filter{States: []rivertype.JobState{rivertype.JobStateDiscarded}}, true, "river_bpmn_job_state_sparse"},
 	} {
 		t.Run(c.name, func(t *testing.T) {

@@ -21,3 +21,13 @@ t.kind = $?::text
 t.created_at >= $?::timestamptz
 -- filter: created_to
 t.created_at < $?::timestamptz
+-- The same three, as accessors instead of containment: used with a filter
+-- on sparse states only, whose partial index is the better start (the GIN
+-- index's bitmap of a common definition or tenant costs far more than
+-- walking the sparse states' jobs in id order; the planner does not see it).
+-- filter: job_definition_walk
+/* TEMPLATE: schema */river_bpmn_ctx_job_definition(t.metadata) = $?::text
+-- filter: process_definition_walk
+/* TEMPLATE: schema */river_bpmn_ctx_definition(t.metadata) = $?::text
+-- filter: tenant_walk
+/* TEMPLATE: schema */river_bpmn_ctx_tenant(t.metadata) = $?::text
