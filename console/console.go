@@ -1,5 +1,11 @@
 // Package console is a web console for operators of riverbpmn: open
-// incidents with a retry button, a process instance's jobs, timers and
+// incidents with a retry button and a bulk retry; lists and search of jobs
+// and of process instances (by state, kind, job definition, process
+// definition, tenant, instance id prefix, creation time; newest or oldest
+// first) with bulk suspend, activate, stop and priority on a selection or
+// on every job a filter matches, run in the background with a progress
+// page; on each job's page, why it is not running (package diagnose) and
+// what to do; a process instance's jobs, timers and
 // exclusive waits, job definitions with their priority overrides, exclusive
 // locks, one job's context, status, progress, prerequisites, attempts and
 // errors, suspended targets and scheduled suspensions, and the clients'
@@ -75,6 +81,7 @@ type Handler struct {
 	pages    map[string]*template.Template
 	mux      *http.ServeMux
 	pageSize int
+	bulk     bulkOps
 }
 
 // New returns the console for engine. It checks the options and names the
@@ -119,7 +126,7 @@ func New(engine *workflow.Engine, opts *Options) (*Handler, error) {
 
 func (h *Handler) parseTemplates() error {
 	h.pages = make(map[string]*template.Template)
-	for _, page := range []string{"incidents", "instance", "definitions", "locks", "job", "suspended", "clients", "events", "maintenance", "error"} {
+	for _, page := range []string{"incidents", "jobs", "instances", "bulk", "instance", "definitions", "locks", "job", "suspended", "clients", "events", "maintenance", "error"} {
 		t, err := template.New(page).Funcs(h.funcs()).ParseFS(templateFS, "templates/layout.html", "templates/"+page+".html")
 		if err != nil {
 			return fmt.Errorf("console: parsing template %s: %w", page, err)
@@ -137,6 +144,9 @@ func (h *Handler) routes() {
 		http.Redirect(w, r, h.opts.Prefix+"/incidents", http.StatusSeeOther)
 	})
 	mux.HandleFunc("GET /incidents", h.incidents)
+	mux.HandleFunc("GET /jobs", h.jobsPage)
+	mux.HandleFunc("GET /instances", h.instancesPage)
+	mux.HandleFunc("GET /bulk/{id}", h.bulkPage)
 	mux.HandleFunc("GET /instance", h.instance)
 	mux.HandleFunc("GET /definitions", h.definitions)
 	mux.HandleFunc("GET /locks", h.locks)
@@ -173,6 +183,8 @@ func (h *Handler) routes() {
 	mux.HandleFunc("POST /fairness/disable", h.action(h.disableFairness))
 	mux.HandleFunc("POST /fetch-indexes/enable", h.action(h.enableFetchIndex))
 	mux.HandleFunc("POST /fetch-indexes/disable", h.action(h.disableFetchIndex))
+	mux.HandleFunc("POST /bulk/jobs", h.bulkAction(h.startBulkJobs))
+	mux.HandleFunc("POST /bulk/retry", h.bulkAction(h.startBulkRetry))
 	h.mux = mux
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/riverqueue/river/rivertype"
 
+	"github.com/riverbpmn/riverbpmn/diagnose"
 	"github.com/riverbpmn/riverbpmn/hold"
 	"github.com/riverbpmn/riverbpmn/jobcontrol"
 	"github.com/riverbpmn/riverbpmn/lifecycle"
@@ -251,6 +252,8 @@ type jobData struct {
 	// Finished is true for a completed, cancelled or discarded job;
 	// Suspended for a job held for hold.Suspended.
 	Finished, Suspended bool
+	// Why says why the job is not running (package diagnose).
+	Why *diagnose.Diagnosis
 }
 
 func (h *Handler) job(w http.ResponseWriter, r *http.Request) {
@@ -275,6 +278,10 @@ func (h *Handler) job(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	data.Suspended = slices.Contains(data.Dependencies.Reasons, hold.Suspended)
+	if data.Why, err = h.engine.WhyWaiting(ctx, id); err != nil {
+		h.renderError(w, r, errorStatus(err), err)
+		return
+	}
 	for i := len(details.Job.Errors) - 1; i >= 0; i-- {
 		data.Attempts = append(data.Attempts, details.Job.Errors[i])
 	}

@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/riverbpmn/riverbpmn/bulk"
 )
 
 // page is what every template gets: the layout's fields and the page's own
@@ -33,6 +35,12 @@ type page struct {
 type suspendForm struct {
 	Page     *page
 	Type, ID string
+}
+
+// filterArgs is what the "filters" template gets.
+type filterArgs struct {
+	Action string
+	Filter *filterForm
 }
 
 // pager links a list's next and first pages; empty when there is none.
@@ -138,7 +146,11 @@ func (h *Handler) funcs() template.FuncMap {
 			}
 			return fmt.Sprint(t)
 		},
-		"age": func(t time.Time) string { return formatAge(time.Since(t)) },
+		"age":       func(t time.Time) string { return formatAge(time.Since(t)) },
+		"bulkBatch": func() int { return bulk.DefaultBatchSize },
+		"filterArgs": func(action string, f *filterForm) filterArgs {
+			return filterArgs{Action: h.opts.Prefix + action, Filter: f}
+		},
 		"suspendForm": func(p *page, typ, id string) suspendForm {
 			return suspendForm{Page: p, Type: typ, ID: id}
 		},

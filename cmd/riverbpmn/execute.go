@@ -44,7 +44,7 @@ func runExecute(ctx context.Context, args []string, stdout io.Writer) error {
 		timeout time.Duration
 	)
 	v.fs.DurationVar(&timeout, "timeout", defaultExecuteTimeout, "how long to wait for a client to run the job and for its run to end")
-	v.fs.Var(&scope, "exclusive-scope", "the engines' Config.ExclusiveScope, to say whose key the job waits for: none, process-instance or root-process-instance")
+	v.fs.Var(&scope, "exclusive-scope", scopeFlagUsage)
 	positionals, err := v.parse(args, "JOB_ID")
 	if err != nil {
 		return err

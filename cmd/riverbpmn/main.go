@@ -131,6 +131,11 @@ func commands() []command {
 		{"execute", "run one job now, ignoring its due date, and print its outcome: execute JOB_ID [--timeout 2m]", runExecute},
 		{"suspension-apply", "apply a scheduled suspension or activation now, before it is due: suspension-apply SCHEDULE_ID", runSuspensionApply},
 		{"subscriptions", "list named event subscriptions: position, events behind, last event (or one: subscriptions NAME)", runSubscriptions},
+		{"jobs", "search jobs: --state, --kind, --job-definition, --process-definition, --tenant, --instance-prefix, --created-from/-to, --oldest; paged (--after, --limit)", runSearchJobs},
+		{"instances", "search process instances that have jobs matching the jobs filters, each at its newest matching job; paged", runSearchInstances},
+		{"bulk-retry", "retry open incidents in batches (--job IDS, --job-definition, --instance-prefix, --retries N): idempotent, resumable by running it again", runBulkRetry},
+		{"bulk", "suspend|activate|stop|priority the jobs --job IDS or every job the jobs filter flags match, in batches, with progress", runBulk},
+		{"why", "say why a job is not running (key held, suspended, prerequisites, pending, expired, scheduled, queue paused) and what to do: why JOB_ID", runWhy},
 	}
 }
 

@@ -213,6 +213,10 @@ func toJobJSON(job *rivertype.JobRow) jobJSON {
 	}
 }
 
+// scopeFlagUsage is the help of --exclusive-scope, for the verbs that judge
+// a job's key.
+const scopeFlagUsage = "the scope to judge the job's key by when the schema records none (no client has started on it yet): process-instance, root-process-instance or none; the scope recorded in the schema always wins"
+
 // scopeFlag parses --exclusive-scope.
 type scopeFlag struct{ scope exclusive.Scope }
 
@@ -232,7 +236,7 @@ func runJob(ctx context.Context, args []string, stdout io.Writer) error {
 		v     = newVerb("job")
 		scope = scopeFlag{exclusive.ProcessInstance}
 	)
-	v.fs.Var(&scope, "exclusive-scope", "the scope to judge the job's key by when the schema records none (no client has started on it yet): process-instance, root-process-instance or none; the scope recorded in the schema always wins")
+	v.fs.Var(&scope, "exclusive-scope", scopeFlagUsage)
 	positionals, err := v.parse(args, "JOB_ID")
 	if err != nil {
 		return err

@@ -1,0 +1,97 @@
+package main
+
+import (
+	"context"
+	"strconv"
+	"testing"
+
+	"github.com/riverqueue/river"
+	"github.com/stretchr/testify/require"
+
+	"github.com/riverbpmn/riverbpmn/bulk"
+	"github.com/riverbpmn/riverbpmn/diagnose"
+	"github.com/riverbpmn/riverbpmn/workflow"
+)
+
+func TestWhy(t *testing.T) {
+	ctx := context.Background()
+	engine, schema := opsSetup(t)
+	client, err := workflow.NewClient(engine, &river.Config{Schema: schema, TestOnly: true})
+	require.NoError(t, err)
+	res, err := client.Insert(ctx, opsArgs{Instance: "order-4711"}, nil)
+	require.NoError(t, err)
+	id := res.Job.ID
+	_, err = engine.SuspendProcessInstance(ctx, "order-4711")
+	require.NoError(t, err)
+
+	var d diagnose.Diagnosis
+	cliJSON(t, schema, &d, "why", strconv.FormatInt(id, 10))
+	require.Equal(t, id, d.JobID)
+	require.True(t, d.Waiting)
+	require.Equal(t, "process instance", d.ExclusiveScope)
+	r := d.Reason(diagnose.Suspended)
+	require.NotNil(t, r)
+	require.Equal(t, "order-4711", r.SuspendedBy[0].ID)
+
+	code, out, errOut := cli(t, schema, "why", strconv.FormatInt(id, 10))
+	require.Equal(t, exitOK, code, errOut)
+	require.Contains(t, out, `[suspended] The job is suspended by process instance "order-4711"`)
+	require.Contains(t, out, "fix: Activate")
+	require.Contains(t, out, "exclusive scope in force: process instance")
+
+	code, _, errOut = cli(t, schema, "why", "999999")
+	require.Equal(t, exitNotFound, code, errOut)
+	code, _, errOut = cli(t, schema, "why")
+	require.NotEqual(t, exitOK, code)
+	require.Contains(t, errOut, "missing JOB_ID")
+	code, _, errOut = cli(t, schema, "why", "abc")
+	require.NotEqual(t, exitOK, code)
+	require.Contains(t, errOut, `JOB_ID "abc" is not a job id`)
+}
+
+func TestSearchAndBulkVerbs(t *testing.T) {
+	ctx := context.Background()
+	engine, schema := opsSetup(t)
+	client, err := workflow.NewClient(engine, &river.Config{Schema: schema, TestOnly: true})
+	require.NoError(t, err)
+	var ids []int64
+	for _, instance := range []string{"order-4711", "order-4712", "invoice-1"} {
+		res, err := client.Insert(ctx, opsArgs{Instance: instance}, nil)
+		require.NoError(t, err)
+		ids = append(ids, res.Job.ID)
+	}
+	require.NoError(t, engine.SetJobRetries(ctx, ids[0], 0))
+	require.NoError(t, engine.SetJobRetries(ctx, ids[1], 0))
+
+	var jobs searchJobsOutput
+	cliJSON(t, schema, &jobs, "jobs", "--state", "discarded", "--instance-prefix", "order-")
+	require.Len(t, jobs.Jobs, 2)
+	require.Equal(t, ids[1], jobs.Jobs[0].ID, "newest first")
+	cliJSON(t, schema, &jobs, "jobs", "--state", "discarded", "--oldest", "--limit", "1")
+	require.Len(t, jobs.Jobs, 1)
+	require.Equal(t, ids[0], jobs.Jobs[0].ID)
+	require.Equal(t, ids[0], jobs.Next)
+	var instances searchInstancesOutput
+	cliJSON(t, schema, &instances, "instances", "--instance-prefix", "order-47")
+	require.Len(t, instances.Instances, 2)
+
+	var p bulk.Progress
+	cliJSON(t, schema, &p, "bulk-retry", "--job-definition", "task-async", "--retries", "2")
+	require.Equal(t, 2, p.Changed)
+	require.True(t, p.Finished)
+	cliJSON(t, schema, &p, "bulk-retry")
+	require.Zero(t, p.Done, "repeated: nothing left")
+
+	cliJSON(t, schema, &p, "bulk", "suspend", "--instance-prefix", "order-")
+	require.Equal(t, 2, p.Changed)
+	code, out, errOut := cli(t, schema, "bulk", "activate", "--job", strconv.FormatInt(ids[0], 10))
+	require.Equal(t, exitOK, code, errOut)
+	require.Contains(t, out, "activate: 1 done, 1 changed, 0 failed")
+	require.Contains(t, errOut, "activate: 1 of 1 done", "progress on stderr")
+	code, _, errOut = cli(t, schema, "bulk", "stop")
+	require.NotEqual(t, exitOK, code)
+	require.Contains(t, errOut, "give --job ids or at least one filter flag")
+	code, _, errOut = cli(t, schema, "jobs", "--state", "stuck")
+	require.NotEqual(t, exitOK, code)
+	require.Contains(t, errOut, `state "stuck" is not a job state`)
+}
