@@ -13,7 +13,6 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivershared/riversharedtest"
 
-	"github.com/riverbpmn/riverbpmn/exclusive"
 	"github.com/riverbpmn/riverbpmn/workflow"
 )
 
@@ -107,7 +106,6 @@ func Example() {
 			{ID: "charge-async", ProcessDefinitionKey: "order_fulfilment", ActivityID: "charge", Kind: "charge_card", RetryCycle: "R3/PT1S"},
 			{ID: "pack-async", ProcessDefinitionKey: "order_fulfilment", ActivityID: "pack", Kind: "pack_parcel"},
 		},
-		ExclusiveScope: exclusive.ProcessInstance, // the default; exclusive.None opts out
 	})
 	if err != nil {
 		panic(err)
