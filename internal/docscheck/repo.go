@@ -36,7 +36,7 @@ func ProseFiles(root string) ([]string, error) {
 // MakeTargets are the make targets the docs show that CI does not run, and
 // what verifies them.
 var MakeTargets = map[string]string{
-	"test-long": "the long tests: CI's quiet-machine run; each calls internal/longtest.Skip, whose own test covers the switch",
+	"test-under-load": "scripts/test-under-load.sh: make test (which CI runs) while busy loops hold the load average up; run on demand, it reports each run's result and the load seen",
 	"check":     "fmt-check, vet and test, which CI runs one by one",
 	"help":      "prints the Makefile's ## comments; nothing to verify",
 	"fuzz":      "go test -fuzz over retrypolicy's FuzzParseCycle, whose seed corpus make test runs",
