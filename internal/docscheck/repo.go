@@ -37,9 +37,9 @@ func ProseFiles(root string) ([]string, error) {
 // what verifies them.
 var MakeTargets = map[string]string{
 	"test-under-load": "scripts/test-under-load.sh: make test (which CI runs) while busy loops hold the load average up; run on demand, it reports each run's result and the load seen",
-	"check":     "fmt-check, vet and test, which CI runs one by one",
-	"help":      "prints the Makefile's ## comments; nothing to verify",
-	"fuzz":      "go test -fuzz over retrypolicy's FuzzParseCycle, whose seed corpus make test runs",
+	"check":           "fmt-check, vet and test, which CI runs one by one",
+	"help":            "prints the Makefile's ## comments; nothing to verify",
+	"fuzz":            "go test -fuzz over retrypolicy's FuzzParseCycle, whose seed corpus make test runs",
 }
 
 // Verified are the other shell commands the docs show, exactly as written,
