@@ -65,7 +65,7 @@ func newBrowser(t *testing.T) context.Context {
 // TestBrowserRetryIncident drives a real headless Chromium through the
 // console: open the incidents page, press Retry, see the incident resolved
 // and the job run. With RIVERBPMN_CONSOLE_SCREENSHOTS=DIR it also saves PNG
-// screenshots of the main pages in DIR (docs/console holds the README's).
+// screenshots of the main pages in DIR (docs/operating/console holds the docs').
 func TestBrowserRetryIncident(t *testing.T) {
 	ctx := newBrowser(t)
 	e := newEnv(t)
