@@ -9,7 +9,8 @@
 //   - expired: its expiration time passed before it started (final);
 //   - suspended: by which suspended process instance, job definition or
 //     process definition, and since when, or the job alone;
-//   - pending: inserted pending (REGARDS' PENDING), not queued yet;
+//   - pending: inserted pending (the PENDING state of the CNES REGARDS jobs
+//     module), not queued yet;
 //   - prerequisites: which prerequisites have not completed (a discarded or
 //     cancelled one blocks it until retried);
 //   - held: a hold reason added by the application;
