@@ -16,6 +16,7 @@ import (
 	"github.com/riverbpmn/riverbpmn/diagnose"
 	"github.com/riverbpmn/riverbpmn/exclusive"
 	"github.com/riverbpmn/riverbpmn/lifecycle"
+	"github.com/riverbpmn/riverbpmn/liveness"
 	"github.com/riverbpmn/riverbpmn/workflow"
 )
 
@@ -52,8 +53,11 @@ func newEnv(t *testing.T) *env {
 	_, err = workflow.MigrateUp(ctx, pool, &workflow.MigrateOpts{Schema: schema})
 	require.NoError(t, err)
 	engine, err := workflow.NewEngine(pool, &workflow.Config{
-		Schema:             schema,
-		ExclusiveScope:     exclusive.ProcessInstance,
+		Schema:         schema,
+		ExclusiveScope: exclusive.ProcessInstance,
+		// The tests fetch through the pilot without starting a client, so
+		// no client proves it is alive.
+		Liveness:           liveness.Config{Disabled: true},
 		ProcessDefinitions: []workflow.ProcessDefinition{{Key: "order"}},
 		JobDefinitions: []workflow.JobDefinition{
 			{ID: "charge-async", ProcessDefinitionKey: "order", ActivityID: "charge", Kind: "diagnose_task"},
@@ -215,8 +219,11 @@ func TestWhyPending(t *testing.T) {
 
 func TestWhyExpired(t *testing.T) {
 	e := newEnv(t)
-	at := time.Now().Add(-time.Second)
+	// An expiry already past is refused at insert: the job expires while it
+	// waits (no client works the schema).
+	at := time.Now().Add(time.Second)
 	id := e.insertLifecycle("order-1", lifecycle.Opts{ExpiresAt: &at})
+	time.Sleep(time.Until(at) + 10*time.Millisecond)
 	d := e.why(id)
 	require.True(t, d.Waiting)
 	r := d.Reason(diagnose.Expired)

@@ -172,7 +172,7 @@ func cmpBool(a, b bool) int {
 	return -1
 }
 
-// runComposeStress runs the workload of issue 11 on 4 clients (each its own
+// runComposeStress runs the composition workload on 4 clients (each its own
 // pool and engine enforcing scope) of one queue, and returns the runs.
 // RIVERBPMN_COMPOSE_STRESS=big runs 5x the instances.
 // batches, when given, are the clients' Config.ExclusiveBatch in turn.
@@ -255,7 +255,8 @@ func runComposeStress(t *testing.T, scope exclusive.Scope, batches ...int) ([]co
 	return slices.Clone(rec.runs), rec.finished, total
 }
 
-// TestComposeStress is the multi-client proof of issue 11: four clients on
+// TestComposeStress is the multi-client proof that exclusivity composes
+// with every acquisition option: four clients on
 // one queue with different orders, priority ranges (overlapping and
 // disjoint) and registered deployments, all enforcing exclusivity per
 // process instance; 200 instances x 20 jobs with random priorities, some

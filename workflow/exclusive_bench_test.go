@@ -97,7 +97,7 @@ var exclBenchWorkloads = []exclBenchWorkload{
 
 // BenchmarkExclusive compares, in one run on one database, stock River (its
 // own driver, River's schema) with riverbpmn enforcing exclusivity on the
-// same jobs (issue 6 and 7 targets: 1,000 instances x 10 jobs at >= 80% of
+// same jobs (the targets: 1,000 instances x 10 jobs at >= 80% of
 // stock's jobs/s, one instance x 2,000 jobs at MaxWorkers 1 at >= 50%).
 // Each iteration works the whole workload with one client. The alternating
 // sub-benchmark runs the three modes back to back in each round and reports

@@ -215,7 +215,7 @@ func TestExclusiveScopeUpgradeLog(t *testing.T) {
 			if tc.upgrade {
 				// The schema as an earlier version left it, in use: back to
 				// migration 020, a job, then up again.
-				_, err := MigrateDown(ctx, testPool(t), &MigrateOpts{Schema: schema, MaxSteps: 1})
+				_, err := MigrateDown(ctx, testPool(t), &MigrateOpts{Schema: schema, TargetVersion: 20})
 				require.NoError(t, err)
 				insertOld()
 				_, err = MigrateUp(ctx, testPool(t), &MigrateOpts{Schema: schema, SkipMainLine: true})

@@ -23,7 +23,7 @@ type exclStressResult struct {
 	elapsed  time.Duration
 }
 
-// runExclusiveStress is the acceptance workload of issue 6: 4 nodes (each its
+// runExclusiveStress is the exclusive jobs' acceptance workload: 4 nodes (each its
 // own pool, engine and River client) x MaxWorkers 20 on one queue of one
 // schema; 200 instances x 20 jobs of 0-5 ms random work in random order,
 // some inserting a follow-up of their instance, some failing once, snoozing

@@ -63,7 +63,7 @@ const MaxIdentifierBytes = 255
 // instance is its own root), so it is almost always trimmed away. River's
 // GIN index on metadata takes one entry per distinct element at every state
 // change of a job, against one per key and one per value for an object
-// (issue 18). Jobs inserted before migration riverbpmn/016 keep the object
+// (a cost on every fetch and completion). Jobs inserted before migration riverbpmn/016 keep the object
 // form, {"process_instance_id": ..., ...} with the JSON names below; every
 // reader, in Go and in SQL, accepts both forms.
 //
@@ -432,8 +432,8 @@ func decodeJobContext(raw json.RawMessage) (JobContext, error) {
 // metadata (compactJSON): without the root process instance when the
 // instance is its own root (a top-level instance, most jobs). Every value in
 // metadata is one more entry in River's GIN index on metadata at every state
-// change, so a default spelled out costs on every fetch and completion
-// (issue 18). The readers fill it back: JobContextOf, and the SQL of the
+// change, so a default spelled out costs on every fetch and completion.
+// The readers fill it back: JobContextOf, and the SQL of the
 // exclusive key, which has always read an absent root as the instance
 // itself.
 func (jc JobContext) stored() JobContext {

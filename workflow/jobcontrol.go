@@ -1,6 +1,7 @@
 package workflow
 
-// Running jobs (issue 15): progress, stop, and job status events. The logic
+// Running jobs (as the CNES REGARDS jobs module shows them): progress, stop,
+// and job status events. The logic
 // and SQL live in packages jobcontrol and events; these are the engine's
 // thin front doors.
 

@@ -350,7 +350,7 @@ func TestRunInsertCost(t *testing.T) {
 }
 
 // TestTargetFor: River's defaults hold every mode to its Target; a shorter
-// fetch cooldown or more workers to its StressTarget (issue 18).
+// fetch cooldown or more workers to its StressTarget.
 func TestTargetFor(t *testing.T) {
 	t.Parallel()
 	byName := make(map[string]Mode)

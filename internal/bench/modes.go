@@ -55,7 +55,7 @@ type Mode struct {
 	// StressTarget, when non-zero, replaces Target in a stress run: a fetch
 	// cooldown below River's default or more than 100 workers, where the
 	// fetch limiter no longer caps both sides near 1,000 jobs/s and the
-	// database's cost per job decides (issue 18's targets). Negative: no
+	// database's cost per job decides. Negative: no
 	// target against stock River in a stress run (the mode is judged
 	// against its Versus mode there).
 	StressTarget float64
@@ -370,11 +370,11 @@ func Modes() []Mode {
 		{
 			Name:    "events",
 			Summary: "job status events on (outbox trigger, RUNNING and SUCCEEDED per job); off again after the run",
-			// Issue 18's target for every mode at River's defaults; under
-			// stress, issue #15's target is against events off (Versus).
+			// The target of every mode at River's defaults; under stress,
+			// events are judged against events off (Versus).
 			Target:       0.99,
 			StressTarget: -1,
-			// Issue #15's target: events on at >= 90% of events off.
+			// Events on at >= 90% of events off's jobs/s.
 			Versus:       "none",
 			VersusTarget: 0.90,
 			Setup:        eventsSide,
