@@ -283,7 +283,7 @@ func TestTimerInsertRejectsBadInput(t *testing.T) {
 	require.Zero(t, n)
 }
 
-// Camunda's failing timer cycle: a timer R4/PT1M whose firings fail, with the
+// A failing cycle, by Camunda's rules: a timer R4/PT1M whose firings fail, with the
 // retry cycle R2/PT10M. The cycle goes on at +1m, +2m, +3m, +4m while each
 // failed occurrence is retried 10 minutes after its failure, on its own
 // schedule, and discarded after its second execution. Worked with River's
