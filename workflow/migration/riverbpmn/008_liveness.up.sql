@@ -32,7 +32,7 @@ CREATE TABLE /* TEMPLATE: schema */river_bpmn_client_session (
 CREATE INDEX river_bpmn_client_session_client
     ON /* TEMPLATE: schema */river_bpmn_client_session (client_id, id);
 
--- Not liveness, but the one migration of this change (issue 12): a failedJob
+-- Not liveness, but the one migration of this release: a failedJob
 -- incident opens only for a job whose metadata is an object with a "bpmn"
 -- value that is not JSON null (a job context, maybe malformed: its incident
 -- then has empty columns). Migration 004 tested metadata ? 'bpmn', which is

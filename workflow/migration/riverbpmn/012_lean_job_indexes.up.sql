@@ -7,8 +7,7 @@
 -- new entry at every fetch and every completion: two btree inserts per state
 -- change that only management calls ever read (the jobs of a process
 -- instance, the unfinished jobs of a job definition). They cost about a
--- fifth of the database time of working a job off (issue 18; README
--- "Benchmarks").
+-- fifth of the database time of working a job off (docs/benchmarks.md).
 --
 -- Those calls now find the jobs by containment, metadata @>
 -- '{"bpmn": {"process_instance_id": ...}}', which River's own GIN index on

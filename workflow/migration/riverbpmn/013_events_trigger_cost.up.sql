@@ -2,7 +2,7 @@
 -- event trigger (package events; the outbox is migration 009's).
 --
 -- Same events, same transaction, same cursor; three costs of 009's function
--- removed (measured in issue #15's report):
+-- removed (each measured):
 --
 --  1. The join of the transition tables. A trigger function's plan is cached
 --     from its first call, when the transition tables may have held a row or

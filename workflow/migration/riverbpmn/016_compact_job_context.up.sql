@@ -1,7 +1,8 @@
 -- riverbpmn migration line "riverbpmn", version 16: the compact job context.
 --
 -- Jobs inserted from now on carry their job context in metadata as one JSON
--- array instead of an object with one key per field (issue 18):
+-- array instead of an object with one key per field (fewer entries in
+-- River's GIN index on metadata at every state change):
 --
 --   {"bpmn": [instance, process definition key, activity, job definition,
 --             priority, exclusive, deployment, job type, retry cycle,

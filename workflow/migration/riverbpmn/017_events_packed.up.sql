@@ -1,5 +1,5 @@
 -- riverbpmn migration line "riverbpmn", version 17: one outbox row per
--- statement instead of one per event (package events; issue #15).
+-- statement instead of one per event (package events).
 --
 -- Same events, same transaction, same cursor. What 013 (and 016, which
 -- only moved its reads onto the job context accessors) left was the insert
