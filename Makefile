@@ -43,8 +43,8 @@ test-long: ## the whole suite with the long proofs (RIVERBPMN_TEST_LONG=1: stres
 	$(no_chromium)
 	@url="$$(scripts/testdb.sh)" && TEST_DATABASE_URL="$$url" RIVERBPMN_TEST_LONG=1 $(GO) test $(LONG_TEST_FLAGS) ./...
 
-test-browser: ## run the console's browser test and fail if it did not run (no Chromium)
-	@url="$$(scripts/testdb.sh)" && out="$$(TEST_DATABASE_URL="$$url" $(GO) test -count=1 -v -run '^TestBrowser' ./console/ 2>&1)"; rc=$$?; \
+test-browser: ## run every console browser test (the long ones too) and fail if one did not run (no Chromium)
+	@url="$$(scripts/testdb.sh)" && out="$$(TEST_DATABASE_URL="$$url" RIVERBPMN_TEST_LONG=1 $(GO) test -count=1 -v -run '^TestBrowser' ./console/ 2>&1)"; rc=$$?; \
 	echo "$$out" | grep -E '^(=== RUN|--- |\s+e2e_test|ok|FAIL|PASS)'; \
 	if [[ $$rc -ne 0 ]]; then echo "$$out" | tail -40; exit $$rc; fi; \
 	if echo "$$out" | grep -q -- '--- SKIP'; then echo "the browser test was skipped: it must run here"; exit 1; fi; \
