@@ -77,6 +77,30 @@ func (c *cursorFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&c.limit, "limit", defaultPageLimit, fmt.Sprintf("at most this many (1 to %d)", workflow.MaxPageSize))
 }
 
+// openSearch reads the filter and page flags of a search verb (jobs,
+// instances), then opens the engine: a bad filter or limit is a usage
+// error, found before the database is opened.
+func openSearch(ctx context.Context, v *verb, args []string) (*workflow.Engine, func(), *search.Filter, cursorFlags, error) {
+	var (
+		ff filterFlags
+		cf cursorFlags
+	)
+	ff.register(v.fs)
+	cf.register(v.fs)
+	if _, err := v.parse(args); err != nil {
+		return nil, nil, nil, cf, err
+	}
+	f, err := ff.filter()
+	if err != nil {
+		return nil, nil, nil, cf, err
+	}
+	if err := checkLimit(cf.limit); err != nil {
+		return nil, nil, nil, cf, err
+	}
+	engine, closeDB, err := v.engine(ctx, nil)
+	return engine, closeDB, f, cf, err
+}
+
 // searchJobsOutput is what jobs prints.
 type searchJobsOutput struct {
 	Jobs []*search.Job `json:"jobs"`
@@ -86,24 +110,11 @@ type searchJobsOutput struct {
 
 func runSearchJobs(ctx context.Context, args []string, stdout io.Writer) error {
 	v := newVerb("jobs")
-	var (
-		ff filterFlags
-		cf cursorFlags
-	)
-	ff.register(v.fs)
-	cf.register(v.fs)
-	engine, closeDB, err := v.open(ctx, args)
+	engine, closeDB, f, cf, err := openSearch(ctx, v, args)
 	if err != nil {
 		return err
 	}
 	defer closeDB()
-	f, err := ff.filter()
-	if err != nil {
-		return err
-	}
-	if err := checkLimit(cf.limit); err != nil {
-		return err
-	}
 	jobs, err := engine.SearchJobs(ctx, f, cf.after, cf.limit)
 	if err != nil {
 		return err
@@ -135,24 +146,11 @@ type searchInstancesOutput struct {
 
 func runSearchInstances(ctx context.Context, args []string, stdout io.Writer) error {
 	v := newVerb("instances")
-	var (
-		ff filterFlags
-		cf cursorFlags
-	)
-	ff.register(v.fs)
-	cf.register(v.fs)
-	engine, closeDB, err := v.open(ctx, args)
+	engine, closeDB, f, cf, err := openSearch(ctx, v, args)
 	if err != nil {
 		return err
 	}
 	defer closeDB()
-	f, err := ff.filter()
-	if err != nil {
-		return err
-	}
-	if err := checkLimit(cf.limit); err != nil {
-		return err
-	}
 	list, err := engine.SearchProcessInstances(ctx, f, cf.after, cf.limit)
 	if err != nil {
 		return err

@@ -92,6 +92,6 @@ func TestSearchAndBulkVerbs(t *testing.T) {
 	require.NotEqual(t, exitOK, code)
 	require.Contains(t, errOut, "give --job ids or at least one filter flag")
 	code, _, errOut = cli(t, schema, "jobs", "--state", "stuck")
-	require.NotEqual(t, exitOK, code)
+	require.Equal(t, exitUsage, code, "a bad filter is a usage error, found before the database is opened")
 	require.Contains(t, errOut, `state "stuck" is not a job state`)
 }
