@@ -102,6 +102,20 @@ func parseFilter(values url.Values) (*search.Filter, *filterForm, error) {
 	return f, form, nil
 }
 
+// parseSearchRequest reads a listing's filter and its page cursor from the
+// request's query.
+func parseSearchRequest(r *http.Request) (*search.Filter, *filterForm, int64, error) {
+	f, form, err := parseFilter(r.URL.Query())
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	cursor, err := int64Param(r, "cursor")
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	return f, form, cursor, nil
+}
+
 // ---- jobs ----
 
 type jobsData struct {
@@ -111,12 +125,7 @@ type jobsData struct {
 }
 
 func (h *Handler) jobsPage(w http.ResponseWriter, r *http.Request) {
-	f, form, err := parseFilter(r.URL.Query())
-	if err != nil {
-		h.renderError(w, r, http.StatusBadRequest, err)
-		return
-	}
-	cursor, err := int64Param(r, "cursor")
+	f, form, cursor, err := parseSearchRequest(r)
 	if err != nil {
 		h.renderError(w, r, http.StatusBadRequest, err)
 		return
@@ -149,12 +158,7 @@ type instancesData struct {
 }
 
 func (h *Handler) instancesPage(w http.ResponseWriter, r *http.Request) {
-	f, form, err := parseFilter(r.URL.Query())
-	if err != nil {
-		h.renderError(w, r, http.StatusBadRequest, err)
-		return
-	}
-	cursor, err := int64Param(r, "cursor")
+	f, form, cursor, err := parseSearchRequest(r)
 	if err != nil {
 		h.renderError(w, r, http.StatusBadRequest, err)
 		return
