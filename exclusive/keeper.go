@@ -290,7 +290,7 @@ func (k *Keeper) sendWake(target string) {
 	schema, queue, _ := strings.Cut(target, "\x00")
 	ctx, cancel := context.WithTimeout(context.Background(), releaseTimeout)
 	defer cancel()
-	if _, err := k.config.DB.Exec(ctx, wakeSQL, schema, queue); err != nil {
+	if err := WakeQueue(ctx, k.config.DB, schema, queue); err != nil {
 		k.config.Logger().WarnContext(ctx, "riverbpmn: waking producers after an exclusive key was released",
 			slog.String("queue", queue), slog.String("err", err.Error()))
 	}
