@@ -53,14 +53,15 @@
 // token t, and for n > 1 the run [J1..Jn], [a1..an]) into K's row of
 // river_bpmn_exclusive_lock, until the earlier of:
 //
-//	(r1) the row is marked free (job NULL, compared by K and t) after the
-//	     work functions of the run have all returned (or panicked), or
-//	     ended without running (below): by a release statement the work
-//	     middleware runs before the run's last job returns to River, or,
-//	     when it deferred the release (every producer's last fetch was
-//	     full), by the next fetch of one of the engine's clients, which
-//	     gives the key back and may take it again in the same statement (a
-//	     takeover of a token the engine names as ended, point 2 below); and
+//	(r1) the work functions of the run have all returned (or panicked),
+//	     or ended without running (below), and then either a release
+//	     statement marks the row free (job NULL, compared by K and t),
+//	     which the work middleware runs before the run's last job returns
+//	     to River, or, when it needs none (every producer's last fetch was
+//	     full), the engine records t as ended (ended.go) and a fetch of one
+//	     of its clients names t: that fetch may take K over in the
+//	     statement that takes K's next job (a takeover of a token the
+//	     engine names as ended, point 2 below); and
 //	(r2) no job of the run still runs its attempt in the database: for
 //	     each Ji, River's completer wrote the outcome, the worker committed
 //	     river.JobCompleteTx, the rescuer moved a stuck job, the job was
@@ -163,13 +164,17 @@
 // # Throughput
 //
 // A key is free as soon as the work ends (r1), not when River's batch
-// completer writes the outcome about 250 ms later; the releases of concurrent
-// workers share one statement (exclusive.Batcher). River fetches again when
-// a job of a full fetch ends, and finds the key's next job; so when every
-// producer of the engine had a full last fetch the release costs no
-// statement at all: it is deferred to that fetch (deferredReleases,
-// keeper.go; flushed on its own after 50 ms without a fetch, and at
-// producer shutdown). After a fetch
+// completer writes the outcome (every 50 ms, in batches); the releases of
+// concurrent workers share one statement (exclusive.Batcher). River fetches
+// again when a job of a full fetch ends, and finds the key's next job; so
+// when every producer of the engine had a full last fetch the release costs
+// no statement and no write at all: the engine records the acquisition as
+// ended and its fetches name it, the fetch that takes the key's next job
+// takes the key over in one update, and once River writes the outcome the
+// row is stale for every client (ended.go; an ended key that neither
+// happens to within EndedKeyFlush, or whose producer stops, is written
+// free by a statement). A key then costs one lock-row write per
+// acquisition. After a fetch
 // that came back short it waits for the next poll, so when a released key has
 // waiting jobs and one of the engine's producers came back short, the engine
 // wakes the queue's producers with River's own insert notification (Waker,

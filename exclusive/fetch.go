@@ -35,8 +35,8 @@ type Querier interface {
 // FetchParams is one exclusive fetch of a client's producer.
 type FetchParams struct {
 	// Querier runs the fetch statement; InTx is set when it is a
-	// transaction of the caller's (deferred releases are then not carried:
-	// the caller might roll them back).
+	// transaction of the caller's (ended keys are then not named: the
+	// caller might roll a takeover back).
 	Querier Querier
 	InTx    bool
 	// Schema, Queue and MaxToLock are River's fetch parameters; Producer
@@ -50,49 +50,34 @@ type FetchParams struct {
 	// position and length after the key and token).
 	SQL   string
 	Batch bool
-	// Args returns the statement's arguments, given the keys the fetch
-	// gives back first (the "released_keys" and "released_tokens"
-	// parameters).
-	Args func(released []Held) []any
+	// Args returns the statement's arguments, given the ended keys the
+	// fetch may take over (the "ended_tokens" parameter).
+	Args func(ended []Held) []any
 	// ScanJob reads one fetched job from row: the job's columns, then the
 	// destinations row.Scan is given after them.
 	ScanJob func(row pgx.Row) (job *rivertype.JobRow, decodeErr error, err error)
 }
 
-// Fetch runs one exclusive fetch: it gives back the keys deferred to it,
-// takes keys with the jobs it moves to running, records them as held, and
-// wakes the queue again when a key was given back while it ran and it came
-// back short. It returns the jobs and their decode errors.
+// Fetch runs one exclusive fetch: it names the engine's ended keys (which
+// it may take over), takes keys with the jobs it moves to running, records
+// them as held, and wakes the queue again when a key was given back while
+// it ran and it came back short. It returns the jobs and their decode
+// errors.
 func (k *Keeper) Fetch(ctx context.Context, p FetchParams) ([]*rivertype.JobRow, map[int64]error, error) {
 	releasesBefore := k.releaseSeq.Load()
-	// The keys deferred to this fetch: the statement gives them back first.
-	var deferred []Held
+	var ended []Held
 	if !p.InTx {
-		deferred = k.takeDeferred(p.Schema)
+		ended = k.endedKeysOf(p.Schema)
 	}
-	rows, err := p.Querier.Query(ctx, p.SQL, p.Args(deferred)...)
-	if err != nil {
-		// Not given back: give them back on their own.
-		go k.releaseNow(p.Schema, deferred)
-		return nil, nil, err
-	}
-	jobs, decodeErrors, err := k.scanFetch(p.Schema, rows, p.Batch, p.ScanJob)
-	if len(deferred) > 0 {
-		k.releaseSeq.Add(uint64(len(deferred)))
-		k.carried.Add(uint64(len(deferred)))
-		if k.filtered.Load() {
-			// A client with filters may not take the next job of a key it
-			// gave back: wake the keys' queues for whichever client may
-			// (at most once per FilteredWakeCooldown), as a release of
-			// its own does when a job of the key waits.
-			for _, held := range deferred {
-				k.filteredWaker.Wake(WakeTarget(held.Schema, held.Queue))
-			}
-		}
-	}
+	rows, err := p.Querier.Query(ctx, p.SQL, p.Args(ended)...)
 	if err != nil {
 		return nil, nil, err
 	}
+	jobs, decodeErrors, taken, err := k.scanFetch(p.Schema, rows, p.Batch, p.ScanJob)
+	if err != nil {
+		return nil, nil, err
+	}
+	k.forgetTakenOver(p.Schema, ended, taken)
 	target := WakeTarget(p.Schema, p.Queue)
 	short := len(jobs) < p.MaxToLock
 	k.recordFetch(target, p.Producer, short)
@@ -107,11 +92,10 @@ func (k *Keeper) Fetch(ctx context.Context, p FetchParams) ([]*rivertype.JobRow,
 
 // scanFetch reads the fetched jobs, each followed by the key it took and
 // that acquisition's token (with batch, also its place in the key's run and
-// the run's length), and records the keys as held.
-func (k *Keeper) scanFetch(schema string, rows pgx.Rows, batch bool, scanJob func(pgx.Row) (*rivertype.JobRow, error, error)) ([]*rivertype.JobRow, map[int64]error, error) {
+// the run's length), records the keys as held, and returns them (taken).
+func (k *Keeper) scanFetch(schema string, rows pgx.Rows, batch bool, scanJob func(pgx.Row) (*rivertype.JobRow, error, error)) (jobs []*rivertype.JobRow, decodeErrors map[int64]error, taken map[string]bool, err error) {
 	defer rows.Close()
-	jobs := []*rivertype.JobRow{}
-	var decodeErrors map[int64]error
+	jobs = []*rivertype.JobRow{}
 	for rows.Next() {
 		var (
 			key    *string
@@ -125,7 +109,7 @@ func (k *Keeper) scanFetch(schema string, rows pgx.Rows, batch bool, scanJob fun
 		}
 		job, decodeErr, err := scanJob(suffixedRow{rows: rows, suffix: suffix})
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		jobs = append(jobs, job)
 		if decodeErr != nil {
@@ -133,6 +117,12 @@ func (k *Keeper) scanFetch(schema string, rows pgx.Rows, batch bool, scanJob fun
 				decodeErrors = make(map[int64]error)
 			}
 			decodeErrors[job.ID] = decodeErr
+		}
+		if key != nil && token != nil {
+			if taken == nil {
+				taken = make(map[string]bool)
+			}
+			taken[*key] = true
 		}
 		switch {
 		case key == nil || token == nil:
@@ -143,9 +133,9 @@ func (k *Keeper) scanFetch(schema string, rows pgx.Rows, batch bool, scanJob fun
 		}
 	}
 	if err := rows.Err(); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	return jobs, decodeErrors, nil
+	return jobs, decodeErrors, taken, nil
 }
 
 // suffixedRow scans the current row of rows into the destinations given to
@@ -161,8 +151,8 @@ func (r suffixedRow) Scan(dest ...any) error {
 	return r.rows.Scan(append(dest[:len(dest):len(dest)], r.suffix...)...)
 }
 
-// SweepLocks deletes every stale lock and every free lock row given back
-// more than retention ago, and returns how many rows it deleted. Two
+// SweepLocks deletes every stale lock taken, and every free lock row given
+// back, more than retention ago, and returns how many rows it deleted. Two
 // statements on purpose: the first judges staleness in one snapshot; the
 // second deletes by token, a condition on the row itself, so a lock taken in
 // between (a new token) is left alone (invariant point 4, doc.go).

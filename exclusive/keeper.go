@@ -35,11 +35,6 @@ const maxReleaseBatch = 1000
 // instead of that client's poll interval.
 const FilteredWakeCooldown = 100 * time.Millisecond
 
-// DeferredReleaseFlush bounds how long a deferred release waits for a fetch
-// to carry it: after this long without one (a client that stopped fetching)
-// the keys are given back by a statement of their own.
-const DeferredReleaseFlush = 50 * time.Millisecond
-
 var (
 	releaseSQL = mustReadSQL("exclusive_release.sql")
 	wakeSQL    = mustReadSQL("exclusive_wake.sql")
@@ -66,7 +61,7 @@ type KeeperConfig struct {
 
 // Keeper is an engine's exclusive-jobs state, shared by all its clients:
 // the keys their fetches took, by job attempt, until given back; the runs
-// of batching fetches; the releases deferred to the next fetch; and what
+// of batching fetches; the keys whose work has ended, not yet written free; and what
 // each producer's last fetch saw, to decide when a release wakes a queue.
 type Keeper struct {
 	config KeeperConfig
@@ -91,11 +86,11 @@ type Keeper struct {
 	// releasers holds one release batcher per schema.
 	releasers sync.Map // schema -> *Batcher[Held, *string]
 
-	// deferred holds, per schema, the keys whose work has ended and that the
-	// next fetch of one of the engine's clients gives back.
-	deferred sync.Map // schema -> *deferredReleases
-	// carried counts the deferred releases that a fetch gave back (the
-	// others were flushed by a statement of their own).
+	// ended holds, per schema, the acquisitions whose work has ended and
+	// whose key no statement has written free (ended.go).
+	ended sync.Map // schema -> *endedKeys
+	// carried counts the ended keys given back without a statement of
+	// their own (the others were flushed by one).
 	carried atomic.Uint64
 
 	// queues holds, per wake target, the engine's producers on that queue and
@@ -138,7 +133,9 @@ func (k *Keeper) Scope() Scope { return k.config.Scope }
 // SetFiltered records that a client of the engine has acquisition filters.
 func (k *Keeper) SetFiltered() { k.filtered.Store(true) }
 
-// Carried counts the deferred releases a fetch gave back.
+// Carried counts the keys given back without a statement of their own: an
+// ended key that a fetch took over, or that went stale when River wrote its
+// job's outcome (ended.go).
 func (k *Keeper) Carried() uint64 { return k.carried.Load() }
 
 // RunJobs counts the jobs fetched as part of a run of more than one.
@@ -152,6 +149,10 @@ type Held struct {
 	Schema string
 	Queue  string
 	JobID  int64
+	// RunJobIDs are the jobs of the acquisition's run, in run order, for a
+	// run of more than one job (workflow.Config.ExclusiveBatch); nil
+	// otherwise.
+	RunJobIDs []int64
 }
 
 // JobAttempt names a job attempt in the keeper's tables.
@@ -201,8 +202,9 @@ func (k *Keeper) recordFetch(target string, producer any, short bool) {
 	}
 }
 
-// ForgetProducer drops a stopping producer of queue in schema, and gives
-// back the releases deferred to a fetch: its jobs have ended.
+// ForgetProducer drops a stopping producer of queue in schema, and writes
+// free the ended keys of the schema, so that other engines need not wait
+// for River's completer.
 func (k *Keeper) ForgetProducer(schema, queue string, producer any) {
 	st := k.queueState(WakeTarget(schema, queue))
 	st.mu.Lock()
@@ -212,7 +214,7 @@ func (k *Keeper) ForgetProducer(schema, queue string, producer any) {
 	if known && was {
 		k.hungryProducers.Add(-1)
 	}
-	k.FlushDeferred(schema)
+	k.FlushEnded(schema)
 }
 
 // mayNeedWake says whether giving back a key of a job from target's queue
@@ -317,7 +319,7 @@ func (k *Keeper) TakeHeld(job *rivertype.JobRow) (Held, bool) {
 // River's completer. The releases of concurrent workers share one statement
 // (Batcher); this returns once the job's own release is written, so the
 // fetch River makes right after (a slot just freed) finds the key's next
-// job, or once it is deferred to that very fetch (Release). A job of a run
+// job, or once it is recorded as ended, for the next fetch (Release). A job of a run
 // waits for its turn first (run.go). Jobs without a key pass straight
 // through.
 func (k *Keeper) Work(ctx context.Context, job *rivertype.JobRow, doInner func(context.Context) error) error {
@@ -374,17 +376,17 @@ func (k *Keeper) releaser(schema string) *Batcher[Held, *string] {
 // lock turns stale once River records the outcome (invariant (r2), doc.go).
 //
 // When every producer of the engine on the job's queue had a full last
-// fetch, the release is deferred to the next fetch of the engine in the
-// schema instead (deferredReleases): River fetches again as soon as the
-// job's slot is free, and that fetch gives the key back and may take the
-// key's next job in the same statement, so the key costs no statement of its
-// own.
+// fetch, no statement is written at all: the acquisition is recorded as
+// ended (ended.go). River fetches again as soon as the job's slot is free,
+// and that fetch, like every later fetch of the engine, may take the key
+// over (the key's next job) in the same statement that takes it; once River
+// writes the job's outcome the lock is stale and free for every client.
 func (k *Keeper) Release(ctx context.Context, held Held) {
 	if k.config.DB == nil {
 		return
 	}
-	if k.canDefer(WakeTarget(held.Schema, held.Queue)) {
-		k.deferRelease(held)
+	if k.canSkipRelease(WakeTarget(held.Schema, held.Queue)) {
+		k.endKey(held)
 		return
 	}
 	ctx, cancel := context.WithTimeout(ctx, releaseTimeout)
@@ -417,23 +419,11 @@ func (k *Keeper) afterRelease(held Held, wakeQueue *string) {
 	}
 }
 
-// deferredReleases are keys whose jobs' work has ended, waiting to be given
-// back by the next fetch of one of the engine's clients in a schema (the
-// released CTE of the exclusive fetch, sql/fetch_step.sql), or by a
-// flush after DeferredReleaseFlush. Until then the key stays held, which
-// only ever holds it longer than the work (invariant (r1) in doc.go
-// happens at that fetch instead).
-type deferredReleases struct {
-	mu    sync.Mutex
-	items []Held
-	timer *time.Timer // armed while items is not empty
-}
-
-// canDefer says whether the release of a key of a job from target's queue
-// may wait for the next fetch: when the engine has producers on that queue,
+// canSkipRelease says whether the release of a key of a job from target's queue
+// may go without a statement (Release): when the engine has producers on that queue,
 // and none of its producers (on any queue) came back short from its last
 // fetch, so River fetches again as soon as the job's slot is free.
-func (k *Keeper) canDefer(target string) bool {
+func (k *Keeper) canSkipRelease(target string) bool {
 	if k.waker == nil || k.hungryProducers.Load() > 0 {
 		return false
 	}
@@ -443,61 +433,8 @@ func (k *Keeper) canDefer(target string) bool {
 	return len(st.hungry) > 0
 }
 
-func (k *Keeper) deferredFor(schema string) *deferredReleases {
-	return loadOrNew(&k.deferred, schema, func() *deferredReleases { return &deferredReleases{} })
-}
-
-// deferRelease adds held to the schema's deferred releases, arming the flush.
-func (k *Keeper) deferRelease(held Held) {
-	d := k.deferredFor(held.Schema)
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	d.items = append(d.items, held)
-	if d.timer == nil {
-		d.timer = time.AfterFunc(DeferredReleaseFlush, func() { k.FlushDeferred(held.Schema) })
-	}
-}
-
-// HoldOffDeferredFlush arms the flush of schema's deferred releases for d
-// from now, unless it is armed already, so that the next fetch, not the
-// flush, gives the next deferred key back. Tests use it to observe a release
-// carried by a fetch on a machine too slow to reach that fetch within
-// DeferredReleaseFlush.
-func (k *Keeper) HoldOffDeferredFlush(schema string, d time.Duration) {
-	dr := k.deferredFor(schema)
-	dr.mu.Lock()
-	defer dr.mu.Unlock()
-	if dr.timer == nil {
-		dr.timer = time.AfterFunc(d, func() { k.FlushDeferred(schema) })
-	}
-}
-
-// takeDeferred removes and returns the schema's deferred releases.
-func (k *Keeper) takeDeferred(schema string) []Held {
-	d, ok := k.deferred.Load(schema)
-	if !ok {
-		return nil
-	}
-	dr := d.(*deferredReleases) //nolint:forcetypeassert // only deferredReleases are stored
-	dr.mu.Lock()
-	defer dr.mu.Unlock()
-	items := dr.items
-	dr.items = nil
-	if dr.timer != nil {
-		dr.timer.Stop()
-		dr.timer = nil
-	}
-	return items
-}
-
-// FlushDeferred gives back the schema's deferred releases with statements
-// of their own (sql/exclusive_release.sql).
-func (k *Keeper) FlushDeferred(schema string) {
-	k.releaseNow(schema, k.takeDeferred(schema))
-}
-
 // releaseNow gives back the keys of items (all of schema) with statements of
-// their own, as Release does when it does not defer.
+// their own, as Release does when it writes one.
 func (k *Keeper) releaseNow(schema string, items []Held) {
 	if len(items) == 0 || k.config.DB == nil {
 		return

@@ -298,9 +298,7 @@ func (q *testQuery) explainArgs(t testing.TB) (types []string, args []any, liter
 			types, args, literals = append(types, "int"), append(args, exclusive.DefaultLookahead), append(literals, fmt.Sprint(exclusive.DefaultLookahead))
 		case "client_id":
 			types, args, literals = append(types, "text"), append(args, "explain-client"), append(literals, "'explain-client'")
-		case "released_keys":
-			types, args, literals = append(types, "text[]"), append(args, []string{}), append(literals, "'{}'")
-		case "released_tokens":
+		case "ended_tokens":
 			types, args, literals = append(types, "bigint[]"), append(args, []int64{}), append(literals, "'{}'")
 		case "priority_min", "priority_max":
 			v := q.params[name]().(int64)

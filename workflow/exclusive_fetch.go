@@ -44,7 +44,7 @@ func (p *pilot) jobGetAvailableExclusive(
 		Querier: q, InTx: inTx,
 		Schema: params.Schema, Queue: params.Queue, MaxToLock: params.MaxToLock, Producer: p,
 		SQL: query.sql, Batch: query.batch,
-		Args:    func(released []exclusive.Held) []any { return p.fetchArgs(query, params, released) },
+		Args:    func(ended []exclusive.Held) []any { return p.fetchArgs(query, params, ended) },
 		ScanJob: scanJobRow,
 	})
 	if err != nil {
@@ -102,10 +102,10 @@ func (p *pilot) ProducerShutdown(ctx context.Context, exec riverdriver.Executor,
 
 // ProducerKeepAlive is called by each of the client's producers every
 // ProducerReportInterval (30 s by default). With exclusivity enabled it also
-// sweeps the lock table (exclusive.SweepLocks): it deletes stale locks, so
-// keys whose jobs ended without giving them back (a crashed client, after
-// River's rescuer) do not linger (a fetch would take them over anyway), and
-// rows of keys given back more than exclusive.FreeLockRetention ago.
+// sweeps the lock table (exclusive.SweepLocks): it deletes the rows of keys
+// taken or given back more than exclusive.FreeLockRetention ago that no
+// running attempt holds (stale: the job ended without writing the key free,
+// after a crash or as ended keys do; or free), so that they do not linger.
 func (p *pilot) ProducerKeepAlive(ctx context.Context, exec riverdriver.Executor, params *riverdriver.ProducerKeepAliveParams) error {
 	if err := p.StandardPilot.ProducerKeepAlive(ctx, exec, params); err != nil {
 		return err
@@ -121,4 +121,19 @@ func (p *pilot) ProducerKeepAlive(ctx context.Context, exec riverdriver.Executor
 		return fmt.Errorf("workflow: sweeping exclusive locks: %w", err)
 	}
 	return nil
+}
+
+// JobSetStateIfRunningMany is River's completer writing job outcomes. Once
+// written (outside a transaction of the caller's: committed), the exclusive
+// locks of those jobs are stale, so the keeper forgets the ended keys they
+// held (exclusive/ended.go).
+func (p *pilot) JobSetStateIfRunningMany(ctx context.Context, exec riverdriver.Executor, params *riverdriver.JobSetStateIfRunningManyParams) ([]*rivertype.JobRow, error) {
+	rows, err := p.StandardPilot.JobSetStateIfRunningMany(ctx, exec, params)
+	if err != nil || !p.exclusiveEnabled() {
+		return rows, err
+	}
+	if _, inTx := exec.(riverdriver.ExecutorTx); !inTx {
+		p.driver.engine.exclusive.OutcomesWritten(params.Schema, params.ID)
+	}
+	return rows, nil
 }

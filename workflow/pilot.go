@@ -125,8 +125,9 @@ func (p *pilot) fetchQuery(schema string) (*schemaFetchQuery, error) {
 
 // fetchArgs gives the fetch query's parameters their values for one fetch:
 // River's fetch parameters, the exclusive lookahead, the plan's own, and the
-// keys the exclusive fetch gives back first (released; none elsewhere).
-func (p *pilot) fetchArgs(query *fetchQuery, params *riverdriver.JobGetAvailableParams, released []exclusive.Held) []any {
+// acquisitions of the engine's exclusive keys whose work has ended (ended;
+// none elsewhere), which the exclusive fetch may take over.
+func (p *pilot) fetchArgs(query *fetchQuery, params *riverdriver.JobGetAvailableParams, ended []exclusive.Held) []any {
 	args := make([]any, len(query.args))
 	for i, name := range query.args {
 		switch name {
@@ -144,15 +145,9 @@ func (p *pilot) fetchArgs(query *fetchQuery, params *riverdriver.JobGetAvailable
 			args[i] = params.ClientID
 		case "fair_round", "fair_tenant", "fair_used":
 			args[i] = p.driver.fairTurns.arg(name, params.Schema, params.Queue)
-		case "released_keys":
-			keys := make([]string, len(released))
-			for j, held := range released {
-				keys[j] = held.Key
-			}
-			args[i] = keys
-		case "released_tokens":
-			tokens := make([]int64, len(released))
-			for j, held := range released {
+		case "ended_tokens":
+			tokens := make([]int64, len(ended))
+			for j, held := range ended {
 				tokens[j] = held.Token
 			}
 			args[i] = tokens

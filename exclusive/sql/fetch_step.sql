@@ -286,13 +286,15 @@ WITH candidate AS (
 {{- end}}
             -- ...and no running attempt holds the key (a lock row may exist,
             -- free or stale), judged in this statement's snapshot; a lock
-            -- this statement gives back (@released_tokens, below) holds
-            -- nothing. A scalar subquery, so it is one primary-key probe per
-            -- job rather than a hash of the whole lock table, which keeps
-            -- recently freed rows.
+            -- whose acquisition the engine names as ended (@ended_tokens:
+            -- its work has ended) holds nothing. A scalar subquery, so it is
+            -- one primary-key probe per job rather than a hash of the whole
+            -- lock table, which keeps recently freed rows; the ended tokens
+            -- are one hashed set for the statement, not an array walked per
+            -- job, looked up first: an ended lock needs no probe of its job.
             NOT coalesce((
-                SELECT /* LOCK_IS_LIVE: lock */
-                    AND lock.token <> ALL(@released_tokens::bigint[])
+                SELECT lock.token NOT IN (SELECT ended.token FROM unnest(@ended_tokens::bigint[]) AS ended (token))
+                    AND /* LOCK_IS_LIVE: lock */
                 FROM /* TEMPLATE: schema */river_bpmn_exclusive_lock AS lock
                 WHERE lock.key = head.exclusive_key
             ), false)
@@ -328,46 +330,15 @@ locked_jobs AS (
 {{- if .Batch}}
 {{- template "batch_runs" .}}
 {{- end}}
--- Give back the keys of jobs whose work has ended, that the engine deferred
--- to this fetch (@released_keys and @released_tokens, one element per key;
--- empty when none: exclusive/keeper.go, deferred releases): by token,
--- as sql/exclusive_release.sql does, so a lock taken over since is left
--- alone. A key that this statement takes again (a job of it in locked_jobs)
--- is given back and taken in one update, by acquired below, so that no row
--- is changed twice in this statement.
-released AS (
-    UPDATE /* TEMPLATE: schema */river_bpmn_exclusive_lock AS lock
-    SET
-        job_id = NULL,
-        attempt = NULL,
-        released_at = now()
-    FROM
-        unnest(@released_keys::text[], @released_tokens::bigint[]) AS request (key, token)
-    WHERE
-        -- Repeated as an array so the rows are found by primary key.
-        lock.key = ANY(@released_keys::text[])
-        AND lock.key = request.key
-        AND lock.token = request.token
-        -- A hashed set of this statement's keys, not a scan per key.
-        AND request.key NOT IN (
-{{- if .Batch}}
-            SELECT runs.exclusive_key
-            FROM runs
-{{- else}}
-            SELECT locked_jobs.exclusive_key
-            FROM locked_jobs
-            WHERE locked_jobs.exclusive_key IS NOT NULL
-{{- end}}
-        )
-    RETURNING
-        lock.key
-),
 -- Take the keys, in key order (so two fetches never wait on each other in a
 -- cycle). A key without a row is inserted. A key with a row is taken only if
--- the row's latest committed version is free (job_id NULL), still carries
--- the token that this statement's snapshot showed stale, or carries a token
--- this statement gives back (the work of that acquisition has ended). Any
--- other conflict leaves the key alone and its job available.
+-- the row's latest committed version is free (job_id NULL) or still carries
+-- the token that this statement's snapshot showed replaceable ("replaces"):
+-- stale, or an acquisition the engine names as ended (@ended_tokens: its
+-- work has ended, River may not have written its outcome yet). Taking the
+-- key over gives that acquisition back in the same update: a key whose work
+-- has ended is never written as free on the way (exclusive/keeper.go, ended
+-- keys). Any other conflict leaves the key alone and its job available.
 acquired AS (
     INSERT INTO /* TEMPLATE: schema */river_bpmn_exclusive_lock AS lock (
         key, job_id, attempt, replaces, client_id, queue, locked_at{{if .Batch}}, run_job_ids, run_attempts{{end}}
@@ -387,7 +358,10 @@ acquired AS (
             WHERE
                 stale.key = runs.exclusive_key
                 AND stale.job_id IS NOT NULL
-                AND NOT /* LOCK_IS_LIVE: stale */
+                AND (
+                    stale.token IN (SELECT ended.token FROM unnest(@ended_tokens::bigint[]) AS ended (token))
+                    OR NOT /* LOCK_IS_LIVE: stale */
+                )
         ),
         @client_id::text,
         @queue::text,
@@ -412,7 +386,10 @@ acquired AS (
             WHERE
                 stale.key = locked_jobs.exclusive_key
                 AND stale.job_id IS NOT NULL
-                AND NOT /* LOCK_IS_LIVE: stale */
+                AND (
+                    stale.token IN (SELECT ended.token FROM unnest(@ended_tokens::bigint[]) AS ended (token))
+                    OR NOT /* LOCK_IS_LIVE: stale */
+                )
         ),
         @client_id::text,
         @queue::text,
@@ -439,7 +416,6 @@ acquired AS (
     WHERE
         lock.job_id IS NULL
         OR lock.token = excluded.replaces
-        OR lock.token = ANY(@released_tokens::bigint[])
     RETURNING
         lock.key,
         lock.job_id,
