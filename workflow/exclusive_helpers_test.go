@@ -276,12 +276,17 @@ func exclJobStates(ctx context.Context, t testing.TB, schema string) map[string]
 	return states
 }
 
-// exclHeldLockCount returns how many exclusive keys of the schema are held
-// (lock rows naming a job).
+// exclHeldLockCount returns how many exclusive keys of the schema are held:
+// lock rows naming a job that still runs the attempt that took the key (or,
+// for a run, a job of the run that does). A row naming a job that ended is
+// stale, which is how an engine leaves a key whose work ended while its
+// producers were busy (exclusive/ended.go).
 func exclHeldLockCount(ctx context.Context, t testing.TB, schema string) int {
 	t.Helper()
 	var n int
-	require.NoError(t, testPool(t).QueryRow(ctx, fmt.Sprintf(`SELECT count(*) FROM %s.river_bpmn_exclusive_lock WHERE job_id IS NOT NULL`, pgx.Identifier{schema}.Sanitize())).Scan(&n))
+	query := exclusive.RenderSQL(`SELECT count(*) FROM /* TEMPLATE: schema */river_bpmn_exclusive_lock AS lock
+		WHERE lock.job_id IS NOT NULL AND /* LOCK_IS_LIVE: lock */`, schema, exclusive.None)
+	require.NoError(t, testPool(t).QueryRow(ctx, query).Scan(&n))
 	return n
 }
 
