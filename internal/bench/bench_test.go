@@ -350,7 +350,8 @@ func TestRunInsertCost(t *testing.T) {
 }
 
 // TestTargetFor: River's defaults hold every mode to its Target; a shorter
-// fetch cooldown or more workers to its StressTarget.
+// fetch cooldown to its StressTarget; more workers to its WorkersTarget, or
+// its StressTarget when it has none.
 func TestTargetFor(t *testing.T) {
 	t.Parallel()
 	byName := make(map[string]Mode)
@@ -368,8 +369,9 @@ func TestTargetFor(t *testing.T) {
 	}{
 		{"none", 0.99, 0.95, 0.95},
 		{"priority-range-deployment", 0.99, 0.85, 0.85},
-		{"exclusive", 0.99, 0.80, 0.80},
-		{"camunda", 0.99, 0.75, 0.75},
+		{"exclusive", 0.99, 0.90, 0.70},
+		{"camunda", 0.99, 0.85, 0.60},
+		{"exclusive-batch", 0.99, 0.80, 0.90},
 		{"exclusive-one-instance", 0.50, 0.50, 0.50},
 		{"events", 0.99, 0, 0}, // under stress: against events off (Versus), not stock
 	} {

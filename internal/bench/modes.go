@@ -7,6 +7,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/riverqueue/river/rivertype"
@@ -53,12 +54,17 @@ type Mode struct {
 	Target float64
 
 	// StressTarget, when non-zero, replaces Target in a stress run: a fetch
-	// cooldown below River's default or more than 100 workers, where the
-	// fetch limiter no longer caps both sides near 1,000 jobs/s and the
-	// database's cost per job decides. Negative: no
-	// target against stock River in a stress run (the mode is judged
-	// against its Versus mode there).
+	// cooldown below River's default, where the fetch limiter no longer caps
+	// both sides near 1,000 jobs/s and the database's cost per job decides.
+	// Negative: no target against stock River in a stress run (the mode is
+	// judged against its Versus mode there).
 	StressTarget float64
+
+	// WorkersTarget, when non-zero, replaces Target in a run with more than
+	// the default 100 workers at River's default fetch cooldown, where a
+	// fetch takes up to that many jobs; StressTarget applies when that is
+	// zero. Negative: none.
+	WorkersTarget float64
 
 	// Diagnostic modes run only when named with --mode: they explain a
 	// result rather than measure a riverbpmn feature.
@@ -95,11 +101,12 @@ func (env *Env) RiverBPMN(acq workflow.Acquisition) (*Side, error) {
 	}
 	workload := env.Workload
 	return &Side{
-		Driver:     driver,
-		Middleware: []rivertype.Middleware{env.Engine.Middleware()},
-		Workload:   &workload,
-		Prepare:    fetchOrderIndex(env.Engine, acq),
-		Scope:      env.Engine.ExclusiveScope(),
+		Driver:      driver,
+		Middleware:  []rivertype.Middleware{env.Engine.Middleware()},
+		RetryPolicy: env.Engine.RetryPolicy(),
+		Workload:    &workload,
+		Prepare:     fetchOrderIndex(env.Engine, acq),
+		Scope:       env.Engine.ExclusiveScope(),
 	}, nil
 }
 
@@ -134,11 +141,12 @@ func (env *Env) exclusiveSide(acq workflow.Acquisition, batch ...int) (*Side, er
 	}
 	workload := env.Workload
 	return &Side{
-		Driver:     driver,
-		Middleware: []rivertype.Middleware{engine.Middleware()},
-		Workload:   &workload,
-		Prepare:    fetchOrderIndex(engine, acq),
-		Scope:      exclusive.ProcessInstance,
+		Driver:      driver,
+		Middleware:  []rivertype.Middleware{engine.Middleware()},
+		RetryPolicy: engine.RetryPolicy(),
+		Workload:    &workload,
+		Prepare:     fetchOrderIndex(engine, acq),
+		Scope:       exclusive.ProcessInstance,
 	}, nil
 }
 
@@ -183,6 +191,11 @@ type Side struct {
 
 	// Middleware is the client's river.Config.Middleware.
 	Middleware []rivertype.Middleware
+
+	// RetryPolicy is the client's river.Config.RetryPolicy: the engine's
+	// for a riverbpmn side, as workflow.NewClient wires it; nil (River's
+	// default) for stock River.
+	RetryPolicy river.ClientRetryPolicy
 
 	// Workload gives every job its job context; nil inserts plain River
 	// jobs (the stock side).
@@ -267,12 +280,13 @@ func Modes() []Mode {
 			},
 		},
 		{
-			Name:         "exclusive",
-			Summary:      "strict exclusivity per process instance, River's order: jobs over --instances instances (default 10,000 jobs, 1,000 instances: 10 each)",
-			Jobs:         10_000,
-			Rate:         1_500,
-			Target:       0.99,
-			StressTarget: 0.80,
+			Name:          "exclusive",
+			Summary:       "strict exclusivity per process instance, River's order: jobs over --instances instances (default 10,000 jobs, 1,000 instances: 10 each)",
+			Jobs:          10_000,
+			Rate:          1_500,
+			Target:        0.99,
+			StressTarget:  0.90,
+			WorkersTarget: 0.70,
 			Setup: func(_ context.Context, env *Env) (*Side, error) {
 				side, err := env.exclusiveSide(workflow.Acquisition{})
 				if err != nil {
@@ -286,12 +300,13 @@ func Modes() []Mode {
 			Name: "camunda",
 			Summary: "Camunda's job executor: exclusive per process instance, by priority, a priority range covering every job, " +
 				"deployment aware with the jobs' deployments; the exclusive mode's workload",
-			Jobs:         10_000,
-			Rate:         1_500,
-			Target:       0.99,
-			StressTarget: 0.75,
-			Versus:       "exclusive",
-			VersusTarget: 0.90,
+			Jobs:          10_000,
+			Rate:          1_500,
+			Target:        0.99,
+			StressTarget:  0.85,
+			WorkersTarget: 0.60,
+			Versus:        "exclusive",
+			VersusTarget:  0.90,
 			Setup: func(_ context.Context, env *Env) (*Side, error) {
 				side, err := env.exclusiveSide(camundaAcquisition(env.Workload))
 				if err != nil {
@@ -305,11 +320,12 @@ func Modes() []Mode {
 			Name: "exclusive-batch",
 			Summary: fmt.Sprintf("the exclusive mode with Camunda's batching of a key's jobs (workflow.Config.ExclusiveBatch %d: "+
 				"a fetch takes runs of a key's waiting jobs, which the client runs one after another)", benchExclusiveBatch),
-			Jobs:         10_000,
-			Rate:         1_500,
-			Target:       0.99,
-			StressTarget: 0.80,
-			Versus:       "exclusive",
+			Jobs:          10_000,
+			Rate:          1_500,
+			Target:        0.99,
+			StressTarget:  0.80,
+			WorkersTarget: 0.90,
+			Versus:        "exclusive",
 			Setup: func(_ context.Context, env *Env) (*Side, error) {
 				side, err := env.exclusiveSide(workflow.Acquisition{}, benchExclusiveBatch)
 				if err != nil {

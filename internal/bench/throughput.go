@@ -256,12 +256,16 @@ func estimateThroughput(modes []Mode, opts *Options) (total time.Duration, perMo
 }
 
 // targetFor is mode's target ratio in a run with opts: its StressTarget
-// when the run is a stress run (a fetch cooldown below River's default, or
-// more than the default 100 workers), else its Target.
+// when the run is a stress run (a fetch cooldown below River's default),
+// its WorkersTarget (else its StressTarget) with more than the default 100
+// workers, else its Target.
 func (mode Mode) targetFor(opts *Options) float64 {
 	_, workers := modeWorkload(mode, opts)
-	stress := opts.FetchCooldown < river.FetchCooldownDefault || workers > DefaultOptions.Workers
-	if stress && mode.StressTarget != 0 {
+	fast := opts.FetchCooldown < river.FetchCooldownDefault
+	if !fast && workers > DefaultOptions.Workers && mode.WorkersTarget != 0 {
+		return max(mode.WorkersTarget, 0)
+	}
+	if (fast || workers > DefaultOptions.Workers) && mode.StressTarget != 0 {
 		return max(mode.StressTarget, 0)
 	}
 	return mode.Target
@@ -351,6 +355,7 @@ func runOnce(ctx context.Context, pool *pgxpool.Pool, opts *Options, side *Side,
 		Logger:            riverLogger(opts.Progress),
 		Middleware:        side.Middleware,
 		Queues:            map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: workers}},
+		RetryPolicy:       side.RetryPolicy,
 		Schema:            opts.Schema,
 		Workers:           riverWorkers,
 	})
