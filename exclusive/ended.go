@@ -38,17 +38,18 @@ const EndedKeyFlush = time.Second
 
 // endedKey is an acquisition whose work has ended.
 type endedKey struct {
-	held    Held
-	pending int // jobs of the acquisition whose outcome River has not written
-	since   time.Time
+	held  Held
+	since time.Time
 }
 
 // endedKeys are a schema's ended keys.
 type endedKeys struct {
 	mu      sync.Mutex
 	byToken map[int64]*endedKey
-	byJob   map[int64]int64 // job ID -> token of its acquisition
-	timer   *time.Timer     // armed while byToken is not empty
+	// byJob finds an ended key by the job whose end ended its acquisition
+	// (of a run: its last job to end).
+	byJob map[int64]int64
+	timer *time.Timer // armed while byToken is not empty
 }
 
 func (k *Keeper) endedFor(schema string) *endedKeys {
@@ -57,24 +58,13 @@ func (k *Keeper) endedFor(schema string) *endedKeys {
 	})
 }
 
-// jobsOf returns the jobs of held's acquisition.
-func jobsOf(held Held) []int64 {
-	if len(held.RunJobIDs) > 0 {
-		return held.RunJobIDs
-	}
-	return []int64{held.JobID}
-}
-
 // endKey records held's acquisition as ended (its work has ended), arming
 // the flush.
 func (k *Keeper) endKey(held Held) {
 	e := k.endedFor(held.Schema)
 	e.mu.Lock()
-	jobs := jobsOf(held)
-	e.byToken[held.Token] = &endedKey{held: held, pending: len(jobs), since: time.Now()}
-	for _, id := range jobs {
-		e.byJob[id] = held.Token
-	}
+	e.byToken[held.Token] = &endedKey{held: held, since: time.Now()}
+	e.byJob[held.JobID] = held.Token
 	if e.timer == nil {
 		e.timer = time.AfterFunc(EndedKeyFlush, func() { k.flushEnded(held.Schema, EndedKeyFlush) })
 	}
@@ -125,8 +115,11 @@ func (k *Keeper) forgetTakenOver(schema string, named []Held, taken map[string]b
 }
 
 // OutcomesWritten is called once River has written (committed) the
-// outcomes of jobs of schema: the locks of ended keys whose jobs all have
-// their outcome are stale for every client, and are forgotten.
+// outcomes of jobs of schema: an ended key whose job's outcome is written
+// is stale for every client, and is forgotten. For a run, the job is its
+// last to end, whose outcome River writes last: were an earlier job's still
+// unwritten, the lock would look held (live) until it is, which delays the
+// key's next job and never overlaps it.
 func (k *Keeper) OutcomesWritten(schema string, jobIDs []int64) {
 	v, ok := k.ended.Load(schema)
 	if !ok {
@@ -140,13 +133,13 @@ func (k *Keeper) OutcomesWritten(schema string, jobIDs []int64) {
 		if !ok {
 			continue
 		}
-		delete(e.byJob, id)
-		if ended := e.byToken[token]; ended != nil {
-			if ended.pending--; ended.pending <= 0 {
-				stale = append(stale, ended.held)
-				k.forgetLocked(e, token)
-			}
+		ended := e.byToken[token]
+		if ended == nil {
+			delete(e.byJob, id)
+			continue
 		}
+		stale = append(stale, ended.held)
+		k.forgetLocked(e, token)
 	}
 	e.mu.Unlock()
 	if k.filtered.Load() {
@@ -165,11 +158,7 @@ func (k *Keeper) forgetLocked(e *endedKeys, token int64) {
 		return
 	}
 	delete(e.byToken, token)
-	for _, id := range jobsOf(ended.held) {
-		if e.byJob[id] == token {
-			delete(e.byJob, id)
-		}
-	}
+	delete(e.byJob, ended.held.JobID)
 	k.carried.Add(1)
 	if len(e.byToken) == 0 && e.timer != nil {
 		e.timer.Stop()
@@ -205,11 +194,7 @@ func (k *Keeper) takeEnded(schema string, age time.Duration) []Held {
 		}
 		out = append(out, ended.held)
 		delete(e.byToken, token)
-		for _, id := range jobsOf(ended.held) {
-			if e.byJob[id] == token {
-				delete(e.byJob, id)
-			}
-		}
+		delete(e.byJob, ended.held.JobID)
 	}
 	if !oldest.IsZero() {
 		e.timer = time.AfterFunc(oldest.Add(age).Sub(now), func() { k.flushEnded(schema, age) })

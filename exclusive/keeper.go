@@ -149,10 +149,6 @@ type Held struct {
 	Schema string
 	Queue  string
 	JobID  int64
-	// RunJobIDs are the jobs of the acquisition's run, in run order, for a
-	// run of more than one job (workflow.Config.ExclusiveBatch); nil
-	// otherwise.
-	RunJobIDs []int64
 }
 
 // JobAttempt names a job attempt in the keeper's tables.

@@ -30,7 +30,7 @@ import (
 // jobs in run order, which have ended, and the key to give back after the
 // last.
 type run struct {
-	held Held // RunJobIDs filled in as the fetch's rows are read
+	held Held
 
 	mu     sync.Mutex
 	ended  []bool
@@ -79,11 +79,8 @@ func (r *run) end(pos int) bool {
 // it.
 func (k *Keeper) holdRun(schema string, job *rivertype.JobRow, key string, token int64, pos, n int) {
 	r := loadOrNew(&k.runsByToken, runKeyID{schema: schema, token: token}, func() *run {
-		return newRun(Held{Key: key, Token: token, Schema: schema, Queue: job.Queue, JobID: job.ID, RunJobIDs: make([]int64, n)}, n)
+		return newRun(Held{Key: key, Token: token, Schema: schema, Queue: job.Queue, JobID: job.ID}, n)
 	})
-	r.mu.Lock()
-	r.held.RunJobIDs[pos] = job.ID
-	r.mu.Unlock()
 	k.runJobs.Add(1)
 	k.runMembers.Store(attemptOf(job), runMember{run: r, pos: pos})
 }
@@ -104,7 +101,8 @@ func (k *Keeper) runMemberOf(job *rivertype.JobRow) (runMember, bool) {
 }
 
 // endRunJob ends job (a member m of a run) and, when that ends the run,
-// returns the key to give back.
+// returns the key to give back, naming job: the run's last job to end,
+// whose outcome River writes last (ended.go).
 func (k *Keeper) endRunJob(job *rivertype.JobRow, m runMember) (Held, bool) {
 	if _, ok := k.runMembers.LoadAndDelete(attemptOf(job)); !ok {
 		return Held{}, false // ended already
@@ -113,9 +111,9 @@ func (k *Keeper) endRunJob(job *rivertype.JobRow, m runMember) (Held, bool) {
 		return Held{}, false
 	}
 	k.runsByToken.Delete(runKeyID{schema: m.run.held.Schema, token: m.run.held.Token})
-	m.run.mu.Lock()
-	defer m.run.mu.Unlock()
-	return m.run.held, true
+	held := m.run.held
+	held.JobID = job.ID
+	return held, true
 }
 
 // workRunJob runs a job of a run: it waits until every earlier job of its
