@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/riverbpmn/riverbpmn/exclusive"
 )
 
 // An action does one change and says what it did; the console then
@@ -118,6 +120,26 @@ func (h *Handler) clearOverride(r *http.Request) (string, error) {
 		return "", err
 	}
 	return fmt.Sprintf("Job definition %q: overriding priority cleared.", def), nil
+}
+
+// setExclusiveScope records the posted scope as the exclusive scope in
+// force in the schema (Engine.SetExclusiveScope; riverbpmn exclusive-scope
+// --set).
+func (h *Handler) setExclusiveScope(r *http.Request) (string, error) {
+	name := r.PostFormValue("scope")
+	scope, err := exclusive.ParseScope(name)
+	if err != nil {
+		return "", fmt.Errorf("scope %q is not one of process-instance, root-process-instance, none", name)
+	}
+	previous, err := h.engine.SetExclusiveScope(r.Context(), scope)
+	if err != nil {
+		return "", err
+	}
+	was := "none recorded"
+	if previous != nil {
+		was = "was " + previous.String()
+	}
+	return fmt.Sprintf("Recorded the exclusive scope %s (%s). Clients started with another scope refuse to start; running clients keep the scope they started with until restarted.", scope, was), nil
 }
 
 func (h *Handler) deleteStaleLocks(r *http.Request) (string, error) {

@@ -161,6 +161,7 @@ func (h *Handler) routes() {
 	mux.HandleFunc("POST /definitions/priority", h.action(h.setOverride))
 	mux.HandleFunc("POST /definitions/priority/clear", h.action(h.clearOverride))
 	mux.HandleFunc("POST /locks/delete-stale", h.action(h.deleteStaleLocks))
+	mux.HandleFunc("POST /locks/scope", h.action(h.setExclusiveScope))
 	mux.HandleFunc("POST /timers/{id}/due-date", h.action(h.setTimerDueDate))
 	mux.HandleFunc("POST /timers/{id}/cancel", h.action(h.cancelTimer))
 	mux.HandleFunc("POST /jobs/{id}/stop", h.action(h.stopJob))

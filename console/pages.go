@@ -10,6 +10,7 @@ import (
 	"github.com/riverqueue/river/rivertype"
 
 	"github.com/riverbpmn/riverbpmn/diagnose"
+	"github.com/riverbpmn/riverbpmn/exclusive"
 	"github.com/riverbpmn/riverbpmn/hold"
 	"github.com/riverbpmn/riverbpmn/jobcontrol"
 	"github.com/riverbpmn/riverbpmn/lifecycle"
@@ -214,11 +215,28 @@ func (h *Handler) definitions(w http.ResponseWriter, r *http.Request) {
 type locksData struct {
 	Locks []*workflow.ExclusiveLock
 	Pager pager
+	// Scope is the exclusive scope in force in the schema, and Recorded
+	// its record (nil when no client has started on the schema yet: the
+	// console's engine's scope then applies).
+	Scope    exclusive.Scope
+	Recorded *exclusive.RecordedScope
+	// Scopes are the scopes an operator may record.
+	Scopes []exclusive.Scope
 }
 
 func (h *Handler) locks(w http.ResponseWriter, r *http.Request) {
 	after := r.URL.Query().Get("after")
 	locks, err := h.engine.ExclusiveLocksPage(r.Context(), after, h.pageSize+1)
+	if err != nil {
+		h.renderError(w, r, errorStatus(err), err)
+		return
+	}
+	scope, err := h.engine.ExclusiveScopeInForce(r.Context())
+	if err != nil {
+		h.renderError(w, r, errorStatus(err), err)
+		return
+	}
+	recorded, err := h.engine.RecordedExclusiveScope(r.Context())
 	if err != nil {
 		h.renderError(w, r, errorStatus(err), err)
 		return
@@ -231,7 +249,10 @@ func (h *Handler) locks(w http.ResponseWriter, r *http.Request) {
 	if len(locks) > 0 {
 		last = locks[len(locks)-1].Key
 	}
-	h.render(w, r, http.StatusOK, "locks", "Exclusive locks", &locksData{Locks: locks, Pager: h.newPager(r, "after", more, last)})
+	h.render(w, r, http.StatusOK, "locks", "Exclusive locks", &locksData{
+		Locks: locks, Pager: h.newPager(r, "after", more, last),
+		Scope: scope, Recorded: recorded, Scopes: exclusive.Scopes,
+	})
 }
 
 // ---- one job ----

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/riverbpmn/riverbpmn/console"
+	"github.com/riverbpmn/riverbpmn/exclusive"
 )
 
 func TestDefinitionsPage(t *testing.T) {
@@ -99,6 +100,35 @@ func TestLocksPage(t *testing.T) {
 	require.Contains(t, body, "Deleted 1 stale or free exclusive lock rows.")
 	require.Contains(t, body, "pi-b", "the live lock stays")
 	require.NotContains(t, body, ">pi-a<")
+}
+
+// TestLocksPageExclusiveScope: the locks page shows the exclusive scope in
+// force and records another (Engine.SetExclusiveScope, as `riverbpmn
+// exclusive-scope --set` does); a name that is no scope is refused.
+func TestLocksPageExclusiveScope(t *testing.T) {
+	e := newEnv(t)
+	b := e.serve(&console.Options{})
+	_, body := b.get("/locks")
+	require.Contains(t, body, "Exclusive scope in force: <strong>process instance</strong> (not recorded yet")
+
+	_, body = b.submit("/locks", "/locks/scope", url.Values{"scope": {"root-process-instance"}})
+	require.Contains(t, body, "Recorded the exclusive scope root process instance (none recorded).")
+	require.Contains(t, body, "Exclusive scope in force: <strong>root process instance</strong> (recorded ")
+	recorded, err := e.engine.RecordedExclusiveScope(e.ctx)
+	require.NoError(t, err)
+	require.NotNil(t, recorded)
+	require.Equal(t, exclusive.RootProcessInstance, recorded.Scope)
+
+	_, body = b.submit("/locks", "/locks/scope", url.Values{"scope": {"instance"}})
+	require.Contains(t, body, `class="flash error"`)
+	require.Contains(t, body, `scope &#34;instance&#34; is not one of process-instance, root-process-instance, none`)
+	scope, err := e.engine.ExclusiveScopeInForce(e.ctx)
+	require.NoError(t, err)
+	require.Equal(t, exclusive.RootProcessInstance, scope, "a bad name changes nothing")
+
+	ro := e.serve(&console.Options{ReadOnly: true})
+	_, body = ro.get("/locks")
+	require.NotContains(t, body, `action="/locks/scope"`, "no form in read-only mode")
 }
 
 func TestJobPage(t *testing.T) {
