@@ -205,16 +205,18 @@ func acquisitionParts(acq *Acquisition, deployments *deploymentSet) []fetchplan.
 		deploymentExpr = schemaMarker + "river_bpmn_ctx_deployment(river_job.metadata)"
 	)
 	var parts []fetchplan.Part
+	// With exclusivity, the head-of-key index of the order holds these
+	// keys (KeyIndexed), ascending: by priority alone, migration
+	// riverbpmn/020's (~priority); any order with timers first or due date,
+	// the one ExclusiveHeadIndex names (a timer first as NOT is_timer).
 	if acq.ByPriority { // index river_bpmn_fetch_p*
-		// With exclusivity, the head probe seeks on it in the head-of-key
-		// indexes of migration riverbpmn/010.
 		parts = append(parts, fetchplan.Part{Name: "ByPriority", Order: []fetchplan.OrderKey{{Expr: priorityExpr, Desc: true, KeyIndexed: true}}})
 	}
 	if acq.TimersFirst { // index river_bpmn_fetch_*t*
-		parts = append(parts, fetchplan.Part{Name: "TimersFirst", Order: []fetchplan.OrderKey{{Expr: isTimerExpr, Desc: true}}})
+		parts = append(parts, fetchplan.Part{Name: "TimersFirst", Order: []fetchplan.OrderKey{{Expr: isTimerExpr, Desc: true, KeyIndexed: true, Ascending: "(NOT " + isTimerExpr + ")"}}})
 	}
 	if acq.ByDueDate { // index river_bpmn_fetch_*d
-		parts = append(parts, fetchplan.Part{Name: "ByDueDate", Order: []fetchplan.OrderKey{{Expr: "river_job.scheduled_at"}}})
+		parts = append(parts, fetchplan.Part{Name: "ByDueDate", Order: []fetchplan.OrderKey{{Expr: "river_job.scheduled_at", KeyIndexed: true}}})
 	}
 	if r := acq.PriorityRange; r != nil { // a filter on the ByPriority index's leading key
 		min, max := r.Min, r.Max
@@ -273,16 +275,16 @@ type fetchQuery struct {
 }
 
 var jobGetAvailableTemplate = template.Must(template.New("job_get_available.sql").Funcs(template.FuncMap{
-	"filters":          func(string) []string { return nil },
-	"orderBy":          func(string) string { return "" },
-	"before":           func(string, string) string { return "" },
-	"headProbes":       func(string, string) []string { return nil },
-	"headByIndexedKey": func() bool { return false },
-	"headOrderBy":      func(string) string { return "" },
-	"orderColumns":     func(string) string { return "" },
-	"orderByColumns":   func(string) string { return "" },
-	"fairArgs":         func(string) any { return nil },
-	"fairTurn":         func(string) string { return "" },
+	"filters":        func(string) []string { return nil },
+	"orderBy":        func(string) string { return "" },
+	"before":         func(string, string) string { return "" },
+	"headProbes":     func(string, string) []string { return nil },
+	"headIndexed":    func() bool { return false },
+	"headOrderBy":    func(string) string { return "" },
+	"orderColumns":   func(string) string { return "" },
+	"orderByColumns": func(string) string { return "" },
+	"fairArgs":       func(string) any { return nil },
+	"fairTurn":       func(string) string { return "" },
 }).Parse(mustReadSQL("job_get_available.sql") + exclusive.FetchStepSQL()))
 
 // newFetchQuery renders the fetch query of plan for schema, with the
@@ -296,14 +298,14 @@ func newFetchQuery(plan *fetchplan.Plan, schema string, scope exclusive.Scope, b
 		return nil, err
 	}
 	tmpl.Funcs(template.FuncMap{
-		"filters":          plan.Filters,
-		"orderBy":          plan.OrderBy,
-		"before":           plan.Before,
-		"headProbes":       plan.HeadProbes,
-		"headByIndexedKey": plan.HeadByIndexedKey,
-		"headOrderBy":      plan.HeadOrderBy,
-		"orderColumns":     plan.OrderColumns,
-		"orderByColumns":   plan.OrderByColumns,
+		"filters":        plan.Filters,
+		"orderBy":        plan.OrderBy,
+		"before":         plan.Before,
+		"headProbes":     plan.HeadProbes,
+		"headIndexed":    plan.HeadIndexed,
+		"headOrderBy":    plan.HeadOrderBy,
+		"orderColumns":   plan.OrderColumns,
+		"orderByColumns": plan.OrderByColumns,
 		"fairTurn": func(alias string) string {
 			return alias + ".fair_turn"
 		},
