@@ -281,29 +281,49 @@ var jobGetAvailableTemplate = template.Must(template.New("job_get_available.sql"
 	"headProbes":     func(string, string) []string { return nil },
 	"headIndexed":    func() bool { return false },
 	"headOrderBy":    func(string) string { return "" },
+	"headMarker":     func(string) string { return "" },
 	"orderColumns":   func(string) string { return "" },
 	"orderByColumns": func(string) string { return "" },
 	"fairArgs":       func(string) any { return nil },
 	"fairTurn":       func(string) string { return "" },
 }).Parse(mustReadSQL("job_get_available.sql") + exclusive.FetchStepSQL()))
 
+// headIndexMarker is the condition, over the row river_job, that the head
+// probe of a client fetching in acq's order states so that it reads its
+// order's on-demand head-of-key index (ExclusiveHeadIndex; migration
+// riverbpmn/023 says why); "" for River's order and by priority alone,
+// whose head-of-key indexes are migrations'.
+func headIndexMarker(acq Acquisition) string {
+	if ExclusiveHeadIndex(exclusive.ProcessInstance, acq) == "" {
+		return ""
+	}
+	return schemaMarker + "river_bpmn_head_index(river_job.metadata, '" + orderSuffix(acq) + "')"
+}
+
 // newFetchQuery renders the fetch query of plan for schema, with the
 // exclusive step of scope (none: no exclusive step), taking runs of a key
-// when batch is set (Config.ExclusiveBatch; only with a scope). Parameters
-// are numbered in the order they first appear, so a clause that is left out
-// leaves no gap.
-func newFetchQuery(plan *fetchplan.Plan, schema string, scope exclusive.Scope, batch bool) (*fetchQuery, error) {
+// when batch is set (Config.ExclusiveBatch; only with a scope); headMarker
+// is the head probe's marker condition (headIndexMarker; "" for none).
+// Parameters are numbered in the order they first appear, so a clause that
+// is left out leaves no gap.
+func newFetchQuery(plan *fetchplan.Plan, schema string, scope exclusive.Scope, batch bool, headMarker string) (*fetchQuery, error) {
 	tmpl, err := jobGetAvailableTemplate.Clone()
 	if err != nil {
 		return nil, err
 	}
 	tmpl.Funcs(template.FuncMap{
-		"filters":        plan.Filters,
-		"orderBy":        plan.OrderBy,
-		"before":         plan.Before,
-		"headProbes":     plan.HeadProbes,
-		"headIndexed":    plan.HeadIndexed,
-		"headOrderBy":    plan.HeadOrderBy,
+		"filters":     plan.Filters,
+		"orderBy":     plan.OrderBy,
+		"before":      plan.Before,
+		"headProbes":  plan.HeadProbes,
+		"headIndexed": plan.HeadIndexed,
+		"headOrderBy": plan.HeadOrderBy,
+		"headMarker": func(alias string) string {
+			if headMarker == "" {
+				return ""
+			}
+			return fetchplan.ForAlias(headMarker, alias)
+		},
 		"orderColumns":   plan.OrderColumns,
 		"orderByColumns": plan.OrderByColumns,
 		"fairTurn": func(alias string) string {

@@ -64,6 +64,9 @@ run_pick AS (
                     AND {{.}}
 {{- end}}
                     AND later.id <> head_list.id
+{{- with headMarker "later"}}
+                    AND {{.}}
+{{- end}}
                 -- The order as the head-of-key index holds it (a priority
                 -- as its complement, ascending), so the index serves it.
                 ORDER BY
@@ -281,6 +284,9 @@ WITH candidate AS (
                     AND {{.}}
 {{- end}}
                     AND {{.}}
+{{- with headMarker "earlier"}}
+                    AND {{.}}
+{{- end}}
             )
             AND
 {{- end}}

@@ -19,6 +19,10 @@
 -- index's columns, and the probe of a key's head reads the key's first
 -- entry only.
 --
+-- Each is partial on river_bpmn_head_index(metadata, ORDER) as well
+-- (migration 023 says why): the head probe of its order states that
+-- condition, so that the planner reads that probe over this index only.
+--
 -- One statement per index (CREATE INDEX CONCURRENTLY runs outside a
 -- transaction); the Go side splits this file on the blank-line-separated
 -- statements and runs those of the indexes asked for.
@@ -26,37 +30,43 @@ CREATE INDEX CONCURRENTLY IF NOT EXISTS river_bpmn_job_exclusive_instance_t ON /
         (nullif(/* TEMPLATE: schema */river_bpmn_ctx_field(metadata, 0, 'process_instance_id'), '""'::jsonb)),
         queue, (NOT /* TEMPLATE: schema */river_bpmn_ctx_is_timer(metadata)), priority, scheduled_at, id
     )
-    WHERE state = 'available' AND /* TEMPLATE: schema */river_bpmn_ctx_exclusive(metadata);
+    WHERE state = 'available' AND /* TEMPLATE: schema */river_bpmn_ctx_exclusive(metadata)
+        AND /* TEMPLATE: schema */river_bpmn_head_index(metadata, 't');
 
 CREATE INDEX CONCURRENTLY IF NOT EXISTS river_bpmn_job_exclusive_instance_d ON /* TEMPLATE: schema */river_job (
         (nullif(/* TEMPLATE: schema */river_bpmn_ctx_field(metadata, 0, 'process_instance_id'), '""'::jsonb)),
         queue, scheduled_at, priority, id
     )
-    WHERE state = 'available' AND /* TEMPLATE: schema */river_bpmn_ctx_exclusive(metadata);
+    WHERE state = 'available' AND /* TEMPLATE: schema */river_bpmn_ctx_exclusive(metadata)
+        AND /* TEMPLATE: schema */river_bpmn_head_index(metadata, 'd');
 
 CREATE INDEX CONCURRENTLY IF NOT EXISTS river_bpmn_job_exclusive_instance_pt ON /* TEMPLATE: schema */river_job (
         (nullif(/* TEMPLATE: schema */river_bpmn_ctx_field(metadata, 0, 'process_instance_id'), '""'::jsonb)),
         queue, (~ /* TEMPLATE: schema */river_bpmn_ctx_priority(metadata)), (NOT /* TEMPLATE: schema */river_bpmn_ctx_is_timer(metadata)), priority, scheduled_at, id
     )
-    WHERE state = 'available' AND /* TEMPLATE: schema */river_bpmn_ctx_exclusive(metadata);
+    WHERE state = 'available' AND /* TEMPLATE: schema */river_bpmn_ctx_exclusive(metadata)
+        AND /* TEMPLATE: schema */river_bpmn_head_index(metadata, 'pt');
 
 CREATE INDEX CONCURRENTLY IF NOT EXISTS river_bpmn_job_exclusive_instance_pd ON /* TEMPLATE: schema */river_job (
         (nullif(/* TEMPLATE: schema */river_bpmn_ctx_field(metadata, 0, 'process_instance_id'), '""'::jsonb)),
         queue, (~ /* TEMPLATE: schema */river_bpmn_ctx_priority(metadata)), scheduled_at, priority, id
     )
-    WHERE state = 'available' AND /* TEMPLATE: schema */river_bpmn_ctx_exclusive(metadata);
+    WHERE state = 'available' AND /* TEMPLATE: schema */river_bpmn_ctx_exclusive(metadata)
+        AND /* TEMPLATE: schema */river_bpmn_head_index(metadata, 'pd');
 
 CREATE INDEX CONCURRENTLY IF NOT EXISTS river_bpmn_job_exclusive_instance_td ON /* TEMPLATE: schema */river_job (
         (nullif(/* TEMPLATE: schema */river_bpmn_ctx_field(metadata, 0, 'process_instance_id'), '""'::jsonb)),
         queue, (NOT /* TEMPLATE: schema */river_bpmn_ctx_is_timer(metadata)), scheduled_at, priority, id
     )
-    WHERE state = 'available' AND /* TEMPLATE: schema */river_bpmn_ctx_exclusive(metadata);
+    WHERE state = 'available' AND /* TEMPLATE: schema */river_bpmn_ctx_exclusive(metadata)
+        AND /* TEMPLATE: schema */river_bpmn_head_index(metadata, 'td');
 
 CREATE INDEX CONCURRENTLY IF NOT EXISTS river_bpmn_job_exclusive_instance_ptd ON /* TEMPLATE: schema */river_job (
         (nullif(/* TEMPLATE: schema */river_bpmn_ctx_field(metadata, 0, 'process_instance_id'), '""'::jsonb)),
         queue, (~ /* TEMPLATE: schema */river_bpmn_ctx_priority(metadata)), (NOT /* TEMPLATE: schema */river_bpmn_ctx_is_timer(metadata)), scheduled_at, priority, id
     )
-    WHERE state = 'available' AND /* TEMPLATE: schema */river_bpmn_ctx_exclusive(metadata);
+    WHERE state = 'available' AND /* TEMPLATE: schema */river_bpmn_ctx_exclusive(metadata)
+        AND /* TEMPLATE: schema */river_bpmn_head_index(metadata, 'ptd');
 
 CREATE INDEX CONCURRENTLY IF NOT EXISTS river_bpmn_job_exclusive_root_t ON /* TEMPLATE: schema */river_job (
         (coalesce(
@@ -64,7 +74,8 @@ CREATE INDEX CONCURRENTLY IF NOT EXISTS river_bpmn_job_exclusive_root_t ON /* TE
             nullif(/* TEMPLATE: schema */river_bpmn_ctx_field(metadata, 0, 'process_instance_id'), '""'::jsonb))),
         queue, (NOT /* TEMPLATE: schema */river_bpmn_ctx_is_timer(metadata)), priority, scheduled_at, id
     )
-    WHERE state = 'available' AND /* TEMPLATE: schema */river_bpmn_ctx_exclusive(metadata);
+    WHERE state = 'available' AND /* TEMPLATE: schema */river_bpmn_ctx_exclusive(metadata)
+        AND /* TEMPLATE: schema */river_bpmn_head_index(metadata, 't');
 
 CREATE INDEX CONCURRENTLY IF NOT EXISTS river_bpmn_job_exclusive_root_d ON /* TEMPLATE: schema */river_job (
         (coalesce(
@@ -72,7 +83,8 @@ CREATE INDEX CONCURRENTLY IF NOT EXISTS river_bpmn_job_exclusive_root_d ON /* TE
             nullif(/* TEMPLATE: schema */river_bpmn_ctx_field(metadata, 0, 'process_instance_id'), '""'::jsonb))),
         queue, scheduled_at, priority, id
     )
-    WHERE state = 'available' AND /* TEMPLATE: schema */river_bpmn_ctx_exclusive(metadata);
+    WHERE state = 'available' AND /* TEMPLATE: schema */river_bpmn_ctx_exclusive(metadata)
+        AND /* TEMPLATE: schema */river_bpmn_head_index(metadata, 'd');
 
 CREATE INDEX CONCURRENTLY IF NOT EXISTS river_bpmn_job_exclusive_root_pt ON /* TEMPLATE: schema */river_job (
         (coalesce(
@@ -80,7 +92,8 @@ CREATE INDEX CONCURRENTLY IF NOT EXISTS river_bpmn_job_exclusive_root_pt ON /* T
             nullif(/* TEMPLATE: schema */river_bpmn_ctx_field(metadata, 0, 'process_instance_id'), '""'::jsonb))),
         queue, (~ /* TEMPLATE: schema */river_bpmn_ctx_priority(metadata)), (NOT /* TEMPLATE: schema */river_bpmn_ctx_is_timer(metadata)), priority, scheduled_at, id
     )
-    WHERE state = 'available' AND /* TEMPLATE: schema */river_bpmn_ctx_exclusive(metadata);
+    WHERE state = 'available' AND /* TEMPLATE: schema */river_bpmn_ctx_exclusive(metadata)
+        AND /* TEMPLATE: schema */river_bpmn_head_index(metadata, 'pt');
 
 CREATE INDEX CONCURRENTLY IF NOT EXISTS river_bpmn_job_exclusive_root_pd ON /* TEMPLATE: schema */river_job (
         (coalesce(
@@ -88,7 +101,8 @@ CREATE INDEX CONCURRENTLY IF NOT EXISTS river_bpmn_job_exclusive_root_pd ON /* T
             nullif(/* TEMPLATE: schema */river_bpmn_ctx_field(metadata, 0, 'process_instance_id'), '""'::jsonb))),
         queue, (~ /* TEMPLATE: schema */river_bpmn_ctx_priority(metadata)), scheduled_at, priority, id
     )
-    WHERE state = 'available' AND /* TEMPLATE: schema */river_bpmn_ctx_exclusive(metadata);
+    WHERE state = 'available' AND /* TEMPLATE: schema */river_bpmn_ctx_exclusive(metadata)
+        AND /* TEMPLATE: schema */river_bpmn_head_index(metadata, 'pd');
 
 CREATE INDEX CONCURRENTLY IF NOT EXISTS river_bpmn_job_exclusive_root_td ON /* TEMPLATE: schema */river_job (
         (coalesce(
@@ -96,7 +110,8 @@ CREATE INDEX CONCURRENTLY IF NOT EXISTS river_bpmn_job_exclusive_root_td ON /* T
             nullif(/* TEMPLATE: schema */river_bpmn_ctx_field(metadata, 0, 'process_instance_id'), '""'::jsonb))),
         queue, (NOT /* TEMPLATE: schema */river_bpmn_ctx_is_timer(metadata)), scheduled_at, priority, id
     )
-    WHERE state = 'available' AND /* TEMPLATE: schema */river_bpmn_ctx_exclusive(metadata);
+    WHERE state = 'available' AND /* TEMPLATE: schema */river_bpmn_ctx_exclusive(metadata)
+        AND /* TEMPLATE: schema */river_bpmn_head_index(metadata, 'td');
 
 CREATE INDEX CONCURRENTLY IF NOT EXISTS river_bpmn_job_exclusive_root_ptd ON /* TEMPLATE: schema */river_job (
         (coalesce(
@@ -104,4 +119,5 @@ CREATE INDEX CONCURRENTLY IF NOT EXISTS river_bpmn_job_exclusive_root_ptd ON /* 
             nullif(/* TEMPLATE: schema */river_bpmn_ctx_field(metadata, 0, 'process_instance_id'), '""'::jsonb))),
         queue, (~ /* TEMPLATE: schema */river_bpmn_ctx_priority(metadata)), (NOT /* TEMPLATE: schema */river_bpmn_ctx_is_timer(metadata)), scheduled_at, priority, id
     )
-    WHERE state = 'available' AND /* TEMPLATE: schema */river_bpmn_ctx_exclusive(metadata);
+    WHERE state = 'available' AND /* TEMPLATE: schema */river_bpmn_ctx_exclusive(metadata)
+        AND /* TEMPLATE: schema */river_bpmn_head_index(metadata, 'ptd');
