@@ -78,6 +78,17 @@ func (e *Engine) EnableExclusiveHeadIndexes(ctx context.Context, orders ...Acqui
 	if err != nil {
 		return err
 	}
+	return e.EnableExclusiveHeadIndexesForScope(ctx, scope, orders...)
+}
+
+// EnableExclusiveHeadIndexesForScope is EnableExclusiveHeadIndexes for the
+// given scope instead of the scope in force: to prepare a schema for the
+// scope its clients will enforce after a change of scope (and for the
+// benchmark, which measures both scopes on one schema).
+func (e *Engine) EnableExclusiveHeadIndexesForScope(ctx context.Context, scope exclusive.Scope, orders ...Acquisition) error {
+	if e.dbPool == nil {
+		return errNoPool
+	}
 	var names []string
 	for _, acq := range orders {
 		if name := ExclusiveHeadIndex(scope, acq); name != "" && !slices.Contains(names, name) {
