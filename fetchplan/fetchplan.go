@@ -63,13 +63,19 @@ type OrderKey struct {
 	Expr string
 	Desc bool
 
-	// KeyIndexed says that, when this key leads the order, the head-of-key
-	// indexes have it right after the key and queue (then River's order),
-	// ascending, so the head probe can seek on it (HeadProbes). A Desc
-	// KeyIndexed key is held there as its bitwise complement ~(Expr), which
-	// orders as Expr descending: Expr must then be an integer (bigint)
-	// expression.
+	// KeyIndexed says that the head-of-key indexes of an order made of
+	// KeyIndexed keys hold this key right after the key and queue (in the
+	// order's precedence, then River's order), ascending, so that the head
+	// probe is one row comparison over the index's columns (HeadProbes). A
+	// Desc KeyIndexed key is held in its ascending form, Ascending.
 	KeyIndexed bool
+
+	// Ascending, for a Desc KeyIndexed key, is the expression the
+	// head-of-key indexes hold for it: one over the row river_job whose
+	// ascending order is Expr's descending order, such as "NOT (Expr)" for
+	// a boolean. Empty means the bitwise complement ~(Expr), which orders
+	// as a bigint Expr descending (and cannot overflow).
+	Ascending string
 }
 
 // Param is a parameter of a part's SQL: its name (written "@name" in the
@@ -268,62 +274,89 @@ func (p *Plan) Before(earlier, later string) string {
 // HeadProbes renders the conditions "row earlier comes before row later in
 // the plan's order" as one or more conditions whose disjunction is Before:
 // the exclusive step asks NOT EXISTS of each, so that each can be answered
-// by an index. With River's order, or a leading key that no head-of-key
-// index has, it is Before alone. With a KeyIndexed leading key k it is
-// written over k's form in the head-of-key index (headOrder: ascending, a
-// descending k as ~k). When River's order follows k, it is one row
-// comparison over the index's columns, (k', priority, scheduled_at, id),
-// which the index serves as an index condition: a probe for a key's head
-// reads nothing but the index's first entry of the key (the comparison with
-// the head itself ends the scan), however many jobs of the key wait after
-// it. With other keys between k and River's order, which the index does not
-// have, it is led by a range on k' that the index serves: k' at least as
-// good as later's, and then either strictly better, or equal with the rest
-// of the order before. One probe, not one per case: two probes, one an
-// equality on k, were seen to be planned over the queue's order index,
-// reading every job of that priority per probe.
+// by an index. With River's order, or an order with a key that is not
+// KeyIndexed, it is Before alone. With an order of KeyIndexed keys it is
+// one row comparison over the order as the head-of-key index of that order
+// holds it (headOrder: every key ascending, a descending key in its
+// Ascending form), which the index serves as an index condition: a probe
+// for a key's head reads nothing but the index's first entry of the key
+// (the comparison with the head itself ends the scan), however many jobs
+// of the key wait after it.
 func (p *Plan) HeadProbes(earlier, later string) []string {
-	if !p.HeadByIndexedKey() {
+	if !p.HeadIndexed() {
 		return []string{p.Before(earlier, later)}
 	}
-	head := p.headOrder()
-	if len(head) == 1 {
-		return []string{(&Plan{parts: []Part{{Order: head}}}).Before(earlier, later)}
+	return []string{(&Plan{parts: []Part{{Order: p.headOrder()}}}).headBefore(earlier, later)}
+}
+
+// headBefore is Before for a plan whose parts hold the whole order (River's
+// included), every key ascending.
+func (p *Plan) headBefore(earlier, later string) string {
+	var left, right []string
+	for _, part := range p.parts {
+		for _, key := range part.Order {
+			left = append(left, ForAlias(key.Expr, earlier))
+			right = append(right, ForAlias(key.Expr, later))
+		}
 	}
-	rest := &Plan{parts: []Part{{Order: head[1:]}}}
-	e, l := ForAlias(head[0].Expr, earlier), ForAlias(head[0].Expr, later)
-	return []string{e + " <= " + l + "\n                    AND (" + e + " < " + l +
-		"\n                        OR (" + e + " = " + l +
-		"\n                            AND " + rest.Before(earlier, later) + "))"}
+	return "(" + strings.Join(left, ", ") + ")\n            < (" + strings.Join(right, ", ") + ")"
 }
 
 // HeadOrderBy renders the plan's order for the row named alias as an ORDER
-// BY list that the head-of-key indexes serve: OrderBy, with a KeyIndexed
-// leading key in its index form (headOrder). The same order, written as
-// those indexes hold it, for reading a key's waiting jobs off them.
+// BY list that the head-of-key indexes serve: with an order of KeyIndexed
+// keys, the order as those indexes hold it (headOrder), for reading a key's
+// waiting jobs off them; OrderBy otherwise.
 func (p *Plan) HeadOrderBy(alias string) string {
-	if !p.HeadByIndexedKey() {
+	if !p.HeadIndexed() {
 		return p.OrderBy(alias)
 	}
-	return (&Plan{parts: []Part{{Order: p.headOrder()}}}).OrderBy(alias)
-}
-
-// headOrder is the order keys of a plan led by a KeyIndexed key, River's
-// excepted, with the leading key as the head-of-key indexes hold it:
-// ascending, a descending key as its bitwise complement.
-func (p *Plan) headOrder() []OrderKey {
-	keys := p.Order() // a fresh slice: its first element may be replaced
-	if keys[0].Desc {
-		keys[0] = OrderKey{Expr: "~(" + keys[0].Expr + ")", KeyIndexed: true}
+	keys := p.headOrder()
+	items := make([]string, len(keys))
+	for i, key := range keys {
+		items[i] = ForAlias(key.Expr, alias) + " ASC"
 	}
-	return keys[:len(keys)-len(RiverOrder)]
+	return strings.Join(items, ",\n        ")
 }
 
-// HeadByIndexedKey says whether the plan's order leads with a KeyIndexed key,
-// so that HeadProbes is written for the head-of-key index by that key.
-func (p *Plan) HeadByIndexedKey() bool {
+// headOrder is the plan's whole order (River's included) as the head-of-key
+// index of an order of KeyIndexed keys holds it: every key ascending, a
+// descending key in its Ascending form (~(Expr) by default), and a key
+// whose expression an earlier key already has left out (such as River's
+// scheduled_at after a due-date key): it can only compare equal there, so
+// leaving it out changes no comparison and no order.
+func (p *Plan) headOrder() []OrderKey {
+	var keys []OrderKey
+	seen := map[string]bool{}
+	for _, key := range p.Order() {
+		expr := key.Expr
+		if key.Desc {
+			expr = key.Ascending
+			if expr == "" {
+				expr = "~(" + key.Expr + ")"
+			}
+		}
+		if !seen[key.Expr] && !seen[expr] {
+			keys = append(keys, OrderKey{Expr: expr, KeyIndexed: true})
+		}
+		seen[key.Expr], seen[expr] = true, true
+	}
+	return keys
+}
+
+// HeadIndexed says whether the plan adds order keys to River's and every
+// one is KeyIndexed, so that a head-of-key index holds the plan's whole
+// order and HeadProbes and HeadOrderBy are written over it.
+func (p *Plan) HeadIndexed() bool {
 	keys := p.Order()
-	return len(keys) > len(RiverOrder) && keys[0].KeyIndexed
+	if len(keys) == len(RiverOrder) {
+		return false
+	}
+	for _, key := range keys[:len(keys)-len(RiverOrder)] {
+		if !key.KeyIndexed {
+			return false
+		}
+	}
+	return true
 }
 
 // rowRef matches a reference to the row river_job ("river_job." not

@@ -82,21 +82,35 @@ func TestHeadProbes(t *testing.T) {
 	}, indexed.HeadProbes("e", "h"))
 	require.Equal(t, "~(f(j.metadata)) ASC,\n        j.priority ASC,\n        j.scheduled_at ASC,\n        j.id ASC", indexed.HeadOrderBy("j"))
 
-	// With a key the index does not have between: a range on ~key, then
-	// the rest of the order.
+	// A key that is not KeyIndexed after one that is: no head-of-key
+	// index holds the order, so the probe is Before.
 	indexedThenDue, err := New(
 		Part{Name: "prio", Order: []OrderKey{{Expr: "f(river_job.metadata)", Desc: true, KeyIndexed: true}}},
 		Part{Name: "due", Order: []OrderKey{{Expr: "river_job.scheduled_at"}}},
 	)
 	require.NoError(t, err)
+	require.Equal(t, []string{indexedThenDue.Before("e", "h")}, indexedThenDue.HeadProbes("e", "h"))
+	require.Equal(t, indexedThenDue.OrderBy("j"), indexedThenDue.HeadOrderBy("j"))
+	require.False(t, indexedThenDue.HeadIndexed())
+
+	// Every key KeyIndexed: one row comparison over the index's columns,
+	// a descending key in its Ascending form (or ~key), and River's
+	// scheduled_at left out after the due-date key that already has it.
+	allIndexed, err := New(
+		Part{Name: "prio", Order: []OrderKey{{Expr: "f(river_job.metadata)", Desc: true, KeyIndexed: true}}},
+		Part{Name: "timer", Order: []OrderKey{{Expr: "g(river_job.metadata)", Desc: true, KeyIndexed: true, Ascending: "NOT g(river_job.metadata)"}}},
+		Part{Name: "due", Order: []OrderKey{{Expr: "river_job.scheduled_at", KeyIndexed: true}}},
+	)
+	require.NoError(t, err)
 	require.Equal(t, []string{
-		"~(f(e.metadata)) <= ~(f(h.metadata))\n                    AND (~(f(e.metadata)) < ~(f(h.metadata))\n                        OR (~(f(e.metadata)) = ~(f(h.metadata))" +
-			"\n                            AND (e.scheduled_at, e.priority, e.scheduled_at, e.id)\n            < (h.scheduled_at, h.priority, h.scheduled_at, h.id)))",
-	}, indexedThenDue.HeadProbes("e", "h"))
-	require.True(t, indexedThenDue.HeadByIndexedKey())
+		"(~(f(e.metadata)), NOT g(e.metadata), e.scheduled_at, e.priority, e.id)\n            < (~(f(h.metadata)), NOT g(h.metadata), h.scheduled_at, h.priority, h.id)",
+	}, allIndexed.HeadProbes("e", "h"))
+	require.Equal(t, "~(f(j.metadata)) ASC,\n        NOT g(j.metadata) ASC,\n        j.scheduled_at ASC,\n        j.priority ASC,\n        j.id ASC", allIndexed.HeadOrderBy("j"))
+	require.True(t, allIndexed.HeadIndexed())
+
 	require.Equal(t, river.OrderBy("j"), river.HeadOrderBy("j"))
 	require.Equal(t, unindexed.OrderBy("j"), unindexed.HeadOrderBy("j"))
-	require.True(t, indexed.HeadByIndexedKey())
-	require.False(t, river.HeadByIndexedKey())
-	require.False(t, unindexed.HeadByIndexedKey())
+	require.True(t, indexed.HeadIndexed())
+	require.False(t, river.HeadIndexed())
+	require.False(t, unindexed.HeadIndexed())
 }

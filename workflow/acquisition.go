@@ -205,16 +205,18 @@ func acquisitionParts(acq *Acquisition, deployments *deploymentSet) []fetchplan.
 		deploymentExpr = schemaMarker + "river_bpmn_ctx_deployment(river_job.metadata)"
 	)
 	var parts []fetchplan.Part
+	// With exclusivity, the head-of-key index of the order holds these
+	// keys (KeyIndexed), ascending: by priority alone, migration
+	// riverbpmn/020's (~priority); any order with timers first or due date,
+	// the one ExclusiveHeadIndex names (a timer first as NOT is_timer).
 	if acq.ByPriority { // index river_bpmn_fetch_p*
-		// With exclusivity, the head probe seeks on it in the head-of-key
-		// indexes of migration riverbpmn/010.
 		parts = append(parts, fetchplan.Part{Name: "ByPriority", Order: []fetchplan.OrderKey{{Expr: priorityExpr, Desc: true, KeyIndexed: true}}})
 	}
 	if acq.TimersFirst { // index river_bpmn_fetch_*t*
-		parts = append(parts, fetchplan.Part{Name: "TimersFirst", Order: []fetchplan.OrderKey{{Expr: isTimerExpr, Desc: true}}})
+		parts = append(parts, fetchplan.Part{Name: "TimersFirst", Order: []fetchplan.OrderKey{{Expr: isTimerExpr, Desc: true, KeyIndexed: true, Ascending: "(NOT " + isTimerExpr + ")"}}})
 	}
 	if acq.ByDueDate { // index river_bpmn_fetch_*d
-		parts = append(parts, fetchplan.Part{Name: "ByDueDate", Order: []fetchplan.OrderKey{{Expr: "river_job.scheduled_at"}}})
+		parts = append(parts, fetchplan.Part{Name: "ByDueDate", Order: []fetchplan.OrderKey{{Expr: "river_job.scheduled_at", KeyIndexed: true}}})
 	}
 	if r := acq.PriorityRange; r != nil { // a filter on the ByPriority index's leading key
 		min, max := r.Min, r.Max
@@ -273,37 +275,57 @@ type fetchQuery struct {
 }
 
 var jobGetAvailableTemplate = template.Must(template.New("job_get_available.sql").Funcs(template.FuncMap{
-	"filters":          func(string) []string { return nil },
-	"orderBy":          func(string) string { return "" },
-	"before":           func(string, string) string { return "" },
-	"headProbes":       func(string, string) []string { return nil },
-	"headByIndexedKey": func() bool { return false },
-	"headOrderBy":      func(string) string { return "" },
-	"orderColumns":     func(string) string { return "" },
-	"orderByColumns":   func(string) string { return "" },
-	"fairArgs":         func(string) any { return nil },
-	"fairTurn":         func(string) string { return "" },
+	"filters":        func(string) []string { return nil },
+	"orderBy":        func(string) string { return "" },
+	"before":         func(string, string) string { return "" },
+	"headProbes":     func(string, string) []string { return nil },
+	"headIndexed":    func() bool { return false },
+	"headOrderBy":    func(string) string { return "" },
+	"headMarker":     func(string) string { return "" },
+	"orderColumns":   func(string) string { return "" },
+	"orderByColumns": func(string) string { return "" },
+	"fairArgs":       func(string) any { return nil },
+	"fairTurn":       func(string) string { return "" },
 }).Parse(mustReadSQL("job_get_available.sql") + exclusive.FetchStepSQL()))
+
+// headIndexMarker is the condition, over the row river_job, that the head
+// probe of a client fetching in acq's order states so that it reads its
+// order's on-demand head-of-key index (ExclusiveHeadIndex; migration
+// riverbpmn/023 says why); "" for River's order and by priority alone,
+// whose head-of-key indexes are migrations'.
+func headIndexMarker(acq Acquisition) string {
+	if ExclusiveHeadIndex(exclusive.ProcessInstance, acq) == "" {
+		return ""
+	}
+	return schemaMarker + "river_bpmn_head_index(river_job.metadata, '" + orderSuffix(acq) + "')"
+}
 
 // newFetchQuery renders the fetch query of plan for schema, with the
 // exclusive step of scope (none: no exclusive step), taking runs of a key
-// when batch is set (Config.ExclusiveBatch; only with a scope). Parameters
-// are numbered in the order they first appear, so a clause that is left out
-// leaves no gap.
-func newFetchQuery(plan *fetchplan.Plan, schema string, scope exclusive.Scope, batch bool) (*fetchQuery, error) {
+// when batch is set (Config.ExclusiveBatch; only with a scope); headMarker
+// is the head probe's marker condition (headIndexMarker; "" for none).
+// Parameters are numbered in the order they first appear, so a clause that
+// is left out leaves no gap.
+func newFetchQuery(plan *fetchplan.Plan, schema string, scope exclusive.Scope, batch bool, headMarker string) (*fetchQuery, error) {
 	tmpl, err := jobGetAvailableTemplate.Clone()
 	if err != nil {
 		return nil, err
 	}
 	tmpl.Funcs(template.FuncMap{
-		"filters":          plan.Filters,
-		"orderBy":          plan.OrderBy,
-		"before":           plan.Before,
-		"headProbes":       plan.HeadProbes,
-		"headByIndexedKey": plan.HeadByIndexedKey,
-		"headOrderBy":      plan.HeadOrderBy,
-		"orderColumns":     plan.OrderColumns,
-		"orderByColumns":   plan.OrderByColumns,
+		"filters":     plan.Filters,
+		"orderBy":     plan.OrderBy,
+		"before":      plan.Before,
+		"headProbes":  plan.HeadProbes,
+		"headIndexed": plan.HeadIndexed,
+		"headOrderBy": plan.HeadOrderBy,
+		"headMarker": func(alias string) string {
+			if headMarker == "" {
+				return ""
+			}
+			return fetchplan.ForAlias(headMarker, alias)
+		},
+		"orderColumns":   plan.OrderColumns,
+		"orderByColumns": plan.OrderByColumns,
 		"fairTurn": func(alias string) string {
 			return alias + ".fair_turn"
 		},

@@ -81,16 +81,13 @@ func TestExclusiveBatchFetchPlansUseIndexes(t *testing.T) {
 	engine, err := NewEngine(pool, &Config{Schema: schema})
 	require.NoError(t, err)
 	require.NoError(t, engine.EnableFetchOrderIndexes(ctx, combos...))
+	require.NoError(t, exclusiveHeadIndexes.enable(ctx, engine, exclusiveHeadIndexNames))
 	_, err = pool.Exec(ctx, fmt.Sprintf(planBacklogSQL, pgx.Identifier{schema}.Sanitize()))
 	require.NoError(t, err)
 	conn, err := pool.Acquire(ctx)
 	require.NoError(t, err)
 	defer conn.Release()
 
-	keyIndex := map[exclusive.Scope]string{
-		exclusive.ProcessInstance:     "river_bpmn_job_exclusive_instance",
-		exclusive.RootProcessInstance: "river_bpmn_job_exclusive_root",
-	}
 	for _, scope := range []exclusive.Scope{exclusive.ProcessInstance, exclusive.RootProcessInstance} {
 		for _, acq := range combos {
 			for _, generic := range []bool{false, true} {
@@ -99,20 +96,15 @@ func TestExclusiveBatchFetchPlansUseIndexes(t *testing.T) {
 				require.True(t, query.batch)
 				types, args, literals := query.explainArgs(t)
 				plan := explainPlan(ctx, t, conn, query.sql, types, args, literals, generic)
-				headIndex := keyIndex[scope]
-				if acq.ByPriority {
-					headIndex += "_p"
-				}
+				headIndex := headIndex(scope, acq)
 				t.Run(name, func(t *testing.T) {
-					requireBatchIndexedPlan(t, plan, !acq.TimersFirst && !acq.ByDueDate, orderIndex(acq), headIndex, "river_bpmn_exclusive_lock_pkey")
+					requireBatchIndexedPlan(t, plan, true, orderIndex(acq), headIndex, "river_bpmn_exclusive_lock_pkey")
 					requireScanUses(t, plan, orderIndex(acq))
 					if !acq.FairByTenant {
 						requireProbesUse(t, plan, headIndex)
-						if !acq.TimersFirst && !acq.ByDueDate {
-							requireProbesSeek(t, plan)
-						}
+						requireProbesSeek(t, plan)
 					}
-					indexOrder := !acq.TimersFirst && !acq.ByDueDate
+					indexOrder := true
 					runScans := 0
 					plan.walk(func(node planNode, ancestors []planNode) {
 						if node.RelationName != "river_job" || !strings.HasPrefix(node.Alias, "later") {

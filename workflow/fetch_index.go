@@ -39,7 +39,9 @@ func FetchOrderIndex(acq Acquisition) string {
 
 // EnableFetchOrderIndexes creates, in the engine's schema, the index each
 // given acquisition's order reads (FetchOrderIndex; nothing for River's
-// order), with CREATE INDEX CONCURRENTLY: inserts and fetches go on while
+// order), and, when the scope in force is exclusive, the order's
+// head-of-key index (EnableExclusiveHeadIndexes), with CREATE INDEX
+// CONCURRENTLY: inserts and fetches go on while
 // it is built. A client whose driver fetches in such an order calls it for
 // its own acquisition when it starts, so an application rarely needs to; a
 // database whose clients all fetch in River's order never has these
@@ -53,19 +55,38 @@ func (e *Engine) EnableFetchOrderIndexes(ctx context.Context, orders ...Acquisit
 			names = append(names, name)
 		}
 	}
-	return fetchOrderIndexes.enable(ctx, e, names)
+	if err := fetchOrderIndexes.enable(ctx, e, names); err != nil {
+		return err
+	}
+	return e.EnableExclusiveHeadIndexes(ctx, orders...)
 }
 
-// DisableFetchOrderIndexes drops every fetch-order index (concurrently).
+// DisableFetchOrderIndexes drops every fetch-order index and every
+// exclusive head-of-key index of EnableExclusiveHeadIndexes (concurrently).
 // Fetches in those orders stay correct but sort the queue's available jobs
-// instead of reading an index; a client fetching in such an order creates
-// its index again when it starts.
+// instead of reading an index, and an exclusive one reads every waiting job
+// of a candidate's key; a client fetching in such an order creates its
+// indexes again when it starts.
 func (e *Engine) DisableFetchOrderIndexes(ctx context.Context) error {
-	return fetchOrderIndexes.disable(ctx, e)
+	if err := fetchOrderIndexes.disable(ctx, e); err != nil {
+		return err
+	}
+	return exclusiveHeadIndexes.disable(ctx, e)
 }
 
-// FetchOrderIndexes returns the names of the fetch-order indexes that exist
-// and are valid in the engine's schema, sorted (none: nil).
+// FetchOrderIndexes returns the names of the fetch-order indexes and the
+// exclusive head-of-key indexes (ExclusiveHeadIndex) that exist and are
+// valid in the engine's schema, sorted (none: nil).
 func (e *Engine) FetchOrderIndexes(ctx context.Context) ([]string, error) {
-	return fetchOrderIndexes.valid(ctx, e)
+	names, err := fetchOrderIndexes.valid(ctx, e)
+	if err != nil {
+		return nil, err
+	}
+	heads, err := exclusiveHeadIndexes.valid(ctx, e)
+	if err != nil {
+		return nil, err
+	}
+	names = append(names, heads...)
+	slices.Sort(names)
+	return names, nil
 }

@@ -3,6 +3,8 @@ package workflow
 import (
 	"context"
 	"log/slog"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 
@@ -11,6 +13,7 @@ import (
 	"github.com/riverqueue/river/rivertype"
 	"github.com/stretchr/testify/require"
 
+	"github.com/riverbpmn/riverbpmn/exclusive"
 	"github.com/riverbpmn/riverbpmn/priority"
 )
 
@@ -60,10 +63,21 @@ func TestFetchOrderIndexesOnDemand(t *testing.T) {
 	}
 	startClient(Acquisition{DeploymentAware: true})
 	requireIndexes(t) // River's order, with a filter: River's own index
+	startClient(Acquisition{ByPriority: true})
+	requireIndexes(t, "river_bpmn_fetch_p") // by priority alone: migration 020's head-of-key index
 	startClient(Acquisition{ByPriority: true, ByDueDate: true, PriorityRange: &priority.Range{Min: 0, Max: 9}})
-	requireIndexes(t, "river_bpmn_fetch_pd") // its order's only
+	// Its order's, and the head-of-key index of its order for the scope
+	// in force (the engine's, ProcessInstance).
+	requireIndexes(t, "river_bpmn_fetch_p", "river_bpmn_fetch_pd", "river_bpmn_job_exclusive_instance_pd")
 	startClient(Acquisition{ByPriority: true, ByDueDate: true})
-	requireIndexes(t, "river_bpmn_fetch_pd") // found, not built again
+	requireIndexes(t, "river_bpmn_fetch_p", "river_bpmn_fetch_pd", "river_bpmn_job_exclusive_instance_pd") // found, not built again
+	// A fair client reads its tenant index, and the head-of-key index of
+	// its order.
+	startClient(Acquisition{TimersFirst: true, ByDueDate: true, FairByTenant: true})
+	requireIndexes(t, "river_bpmn_fetch_p", "river_bpmn_fetch_pd", "river_bpmn_job_exclusive_instance_pd", "river_bpmn_job_exclusive_instance_td")
+	require.NoError(t, engine.DisableTenantFairness(ctx))
+	require.NoError(t, engine.DisableFetchOrderIndexes(ctx))
+	requireIndexes(t)
 
 	// Eight clients of one order start together: one builds, the others
 	// wait for it and find it valid (without the schema's index lock, the
@@ -78,19 +92,45 @@ func TestFetchOrderIndexesOnDemand(t *testing.T) {
 	for _, err := range errs {
 		require.NoError(t, err)
 	}
-	requireIndexes(t, "river_bpmn_fetch_pd", "river_bpmn_fetch_t")
+	requireIndexes(t, "river_bpmn_fetch_t", "river_bpmn_job_exclusive_instance_t")
 
 	// An index left invalid (as by an interrupted concurrent build) is not
 	// counted, and is built again.
 	_, err = pool.Exec(ctx, `UPDATE pg_index SET indisvalid = false WHERE indexrelid = $1::regclass`,
 		pgx.Identifier{schema, "river_bpmn_fetch_t"}.Sanitize())
 	require.NoError(t, err)
-	requireIndexes(t, "river_bpmn_fetch_pd")
+	requireIndexes(t, "river_bpmn_job_exclusive_instance_t")
 	require.NoError(t, engine.EnableFetchOrderIndexes(ctx, Acquisition{TimersFirst: true}))
-	requireIndexes(t, "river_bpmn_fetch_pd", "river_bpmn_fetch_t")
+	requireIndexes(t, "river_bpmn_fetch_t", "river_bpmn_job_exclusive_instance_t")
 
-	require.NoError(t, engine.EnableFetchOrderIndexes(ctx, acquisitionCombinations(priority.Range{Min: 0, Max: 1}, nil)...))
-	requireIndexes(t, fetchOrderIndexNames...)
+	combos := acquisitionCombinations(priority.Range{Min: 0, Max: 1}, nil)
+	require.NoError(t, engine.EnableFetchOrderIndexes(ctx, combos...))
+	var instanceHeads []string
+	for _, acq := range combos {
+		if name := ExclusiveHeadIndex(exclusive.ProcessInstance, acq); name != "" && !slices.Contains(instanceHeads, name) {
+			instanceHeads = append(instanceHeads, name)
+		}
+	}
+	require.Len(t, instanceHeads, 6)
+	requireIndexes(t, append(slices.Clone(fetchOrderIndexNames), instanceHeads...)...)
 	require.NoError(t, engine.DisableFetchOrderIndexes(ctx))
 	requireIndexes(t)
+}
+
+// TestExclusiveHeadIndexNames: an on-demand head-of-key index exists for
+// each enforcing scope and order with timers first or due date, none for
+// River's order, by priority alone (migrations' indexes) or without
+// exclusivity; filters choose no index; every name has its statements.
+func TestExclusiveHeadIndexNames(t *testing.T) {
+	t.Parallel()
+	require.Empty(t, ExclusiveHeadIndex(exclusive.ProcessInstance, Acquisition{}))
+	require.Empty(t, ExclusiveHeadIndex(exclusive.ProcessInstance, Acquisition{ByPriority: true, PriorityRange: &priority.Range{Min: 0, Max: 1}}))
+	require.Empty(t, ExclusiveHeadIndex(exclusive.None, Acquisition{TimersFirst: true}))
+	require.Equal(t, "river_bpmn_job_exclusive_instance_ptd", ExclusiveHeadIndex(exclusive.ProcessInstance, Acquisition{ByPriority: true, TimersFirst: true, ByDueDate: true, DeploymentAware: true}))
+	require.Equal(t, "river_bpmn_job_exclusive_root_d", ExclusiveHeadIndex(exclusive.RootProcessInstance, Acquisition{ByDueDate: true}))
+	require.Len(t, exclusiveHeadIndexNames, 12)
+	for _, name := range exclusiveHeadIndexNames {
+		require.Contains(t, exclusiveHeadIndexes.create[name], "CREATE INDEX CONCURRENTLY IF NOT EXISTS "+name+" ")
+		require.True(t, strings.HasSuffix(strings.TrimSuffix(strings.TrimSpace(exclusiveHeadIndexes.drop[name]), ";"), "*/"+name), exclusiveHeadIndexes.drop[name])
+	}
 }

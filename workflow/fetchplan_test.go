@@ -159,16 +159,15 @@ func TestFetchPlansUseIndexes(t *testing.T) {
 	engine, err := NewEngine(pool, &Config{Schema: schema})
 	require.NoError(t, err)
 	require.NoError(t, engine.EnableFetchOrderIndexes(ctx, combos...))
+	// And the head-of-key indexes of both scopes (a client creates its
+	// scope's).
+	require.NoError(t, exclusiveHeadIndexes.enable(ctx, engine, exclusiveHeadIndexNames))
 	_, err = pool.Exec(ctx, fmt.Sprintf(planBacklogSQL, pgx.Identifier{schema}.Sanitize()))
 	require.NoError(t, err)
 	conn, err := pool.Acquire(ctx)
 	require.NoError(t, err)
 	defer conn.Release()
 
-	keyIndex := map[exclusive.Scope]string{
-		exclusive.ProcessInstance:     "river_bpmn_job_exclusive_instance",
-		exclusive.RootProcessInstance: "river_bpmn_job_exclusive_root",
-	}
 	explained := 0
 	for _, scope := range allScopes {
 		for _, acq := range combos {
@@ -179,20 +178,14 @@ func TestFetchPlansUseIndexes(t *testing.T) {
 				plan := explainPlan(ctx, t, conn, query.sql, types, args, literals, generic)
 				want := []string{orderIndex(acq)}
 				if scope.Enabled() {
-					headIndex := keyIndex[scope]
-					if acq.ByPriority {
-						headIndex += "_p" // migrations 010, 020: a key's jobs by priority
-					}
-					want = append(want, headIndex, "river_bpmn_exclusive_lock_pkey")
+					want = append(want, headIndex(scope, acq), "river_bpmn_exclusive_lock_pkey")
 				}
 				t.Run(name, func(t *testing.T) {
 					requireIndexedPlan(t, plan, want...)
 					requireScanUses(t, plan, orderIndex(acq))
 					if scope.Enabled() && !acq.FairByTenant {
 						requireProbesUse(t, plan, want[1])
-						if !acq.TimersFirst && !acq.ByDueDate {
-							requireProbesSeek(t, plan)
-						}
+						requireProbesSeek(t, plan)
 					}
 					if os.Getenv("SHOW_PLANS") != "" {
 						t.Logf("%s", plan)
@@ -203,6 +196,23 @@ func TestFetchPlansUseIndexes(t *testing.T) {
 		}
 	}
 	t.Logf("%d plans explained", explained)
+}
+
+// headIndex names the head-of-key index of scope (enforcing) for acq's
+// order: migration 005's in River's order, migration 020's by priority
+// alone, the on-demand one of ExclusiveHeadIndex otherwise.
+func headIndex(scope exclusive.Scope, acq Acquisition) string {
+	if name := ExclusiveHeadIndex(scope, acq); name != "" {
+		return name
+	}
+	name := map[exclusive.Scope]string{
+		exclusive.ProcessInstance:     "river_bpmn_job_exclusive_instance",
+		exclusive.RootProcessInstance: "river_bpmn_job_exclusive_root",
+	}[scope]
+	if acq.ByPriority {
+		name += "_p"
+	}
+	return name
 }
 
 // requireProbesUse checks that every head probe of the plan (the scans of

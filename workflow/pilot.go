@@ -114,7 +114,7 @@ func (p *pilot) fetchQuery(schema string) (*schemaFetchQuery, error) {
 	if p.exclusiveEnabled() {
 		scope = p.driver.engine.config.ExclusiveScope
 	}
-	query, err := newFetchQuery(p.driver.plan, schema, scope, scope.Enabled() && p.driver.engine.config.ExclusiveBatch > 1)
+	query, err := newFetchQuery(p.driver.plan, schema, scope, scope.Enabled() && p.driver.engine.config.ExclusiveBatch > 1, headIndexMarker(p.driver.acquisition))
 	if err != nil {
 		return nil, err
 	}

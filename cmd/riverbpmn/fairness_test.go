@@ -53,7 +53,8 @@ func TestFairnessCommands(t *testing.T) {
 }
 
 // TestFetchIndexCommands: fetch-index-enable creates the fetch-order index
-// of the order flags, only it, and refuses River's order (no flag);
+// of the order flags (and, for an order with timers first or due date, its
+// head-of-key index), only those, and refuses River's order (no flag);
 // fetch-index-disable drops every order's.
 func TestFetchIndexCommands(t *testing.T) {
 	t.Parallel()
@@ -85,7 +86,9 @@ func TestFetchIndexCommands(t *testing.T) {
 	code, out, errOut := runCLI(t, append([]string{"fetch-index-enable", "--timers-first", "--by-due-date"}, db...)...)
 	require.Equal(t, exitOK, code, errOut)
 	require.Equal(t, "fetch-order indexes: present\n", out)
-	requireIndexes("river_bpmn_fetch_p", "river_bpmn_fetch_td")
+	// With exclusive jobs (the default scope), an order with timers first or
+	// due date also has its head-of-key index.
+	requireIndexes("river_bpmn_fetch_p", "river_bpmn_fetch_td", "river_bpmn_job_exclusive_instance_td")
 
 	code, out, errOut = runCLI(t, append([]string{"fetch-index-disable"}, db...)...)
 	require.Equal(t, exitOK, code, errOut)

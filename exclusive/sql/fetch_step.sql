@@ -48,8 +48,8 @@ run_pick AS (
                 FROM
                     /* TEMPLATE: schema */river_job AS later
                 WHERE
-{{- if headByIndexedKey}}
-                    -- The key as jsonb: the index of migration 010, in priority order.
+{{- if headIndexed}}
+                    -- The key as jsonb: the head-of-key index of the order.
                     /* KEY_JSONB_EXPRESSION: later */ = to_jsonb(head_list.exclusive_key)
 {{- else}}
                     /* KEY_EXPRESSION: later */ = head_list.exclusive_key
@@ -64,6 +64,9 @@ run_pick AS (
                     AND {{.}}
 {{- end}}
                     AND later.id <> head_list.id
+{{- with headMarker "later"}}
+                    AND {{.}}
+{{- end}}
                 -- The order as the head-of-key index holds it (a priority
                 -- as its complement, ascending), so the index serves it.
                 ORDER BY
@@ -260,13 +263,13 @@ WITH candidate AS (
             -- is one index probe: a row comparison over a head-of-key index
             -- (by priority: ~priority, then River's order), which ends at
             -- the key's first entry when this job is the head...
-{{- $byIndexedKey := headByIndexedKey}}
+{{- $headIndexed := headIndexed}}
 {{- range headProbes "earlier" "head"}}
             NOT EXISTS (
                 SELECT 1
                 FROM /* TEMPLATE: schema */river_job AS earlier
-{{- if $byIndexedKey}}
-                -- The key as jsonb: the index of migration 010, in priority order.
+{{- if $headIndexed}}
+                -- The key as jsonb: the head-of-key index of the order.
                 WHERE /* KEY_JSONB_EXPRESSION: earlier */ = to_jsonb(head.exclusive_key)
 {{- else}}
                 WHERE /* KEY_EXPRESSION: earlier */ = head.exclusive_key
@@ -281,6 +284,9 @@ WITH candidate AS (
                     AND {{.}}
 {{- end}}
                     AND {{.}}
+{{- with headMarker "earlier"}}
+                    AND {{.}}
+{{- end}}
             )
             AND
 {{- end}}

@@ -124,9 +124,17 @@ func newFetchFunc(ctx context.Context, pool *pgxpool.Pool, engine *workflow.Engi
 		if err != nil {
 			return nil, err
 		}
-		// What the client of this acquisition does when it starts.
+		// What the client of this acquisition does when it starts; the
+		// head-of-key index for the variant's own scope, which a schema
+		// whose clients enforce it records (this schema records one scope
+		// for every variant).
 		if err := engine.EnableFetchOrderIndexes(ctx, *v.acq); err != nil {
 			return nil, err
+		}
+		if v.scope.Enabled() {
+			if err := engine.EnableExclusiveHeadIndexesForScope(ctx, v.scope, *v.acq); err != nil {
+				return nil, err
+			}
 		}
 		// The call River's producer makes: the client's pilot with the
 		// driver's executor.

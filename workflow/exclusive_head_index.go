@@ -1,0 +1,99 @@
+package workflow
+
+import (
+	"context"
+	"regexp"
+	"slices"
+
+	"github.com/riverbpmn/riverbpmn/exclusive"
+)
+
+// exclusiveHeadIndexes are the head-of-key indexes of the orders with
+// timers first or due date (sql/exclusive_head_index_create.sql), one per
+// such order and exclusive scope, created on demand.
+var exclusiveHeadIndexes = newOnDemandIndexes("exclusive head-of-key index", exclusiveHeadIndexNames,
+	regexp.MustCompile(`\briver_bpmn_job_exclusive_(instance|root)_[ptd]+\b`), "exclusive_head_index_create.sql", "exclusive_head_index_drop.sql")
+
+// exclusiveHeadIndexNames are the names of every on-demand head-of-key
+// index: one per enforcing scope and order but River's and by priority
+// alone, whose head-of-key indexes are migrations' (riverbpmn/005, 020).
+var exclusiveHeadIndexNames = func() []string {
+	var names []string
+	for _, scope := range []exclusive.Scope{exclusive.ProcessInstance, exclusive.RootProcessInstance} {
+		for _, suffix := range orderIndexSuffixes {
+			if suffix != "" && suffix != "p" {
+				names = append(names, exclusiveHeadIndexPrefix(scope)+suffix)
+			}
+		}
+	}
+	return names
+}()
+
+// exclusiveHeadIndexPrefix is the name of scope's head-of-key index in
+// River's order (migration riverbpmn/005), which the indexes of the other
+// orders extend with "_" and the order's suffix (orderIndexSuffixes).
+func exclusiveHeadIndexPrefix(scope exclusive.Scope) string {
+	if scope == exclusive.RootProcessInstance {
+		return "river_bpmn_job_exclusive_root_"
+	}
+	return "river_bpmn_job_exclusive_instance_"
+}
+
+// ExclusiveHeadIndex names the on-demand head-of-key index that an
+// exclusive client enforcing scope, whose acquisition is acq, reads to find
+// the head of a key (the key's first waiting job in acq's order): for
+// orders with TimersFirst or ByDueDate, river_bpmn_job_exclusive_instance_
+// or river_bpmn_job_exclusive_root_ with the order's suffix (as in
+// FetchOrderIndex), such as river_bpmn_job_exclusive_instance_ptd. It is ""
+// when scope enforces nothing, and for River's order and by priority alone,
+// whose head-of-key indexes every migrated schema has.
+func ExclusiveHeadIndex(scope exclusive.Scope, acq Acquisition) string {
+	suffix := orderSuffix(acq)
+	if !scope.Enabled() || suffix == "" || suffix == "p" {
+		return ""
+	}
+	return exclusiveHeadIndexPrefix(scope) + suffix
+}
+
+// EnableExclusiveHeadIndexes creates, in the engine's schema, the
+// head-of-key index of each given acquisition's order for the exclusive
+// scope in force (ExclusiveHeadIndex, ExclusiveScopeInForce), with CREATE
+// INDEX CONCURRENTLY. EnableFetchOrderIndexes calls it, and so does the
+// start of a fair client, so an application rarely needs to. Without it an
+// exclusive fetch in such an order stays correct, but each candidate's head
+// probe reads every waiting job of its key. A database whose exclusive
+// clients fetch in River's order or by priority alone never has these
+// indexes, and its inserts pay nothing for them. Idempotent; clients
+// starting together build an index once. An index left invalid by an
+// interrupted build is dropped and built again.
+func (e *Engine) EnableExclusiveHeadIndexes(ctx context.Context, orders ...Acquisition) error {
+	if e.dbPool == nil {
+		return errNoPool
+	}
+	// The scope is read only when an order needs an index.
+	if !slices.ContainsFunc(orders, func(acq Acquisition) bool { return ExclusiveHeadIndex(exclusive.ProcessInstance, acq) != "" }) {
+		return nil
+	}
+	scope, err := e.ExclusiveScopeInForce(ctx)
+	if err != nil {
+		return err
+	}
+	return e.EnableExclusiveHeadIndexesForScope(ctx, scope, orders...)
+}
+
+// EnableExclusiveHeadIndexesForScope is EnableExclusiveHeadIndexes for the
+// given scope instead of the scope in force: to prepare a schema for the
+// scope its clients will enforce after a change of scope (and for the
+// benchmark, which measures both scopes on one schema).
+func (e *Engine) EnableExclusiveHeadIndexesForScope(ctx context.Context, scope exclusive.Scope, orders ...Acquisition) error {
+	if e.dbPool == nil {
+		return errNoPool
+	}
+	var names []string
+	for _, acq := range orders {
+		if name := ExclusiveHeadIndex(scope, acq); name != "" && !slices.Contains(names, name) {
+			names = append(names, name)
+		}
+	}
+	return exclusiveHeadIndexes.enable(ctx, e, names)
+}
