@@ -194,9 +194,11 @@ func (s *deploymentSet) remove(id string) bool {
 
 // acquisitionParts returns the fetch plan parts of acq (package fetchplan),
 // in the precedence of their order keys: by priority, then timers first,
-// then by due date; then the filters. Each order has its partial index in
-// migration riverbpmn/016 (named in the comment); deployments are read from
-// the driver's set at each fetch. A new acquisition option is a new part
+// then by due date; then the filters. Each order has its partial
+// fetch-order index, created on demand (FetchOrderIndex, named in the
+// comment), and with exclusive jobs its head-of-key index
+// (ExclusiveHeadIndex); deployments are read from the driver's set at each
+// fetch. A new acquisition option is a new part
 // here, and nothing else in the fetch changes.
 func acquisitionParts(acq *Acquisition, deployments *deploymentSet) []fetchplan.Part {
 	const (
