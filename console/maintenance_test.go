@@ -241,13 +241,15 @@ func TestMaintenancePage(t *testing.T) {
 	require.Contains(t, body, "order: tick by-priority, timers-first and/or by-due-date")
 	_, body = b.submit("/maintenance", "/fetch-indexes/enable", url.Values{"order": {"by-due-date", "by-priority"}})
 	require.Contains(t, body, "Created index river_bpmn_fetch_pd (fetch-order index).")
-	require.Contains(t, body, `<p id="fetch-indexes">Present: <code>river_bpmn_fetch_pd</code></p>`)
+	// With exclusive jobs (the default scope) the order's head-of-key index
+	// comes with it.
+	require.Contains(t, body, `<p id="fetch-indexes">Present: <code>river_bpmn_fetch_pd</code>, <code>river_bpmn_job_exclusive_instance_pd</code></p>`)
 	require.Equal(t, []string{"river_bpmn_fetch_pd"}, e.indexesIn("river_bpmn_fetch_%"))
 	_, body = b.submit("/maintenance", "/fetch-indexes/enable", url.Values{"order": {"timers-first", "bogus"}})
 	require.Contains(t, body, `order &#34;bogus&#34; is not one of`)
 	require.Equal(t, []string{"river_bpmn_fetch_pd"}, e.indexesIn("river_bpmn_fetch_%"))
 	_, body = b.submit("/maintenance", "/fetch-indexes/disable", nil)
-	require.Contains(t, body, "Dropped index(es) river_bpmn_fetch_pd (fetch-order indexes).")
+	require.Contains(t, body, "Dropped index(es) river_bpmn_fetch_pd, river_bpmn_job_exclusive_instance_pd (fetch-order indexes).")
 	require.Empty(t, e.indexesIn("river_bpmn_fetch_%"))
 }
 

@@ -249,17 +249,23 @@ func TestRunFetchLatency(t *testing.T) {
 	}
 
 	// As they were, plus the fetch-order indexes the variants' clients
-	// create on demand (workflow.EnableFetchOrderIndexes).
-	var rebuilt, created []string
+	// create on demand (workflow.EnableFetchOrderIndexes), and the
+	// head-of-key indexes of the exclusive variants' orders with timers
+	// first and due date, for each scope (EnableExclusiveHeadIndexesForScope).
+	var rebuilt, created, heads []string
 	for _, def := range indexes() {
-		if strings.HasPrefix(def, "CREATE INDEX river_bpmn_fetch_") {
+		switch {
+		case strings.HasPrefix(def, "CREATE INDEX river_bpmn_fetch_"):
 			created = append(created, def)
-			continue
+		case strings.Contains(def, "river_bpmn_head_index("):
+			heads = append(heads, def)
+		default:
+			rebuilt = append(rebuilt, def)
 		}
-		rebuilt = append(rebuilt, def)
 	}
 	require.Equal(t, before, rebuilt, "indexes rebuilt as they were")
 	require.Len(t, created, 3, "by priority, timers first and due date, and all three: %q", created)
+	require.Len(t, heads, 2, "the exclusive variants with every option, per process instance and per root: %q", heads)
 	var leftover bool
 	require.NoError(t, pool.QueryRow(ctx, "SELECT to_regclass($1) IS NOT NULL", table(schema, droppedIndexTable)).Scan(&leftover))
 	require.False(t, leftover)
