@@ -113,9 +113,13 @@ func TestBrowserCustomerSaysOrderIsStuck(t *testing.T) {
 		chromedp.Click(chromedp.CSS(`#filters button[type=submit]`)),
 		chromedp.WaitVisible(chromedp.CSS("#instances-list")),
 	)
-	list := c.text("#instances-list")
-	require.Contains(t, list, "order-4711")
-	require.NotContains(t, list, "order-4712")
+	// The unfiltered list is visible until the filtered page has loaded:
+	// wait for the filtered one (a filter that does not work never shows).
+	var list string
+	require.Eventually(t, func() bool {
+		list = c.text("#instances-list")
+		return strings.Contains(list, "order-4711") && !strings.Contains(list, "order-4712")
+	}, 10*time.Second, 50*time.Millisecond, "the list filtered to order-4711: %s", list)
 	c.screenshot("instances")
 	c.do(chromedp.Click(chromedp.CSS(`#instances-list a[href="/instance?id=order-4711"]`)), chromedp.WaitVisible(chromedp.CSS("#jobs")))
 	c.do(chromedp.Click(chromedp.CSS(fmt.Sprintf(`#jobs a[href="/jobs/%d"]`, stuck))), chromedp.WaitVisible(chromedp.CSS("#why")))
