@@ -50,6 +50,19 @@ func (c *cockpit) open(path, wait string) {
 	c.do(chromedp.Navigate(c.server.URL+path), chromedp.WaitVisible(chromedp.CSS(wait)))
 }
 
+// waitLocation waits until the browser's location contains part: after a
+// form's submit, the page that was visible stays so until the next one has
+// loaded, so waiting for an element both pages have proves nothing.
+func (c *cockpit) waitLocation(part string) {
+	c.t.Helper()
+	var loc string
+	require.Eventually(c.t, func() bool {
+		got, err := chromedp.Run(c.ctx, chromedp.Location())
+		loc = got
+		return err == nil && strings.Contains(loc, part)
+	}, 20*time.Second, 20*time.Millisecond, "location %q never contained %q", loc, part)
+}
+
 func (c *cockpit) text(sel string) string {
 	c.t.Helper()
 	ctx, cancel := context.WithTimeout(c.ctx, 20*time.Second)
@@ -167,8 +180,9 @@ func TestBrowserBulkActions(t *testing.T) {
 	c.do(
 		chromedp.SetValue(chromedp.CSS(`#filters select[name=order]`), "oldest"),
 		chromedp.Click(chromedp.CSS(`#filters button[type=submit]`)),
-		chromedp.WaitVisible(chromedp.CSS("#jobs-list")),
 	)
+	c.waitLocation("order=oldest")
+	c.do(chromedp.WaitVisible(chromedp.CSS("#jobs-list")))
 	c.screenshot("jobs")
 	tick(ids[0], ids[1])
 	apply("suspend")
