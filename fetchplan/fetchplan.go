@@ -238,8 +238,10 @@ func (p *Plan) IsRiverOrder() bool { return len(p.Order()) == len(RiverOrder) }
 
 // OrderBy renders the plan's order for the row named alias, as an ORDER BY
 // list.
-func (p *Plan) OrderBy(alias string) string {
-	keys := p.Order()
+func (p *Plan) OrderBy(alias string) string { return orderBy(p.Order(), alias) }
+
+// orderBy renders keys for the row named alias as an ORDER BY list.
+func orderBy(keys []OrderKey, alias string) string {
 	items := make([]string, len(keys))
 	for i, key := range keys {
 		dir := "ASC"
@@ -257,8 +259,11 @@ func (p *Plan) OrderBy(alias string) string {
 // later.b). With River's order it is (earlier.priority,
 // earlier.scheduled_at, earlier.id) < (later.priority, later.scheduled_at,
 // later.id), which an index in River's order serves as an index condition.
-func (p *Plan) Before(earlier, later string) string {
-	keys := p.Order()
+func (p *Plan) Before(earlier, later string) string { return before(p.Order(), earlier, later) }
+
+// before renders "row earlier comes before row later" in the order of keys,
+// as one row comparison (Before).
+func before(keys []OrderKey, earlier, later string) string {
 	left := make([]string, len(keys))
 	right := make([]string, len(keys))
 	for i, key := range keys {
@@ -286,20 +291,7 @@ func (p *Plan) HeadProbes(earlier, later string) []string {
 	if !p.HeadIndexed() {
 		return []string{p.Before(earlier, later)}
 	}
-	return []string{(&Plan{parts: []Part{{Order: p.headOrder()}}}).headBefore(earlier, later)}
-}
-
-// headBefore is Before for a plan whose parts hold the whole order (River's
-// included), every key ascending.
-func (p *Plan) headBefore(earlier, later string) string {
-	var left, right []string
-	for _, part := range p.parts {
-		for _, key := range part.Order {
-			left = append(left, ForAlias(key.Expr, earlier))
-			right = append(right, ForAlias(key.Expr, later))
-		}
-	}
-	return "(" + strings.Join(left, ", ") + ")\n            < (" + strings.Join(right, ", ") + ")"
+	return []string{before(p.headOrder(), earlier, later)}
 }
 
 // HeadOrderBy renders the plan's order for the row named alias as an ORDER
@@ -310,12 +302,7 @@ func (p *Plan) HeadOrderBy(alias string) string {
 	if !p.HeadIndexed() {
 		return p.OrderBy(alias)
 	}
-	keys := p.headOrder()
-	items := make([]string, len(keys))
-	for i, key := range keys {
-		items[i] = ForAlias(key.Expr, alias) + " ASC"
-	}
-	return strings.Join(items, ",\n        ")
+	return orderBy(p.headOrder(), alias)
 }
 
 // headOrder is the plan's whole order (River's included) as the head-of-key
