@@ -58,6 +58,31 @@ func (k *Keeper) endedFor(schema string) *endedKeys {
 	})
 }
 
+// endedIn returns the schema's ended keys, if any were ever recorded
+// (without creating them, as endedFor does).
+func (k *Keeper) endedIn(schema string) (*endedKeys, bool) {
+	v, ok := k.ended.Load(schema)
+	if !ok {
+		return nil, false
+	}
+	return v.(*endedKeys), true //nolint:forcetypeassert // only endedKeys are stored
+}
+
+// removeLocked removes the ended key of token and returns it (false when
+// there is none). e.mu is held.
+func (e *endedKeys) removeLocked(token int64) (*endedKey, bool) {
+	ended, ok := e.byToken[token]
+	if !ok {
+		return nil, false
+	}
+	delete(e.byToken, token)
+	if e.byJob[ended.held.JobID] == token {
+		// A later acquisition of the job may have ended since.
+		delete(e.byJob, ended.held.JobID)
+	}
+	return ended, true
+}
+
 // endKey records held's acquisition as ended (its work has ended), arming
 // the flush.
 func (k *Keeper) endKey(held Held) {
@@ -81,11 +106,10 @@ func (k *Keeper) endKey(held Held) {
 
 // endedKeysOf returns the schema's ended keys, for a fetch to name.
 func (k *Keeper) endedKeysOf(schema string) []Held {
-	v, ok := k.ended.Load(schema)
+	e, ok := k.endedIn(schema)
 	if !ok {
 		return nil
 	}
-	e := v.(*endedKeys) //nolint:forcetypeassert // only endedKeys are stored
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if len(e.byToken) == 0 {
@@ -121,25 +145,18 @@ func (k *Keeper) forgetTakenOver(schema string, named []Held, taken map[string]b
 // unwritten, the lock would look held (live) until it is, which delays the
 // key's next job and never overlaps it.
 func (k *Keeper) OutcomesWritten(schema string, jobIDs []int64) {
-	v, ok := k.ended.Load(schema)
+	e, ok := k.endedIn(schema)
 	if !ok {
 		return
 	}
-	e := v.(*endedKeys) //nolint:forcetypeassert // only endedKeys are stored
 	var stale []Held
 	e.mu.Lock()
 	for _, id := range jobIDs {
-		token, ok := e.byJob[id]
-		if !ok {
-			continue
+		if token, ok := e.byJob[id]; ok {
+			if held, ok := k.forgetLocked(e, token); ok {
+				stale = append(stale, held)
+			}
 		}
-		ended := e.byToken[token]
-		if ended == nil {
-			delete(e.byJob, id)
-			continue
-		}
-		stale = append(stale, ended.held)
-		k.forgetLocked(e, token)
 	}
 	e.mu.Unlock()
 	if k.filtered.Load() {
@@ -151,29 +168,28 @@ func (k *Keeper) OutcomesWritten(schema string, jobIDs []int64) {
 }
 
 // forgetLocked forgets the ended key of token, counted as carried (given
-// back without a statement). e.mu is held.
-func (k *Keeper) forgetLocked(e *endedKeys, token int64) {
-	ended, ok := e.byToken[token]
+// back without a statement), and returns it (false when there is none).
+// e.mu is held.
+func (k *Keeper) forgetLocked(e *endedKeys, token int64) (Held, bool) {
+	ended, ok := e.removeLocked(token)
 	if !ok {
-		return
+		return Held{}, false
 	}
-	delete(e.byToken, token)
-	delete(e.byJob, ended.held.JobID)
 	k.carried.Add(1)
 	if len(e.byToken) == 0 && e.timer != nil {
 		e.timer.Stop()
 		e.timer = nil
 	}
+	return ended.held, true
 }
 
 // takeEnded removes and returns the schema's ended keys recorded at least
 // age ago, and re-arms the flush for the rest.
 func (k *Keeper) takeEnded(schema string, age time.Duration) []Held {
-	v, ok := k.ended.Load(schema)
+	e, ok := k.endedIn(schema)
 	if !ok {
 		return nil
 	}
-	e := v.(*endedKeys) //nolint:forcetypeassert // only endedKeys are stored
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.timer != nil {
@@ -192,9 +208,8 @@ func (k *Keeper) takeEnded(schema string, age time.Duration) []Held {
 			}
 			continue
 		}
+		e.removeLocked(token)
 		out = append(out, ended.held)
-		delete(e.byToken, token)
-		delete(e.byJob, ended.held.JobID)
 	}
 	if !oldest.IsZero() {
 		e.timer = time.AfterFunc(oldest.Add(age).Sub(now), func() { k.flushEnded(schema, age) })
