@@ -118,17 +118,16 @@ func (k *Keeper) scanFetch(schema string, rows pgx.Rows, batch bool, scanJob fun
 			}
 			decodeErrors[job.ID] = decodeErr
 		}
-		if key != nil && token != nil {
-			if taken == nil {
-				taken = make(map[string]bool)
-			}
-			taken[*key] = true
+		if key == nil || token == nil {
+			continue
 		}
-		switch {
-		case key == nil || token == nil:
-		case runLen != nil && *runLen > 1 && runPos != nil:
+		if taken == nil {
+			taken = make(map[string]bool)
+		}
+		taken[*key] = true
+		if runLen != nil && *runLen > 1 && runPos != nil {
 			k.holdRun(schema, job, *key, *token, int(*runPos)-1, int(*runLen))
-		default:
+		} else {
 			k.holdKey(schema, job, *key, *token)
 		}
 	}

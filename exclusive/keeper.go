@@ -61,8 +61,9 @@ type KeeperConfig struct {
 
 // Keeper is an engine's exclusive-jobs state, shared by all its clients:
 // the keys their fetches took, by job attempt, until given back; the runs
-// of batching fetches; the keys whose work has ended, not yet written free; and what
-// each producer's last fetch saw, to decide when a release wakes a queue.
+// of batching fetches; the keys whose work has ended, not yet written free;
+// and what each producer's last fetch saw, to decide when a release wakes a
+// queue.
 type Keeper struct {
 	config KeeperConfig
 
@@ -315,9 +316,9 @@ func (k *Keeper) TakeHeld(job *rivertype.JobRow) (Held, bool) {
 // River's completer. The releases of concurrent workers share one statement
 // (Batcher); this returns once the job's own release is written, so the
 // fetch River makes right after (a slot just freed) finds the key's next
-// job, or once it is recorded as ended, for the next fetch (Release). A job of a run
-// waits for its turn first (run.go). Jobs without a key pass straight
-// through.
+// job, or once it is recorded as ended, for the next fetch (Release). A
+// job of a run waits for its turn first (run.go). Jobs without a key pass
+// straight through.
 func (k *Keeper) Work(ctx context.Context, job *rivertype.JobRow, doInner func(context.Context) error) error {
 	if !k.config.Scope.Enabled() {
 		return doInner(ctx)
@@ -415,10 +416,11 @@ func (k *Keeper) afterRelease(held Held, wakeQueue *string) {
 	}
 }
 
-// canSkipRelease says whether the release of a key of a job from target's queue
-// may go without a statement (Release): when the engine has producers on that queue,
-// and none of its producers (on any queue) came back short from its last
-// fetch, so River fetches again as soon as the job's slot is free.
+// canSkipRelease says whether the release of a key of a job from target's
+// queue may go without a statement (Release): when the engine has producers
+// on that queue, and none of its producers (on any queue) came back short
+// from its last fetch, so River fetches again as soon as the job's slot is
+// free.
 func (k *Keeper) canSkipRelease(target string) bool {
 	if k.waker == nil || k.hungryProducers.Load() > 0 {
 		return false
