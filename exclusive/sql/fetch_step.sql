@@ -6,6 +6,12 @@ the runs of Config.ExclusiveBatch; "exclusive_step" is the statement. It is
 rendered with exclusive.RenderSQL, which fills the key markers. The
 invariant, and why this is race-free, are in exclusive/doc.go.
 */ -}}
+{{- define "ended_tokens"}}
+{{- /* The tokens of the acquisitions the engine names as ended, as a
+subquery, so that "token IN" / "NOT IN" it is one hashed set per statement
+(exclusive/ended.go). */ -}}
+(SELECT ended.token FROM unnest(@ended_tokens::bigint[]) AS ended (token))
+{{- end}}
 {{- define "batch"}}
 -- Batching (Config.ExclusiveBatch): with each head of a key, its run: the
 -- key's next waiting jobs (up to @exclusive_batch in all, head included),
@@ -299,7 +305,7 @@ WITH candidate AS (
             -- are one hashed set for the statement, not an array walked per
             -- job, looked up first: an ended lock needs no probe of its job.
             NOT coalesce((
-                SELECT lock.token NOT IN (SELECT ended.token FROM unnest(@ended_tokens::bigint[]) AS ended (token))
+                SELECT lock.token NOT IN {{template "ended_tokens"}}
                     AND /* LOCK_IS_LIVE: lock */
                 FROM /* TEMPLATE: schema */river_bpmn_exclusive_lock AS lock
                 WHERE lock.key = head.exclusive_key
@@ -365,7 +371,7 @@ acquired AS (
                 stale.key = runs.exclusive_key
                 AND stale.job_id IS NOT NULL
                 AND (
-                    stale.token IN (SELECT ended.token FROM unnest(@ended_tokens::bigint[]) AS ended (token))
+                    stale.token IN {{template "ended_tokens"}}
                     OR NOT /* LOCK_IS_LIVE: stale */
                 )
         ),
@@ -393,7 +399,7 @@ acquired AS (
                 stale.key = locked_jobs.exclusive_key
                 AND stale.job_id IS NOT NULL
                 AND (
-                    stale.token IN (SELECT ended.token FROM unnest(@ended_tokens::bigint[]) AS ended (token))
+                    stale.token IN {{template "ended_tokens"}}
                     OR NOT /* LOCK_IS_LIVE: stale */
                 )
         ),
