@@ -95,18 +95,26 @@ type Env struct {
 // workload's job contexts (a copy of env.Workload, which the caller may
 // change).
 func (env *Env) RiverBPMN(acq workflow.Acquisition) (*Side, error) {
-	driver, err := env.Engine.NewDriver(acq)
+	return env.engineSide(env.Engine, acq)
+}
+
+// engineSide returns the riverbpmn side of engine with acquisition acq,
+// wired as workflow.NewClient wires a client: the engine's driver for acq,
+// middleware and retry policy, and jobs that carry the workload's job
+// contexts (a copy of env.Workload).
+func (env *Env) engineSide(engine *workflow.Engine, acq workflow.Acquisition) (*Side, error) {
+	driver, err := engine.NewDriver(acq)
 	if err != nil {
 		return nil, err
 	}
 	workload := env.Workload
 	return &Side{
 		Driver:      driver,
-		Middleware:  []rivertype.Middleware{env.Engine.Middleware()},
-		RetryPolicy: env.Engine.RetryPolicy(),
+		Middleware:  []rivertype.Middleware{engine.Middleware()},
+		RetryPolicy: engine.RetryPolicy(),
 		Workload:    &workload,
-		Prepare:     fetchOrderIndex(env.Engine, acq),
-		Scope:       env.Engine.ExclusiveScope(),
+		Prepare:     fetchOrderIndex(engine, acq),
+		Scope:       engine.ExclusiveScope(),
 	}, nil
 }
 
@@ -135,19 +143,7 @@ func (env *Env) exclusiveSide(acq workflow.Acquisition, batch ...int) (*Side, er
 	if err != nil {
 		return nil, err
 	}
-	driver, err := engine.NewDriver(acq)
-	if err != nil {
-		return nil, err
-	}
-	workload := env.Workload
-	return &Side{
-		Driver:      driver,
-		Middleware:  []rivertype.Middleware{engine.Middleware()},
-		RetryPolicy: engine.RetryPolicy(),
-		Workload:    &workload,
-		Prepare:     fetchOrderIndex(engine, acq),
-		Scope:       exclusive.ProcessInstance,
-	}, nil
+	return env.engineSide(engine, acq)
 }
 
 // eventsSide is the riverbpmn side with job status events enabled for the
