@@ -31,15 +31,18 @@ head_list AS (
         unnest(
             ARRAY(SELECT id FROM candidate),
             ARRAY(SELECT exclusive_key FROM candidate),
+            ARRAY(SELECT replaces FROM candidate),
             ARRAY(SELECT fair_group FROM candidate),
             ARRAY(SELECT fair_start FROM candidate)
-        ) WITH ORDINALITY AS head_list (id, exclusive_key, fair_group, fair_start, ord)
+        ) WITH ORDINALITY AS head_list (id, exclusive_key, replaces, fair_group, fair_start, ord)
 ),
 {{- end}}
 run_pick AS (
     SELECT
         run.id,
         head_list.id AS head_id,
+        head_list.exclusive_key AS head_key,
+        head_list.replaces AS head_replaces,
         run.run_pos{{if .Fair}},
         head_list.ord,
         head_list.fair_group,
@@ -96,6 +99,8 @@ picked AS (
     SELECT
         counted.id,
         counted.head_id,
+        counted.head_key,
+        counted.head_replaces,
         counted.run_pos
     FROM (
         SELECT
@@ -114,7 +119,7 @@ picked AS (
 ),
 {{- else}}
 picked AS (
-    SELECT id, head_id, run_pos FROM run_pick
+    SELECT id, head_id, head_key, head_replaces, run_pos FROM run_pick
 ),
 {{- end}}
 {{- end}}
@@ -130,6 +135,8 @@ run_jobs AS (
         keyed.attempt,
         keyed.exclusive_key,
         keyed.head_id,
+        keyed.head_key,
+        keyed.head_replaces,
         keyed.run_pos
     FROM (
         SELECT
@@ -142,6 +149,8 @@ run_jobs AS (
                 locked_jobs.attempt,
                 locked_jobs.exclusive_key,
                 picked.head_id,
+                picked.head_key,
+                picked.head_replaces,
                 picked.run_pos,
                 first_value(locked_jobs.exclusive_key)
                     OVER (PARTITION BY picked.head_id ORDER BY picked.run_pos) AS run_key
@@ -154,11 +163,13 @@ run_jobs AS (
         keyed.in_order = keyed.run_pos
 ),
 -- One run per key: its jobs and their attempts once moved to running, in
--- run order.
+-- run order, and the token of the key's lock its head's candidate step
+-- judged replaceable (only if the key read again is the one it judged).
 runs AS (
     SELECT
         run_jobs.head_id,
         run_jobs.exclusive_key,
+        CASE WHEN run_jobs.head_key = run_jobs.exclusive_key THEN run_jobs.head_replaces END AS replaces,
         array_agg(run_jobs.id ORDER BY run_jobs.run_pos) AS ids,
         array_agg(run_jobs.attempt + 1 ORDER BY run_jobs.run_pos)::smallint[] AS attempts
     FROM
@@ -167,7 +178,9 @@ runs AS (
         run_jobs.exclusive_key IS NOT NULL
     GROUP BY
         run_jobs.head_id,
-        run_jobs.exclusive_key
+        run_jobs.exclusive_key,
+        run_jobs.head_key,
+        run_jobs.head_replaces
 ),
 {{- end}}
 {{- define "exclusive_step"}}
@@ -204,113 +217,139 @@ candidate AS (
 WITH candidate AS (
 {{- end}}
     SELECT
-        head.id
-{{- if .Batch}},
-        head.exclusive_key
-{{- if .Fair}},
-        head.fair_group,
-        head.fair_start
-{{- end}}
+        probed.id,
+        probed.exclusive_key,
+        -- The token of the key's lock when this fetch may take it over
+        -- (stale, or ended): the take (acquired) uses it without probing
+        -- the lock again.
+        probed.lock_state AS replaces
+{{- if and .Batch .Fair}},
+        probed.fair_group,
+        probed.fair_start
 {{- end}}
     FROM (
-{{- if .Fair}}
         SELECT
-            river_job.id,
-            river_job.kind,
-            river_job.metadata,
-            river_job.priority,
-            river_job.queue,
-            river_job.scheduled_at,
-{{- if .Batch}}
-            fair.fair_group,
-            fair.fair_start,
+            head.id,
+            head.exclusive_key,
+{{- if and .Batch .Fair}}
+            head.fair_group,
+            head.fair_start,
 {{- end}}
-            /* EXCLUSIVE_KEY */ AS exclusive_key
-        FROM (
-            SELECT fair_pick.*
-            FROM fair_pick
-            ORDER BY fair_pick.fair_round, {{fairTurn "fair_pick"}}, {{orderByColumns "fair_pick"}}
-            LIMIT @lookahead::integer
-        ) AS fair
-        JOIN /* TEMPLATE: schema */river_job ON river_job.id = fair.id
-        ORDER BY fair.fair_round, {{fairTurn "fair"}}, {{orderByColumns "fair"}}
-{{- else}}
-        -- The columns order keys and filters may read, for the head probe.
-        SELECT
-            river_job.id,
-            river_job.kind,
-            river_job.metadata,
-            river_job.priority,
-            river_job.queue,
-            river_job.scheduled_at,
-            /* EXCLUSIVE_KEY */ AS exclusive_key
-        FROM
-            /* TEMPLATE: schema */river_job
-        WHERE
-            river_job.state = 'available'
-            AND river_job.queue = @queue::text
-            AND (@kind::text[] IS NULL OR river_job.kind = ANY(@kind::text[]))
-            AND river_job.scheduled_at <= coalesce(@now::timestamptz, now())
-{{- range filters "river_job"}}
-            AND {{.}}
-{{- end}}
-        ORDER BY
-            {{orderBy "river_job"}}
-        LIMIT @lookahead::integer
-{{- end}}
-    ) AS head
-    WHERE
-        head.exclusive_key IS NULL
-        OR (
-            -- No job of the key that this client may take comes before this
-            -- one in the client's order, so a fetch takes at most one job
-            -- per key: the head. Checked first: it alone turns away the
-            -- later jobs of a key, however many follow it. "Comes before"
-            -- is one index probe: a row comparison over a head-of-key index
-            -- (by priority: ~priority, then River's order), which ends at
-            -- the key's first entry when this job is the head...
-{{- $headIndexed := headIndexed}}
-{{- range headProbes "earlier" "head"}}
-            NOT EXISTS (
-                SELECT 1
-                FROM /* TEMPLATE: schema */river_job AS earlier
-{{- if $headIndexed}}
-                -- The key as jsonb: the head-of-key index of the order.
-                WHERE /* KEY_JSONB_EXPRESSION: earlier */ = to_jsonb(head.exclusive_key)
-{{- else}}
-                WHERE /* KEY_EXPRESSION: earlier */ = head.exclusive_key
-{{- end}}
-                    AND /* KEY_GUARD: earlier */
-                    AND earlier.queue = @queue::text
-                    AND earlier.state = 'available'
-                    AND /* TEMPLATE: schema */river_bpmn_ctx_exclusive(earlier.metadata)
-                    AND (@kind::text[] IS NULL OR earlier.kind = ANY(@kind::text[]))
-                    AND earlier.scheduled_at <= coalesce(@now::timestamptz, now())
-{{- range filters "earlier"}}
-                    AND {{.}}
-{{- end}}
-                    AND {{.}}
-{{- with headMarker "earlier"}}
-                    AND {{.}}
-{{- end}}
-            )
-            AND
-{{- end}}
-            -- ...and no running attempt holds the key (a lock row may exist,
-            -- free or stale), judged in this statement's snapshot; a lock
-            -- whose acquisition the engine names as ended (@ended_tokens:
-            -- its work has ended) holds nothing. A scalar subquery, so it is
-            -- one primary-key probe per job rather than a hash of the whole
-            -- lock table, which keeps recently freed rows; the ended tokens
-            -- are one hashed set for the statement, not an array walked per
-            -- job, looked up first: an ended lock needs no probe of its job.
-            NOT coalesce((
-                SELECT lock.token NOT IN {{template "ended_tokens"}}
-                    AND /* LOCK_IS_LIVE: lock */
+            -- The key's lock, probed only for the jobs the head probe kept (a
+            -- projection is evaluated after the scan's conditions), once per
+            -- job, judged in this statement's snapshot: NULL when no row
+            -- exists or the key is free, -1 when a running attempt holds it,
+            -- else the row's token (identity, from 1), which this fetch may
+            -- take over: the lock is stale, or its acquisition is one the
+            -- engine names as ended (@ended_tokens: its work has ended). A
+            -- scalar subquery, so it is one primary-key probe per job rather
+            -- than a hash of the whole lock table, which keeps recently freed
+            -- rows; the ended tokens are one hashed set for the statement, not
+            -- an array walked per job, looked up first: an ended lock needs no
+            -- probe of its job.
+            CASE WHEN head.exclusive_key IS NOT NULL THEN (
+                SELECT
+                    CASE
+                        WHEN lock.job_id IS NULL THEN NULL
+                        WHEN lock.token IN {{template "ended_tokens"}} OR NOT /* LOCK_IS_LIVE: lock */ THEN lock.token
+                        ELSE -1
+                    END
                 FROM /* TEMPLATE: schema */river_bpmn_exclusive_lock AS lock
                 WHERE lock.key = head.exclusive_key
-            ), false)
-        )
+            ) END AS lock_state
+        FROM (
+{{- if .Fair}}
+            SELECT
+                river_job.id,
+                river_job.kind,
+                river_job.metadata,
+                river_job.priority,
+                river_job.queue,
+                river_job.scheduled_at,
+{{- if .Batch}}
+                fair.fair_group,
+                fair.fair_start,
+{{- end}}
+                /* EXCLUSIVE_KEY */ AS exclusive_key
+            FROM (
+                SELECT fair_pick.*
+                FROM fair_pick
+                ORDER BY fair_pick.fair_round, {{fairTurn "fair_pick"}}, {{orderByColumns "fair_pick"}}
+                LIMIT @lookahead::integer
+            ) AS fair
+            JOIN /* TEMPLATE: schema */river_job ON river_job.id = fair.id
+            ORDER BY fair.fair_round, {{fairTurn "fair"}}, {{orderByColumns "fair"}}
+{{- else}}
+            -- The columns order keys and filters may read, for the head probe.
+            SELECT
+                river_job.id,
+                river_job.kind,
+                river_job.metadata,
+                river_job.priority,
+                river_job.queue,
+                river_job.scheduled_at,
+                /* EXCLUSIVE_KEY */ AS exclusive_key
+            FROM
+                /* TEMPLATE: schema */river_job
+            WHERE
+                river_job.state = 'available'
+                AND river_job.queue = @queue::text
+                AND (@kind::text[] IS NULL OR river_job.kind = ANY(@kind::text[]))
+                AND river_job.scheduled_at <= coalesce(@now::timestamptz, now())
+{{- range filters "river_job"}}
+                AND {{.}}
+{{- end}}
+            ORDER BY
+                {{orderBy "river_job"}}
+            LIMIT @lookahead::integer
+{{- end}}
+        ) AS head
+        WHERE
+            head.exclusive_key IS NULL
+            OR (
+                -- No job of the key that this client may take comes before this
+                -- one in the client's order, so a fetch takes at most one job
+                -- per key: the head. Checked first: it alone turns away the
+                -- later jobs of a key, however many follow it. "Comes before"
+                -- is one index probe: a row comparison over a head-of-key index
+                -- (by priority: ~priority, then River's order), which ends at
+                -- the key's first entry when this job is the head...
+{{- $headIndexed := headIndexed}}
+{{- range headProbes "earlier" "head"}}
+                NOT EXISTS (
+                    SELECT 1
+                    FROM /* TEMPLATE: schema */river_job AS earlier
+{{- if $headIndexed}}
+                    -- The key as jsonb: the head-of-key index of the order.
+                    WHERE /* KEY_JSONB_EXPRESSION: earlier */ = to_jsonb(head.exclusive_key)
+{{- else}}
+                    WHERE /* KEY_EXPRESSION: earlier */ = head.exclusive_key
+{{- end}}
+                        AND /* KEY_GUARD: earlier */
+                        AND earlier.queue = @queue::text
+                        AND earlier.state = 'available'
+                        AND /* TEMPLATE: schema */river_bpmn_ctx_exclusive(earlier.metadata)
+                        AND (@kind::text[] IS NULL OR earlier.kind = ANY(@kind::text[]))
+                        AND earlier.scheduled_at <= coalesce(@now::timestamptz, now())
+{{- range filters "earlier"}}
+                        AND {{.}}
+{{- end}}
+                        AND {{.}}
+{{- with headMarker "earlier"}}
+                        AND {{.}}
+{{- end}}
+                )
+                AND
+{{- end}}
+                true
+            )
+        -- Kept as its own step (OFFSET 0), so the key's lock is probed
+        -- after the head probe, only for the jobs it kept.
+        OFFSET 0
+    ) AS probed
+    -- ...and no running attempt holds the key.
+    WHERE
+        probed.lock_state IS DISTINCT FROM -1
     LIMIT @max_to_lock::integer
 ),
 {{- if .Batch}}
@@ -351,6 +390,10 @@ locked_jobs AS (
 -- key over gives that acquisition back in the same update: a key whose work
 -- has ended is never written as free on the way (exclusive/keeper.go, ended
 -- keys). Any other conflict leaves the key alone and its job available.
+-- "replaces" is the token the candidate step judged replaceable, carried
+-- from its lock probe rather than probed again (the same snapshot gives the
+-- same verdict); only for the key it judged: a job whose key changed before
+-- it was locked takes only an absent or free row.
 acquired AS (
     INSERT INTO /* TEMPLATE: schema */river_bpmn_exclusive_lock AS lock (
         key, job_id, attempt, replaces, client_id, queue, locked_at{{if .Batch}}, run_job_ids, run_attempts{{end}}
@@ -362,19 +405,7 @@ acquired AS (
         runs.exclusive_key,
         runs.ids[1],
         runs.attempts[1],
-        (
-            SELECT
-                stale.token
-            FROM
-                /* TEMPLATE: schema */river_bpmn_exclusive_lock AS stale
-            WHERE
-                stale.key = runs.exclusive_key
-                AND stale.job_id IS NOT NULL
-                AND (
-                    stale.token IN {{template "ended_tokens"}}
-                    OR NOT /* LOCK_IS_LIVE: stale */
-                )
-        ),
+        runs.replaces,
         @client_id::text,
         @queue::text,
         coalesce(@now::timestamptz, now()),
@@ -390,24 +421,13 @@ acquired AS (
         locked_jobs.exclusive_key,
         locked_jobs.id,
         locked_jobs.attempt + 1,
-        (
-            SELECT
-                stale.token
-            FROM
-                /* TEMPLATE: schema */river_bpmn_exclusive_lock AS stale
-            WHERE
-                stale.key = locked_jobs.exclusive_key
-                AND stale.job_id IS NOT NULL
-                AND (
-                    stale.token IN {{template "ended_tokens"}}
-                    OR NOT /* LOCK_IS_LIVE: stale */
-                )
-        ),
+        CASE WHEN candidate.exclusive_key = locked_jobs.exclusive_key THEN candidate.replaces END,
         @client_id::text,
         @queue::text,
         coalesce(@now::timestamptz, now())
     FROM
         locked_jobs
+        LEFT JOIN candidate ON candidate.id = locked_jobs.id
     WHERE
         locked_jobs.exclusive_key IS NOT NULL
     ORDER BY
