@@ -50,9 +50,11 @@ type FetchParams struct {
 	// position and length after the key and token).
 	SQL   string
 	Batch bool
-	// Args returns the statement's arguments, given the ended keys the
-	// fetch may take over (the "ended_tokens" parameter).
-	Args func(ended []Held) []any
+	// Args are the statement's arguments; the one at EndedTokensArg, the
+	// statement's @ended_tokens parameter, is set by Fetch: the tokens of
+	// the engine's ended keys, which the fetch may take over.
+	Args           []any
+	EndedTokensArg int
 	// ScanJob reads one fetched job from row: the job's columns, then the
 	// destinations row.Scan is given after them.
 	ScanJob func(row pgx.Row) (job *rivertype.JobRow, decodeErr error, err error)
@@ -69,7 +71,12 @@ func (k *Keeper) Fetch(ctx context.Context, p FetchParams) ([]*rivertype.JobRow,
 	if !p.InTx {
 		ended = k.endedKeysOf(p.Schema)
 	}
-	rows, err := p.Querier.Query(ctx, p.SQL, p.Args(ended)...)
+	tokens := make([]int64, len(ended))
+	for i, held := range ended {
+		tokens[i] = held.Token
+	}
+	p.Args[p.EndedTokensArg] = tokens
+	rows, err := p.Querier.Query(ctx, p.SQL, p.Args...)
 	if err != nil {
 		return nil, nil, err
 	}

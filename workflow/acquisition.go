@@ -272,8 +272,11 @@ type fetchQuery struct {
 	// batch is set when the exclusive step takes runs of a key
 	// (Config.ExclusiveBatch above 1): each fetched row then also carries
 	// its place in its key's run and the run's length.
-	batch  bool
-	params map[string]func() any
+	batch bool
+	// endedTokensArg is the index in args of the exclusive step's
+	// @ended_tokens parameter (exclusive.FetchParams.EndedTokensArg).
+	endedTokensArg int
+	params         map[string]func() any
 }
 
 var jobGetAvailableTemplate = template.Must(template.New("job_get_available.sql").Funcs(template.FuncMap{
@@ -343,9 +346,12 @@ func newFetchQuery(plan *fetchplan.Plan, schema string, scope exclusive.Scope, b
 		return nil, err
 	}
 	numbered := fetchplan.Number(sb.String())
-	q := &fetchQuery{args: numbered.Names, exclusive: scope.Enabled(), fair: fair, batch: batch, params: map[string]func() any{}}
+	q := &fetchQuery{args: numbered.Names, exclusive: scope.Enabled(), fair: fair, batch: batch, endedTokensArg: slices.Index(numbered.Names, "ended_tokens"), params: map[string]func() any{}}
 	for _, param := range plan.Params() {
 		q.params[param.Name] = param.Value
+	}
+	if q.exclusive && q.endedTokensArg < 0 {
+		return nil, fmt.Errorf("workflow: the exclusive fetch query has no ended_tokens parameter")
 	}
 	if q.exclusive {
 		q.sql = exclusive.RenderSQL(numbered.SQL, schema, scope, jobColumnsMarker, qualifiedJobRowColumns("river_job"))

@@ -40,11 +40,12 @@ func (p *pilot) jobGetAvailableExclusive(
 	defer cancel()
 
 	_, inTx := exec.(riverdriver.ExecutorTx)
+	args := p.fetchArgs(query, params)
 	jobs, decodeErrors, err := p.driver.engine.exclusive.Fetch(ctx, exclusive.FetchParams{
 		Querier: q, InTx: inTx,
 		Schema: params.Schema, Queue: params.Queue, MaxToLock: params.MaxToLock, Producer: p,
 		SQL: query.sql, Batch: query.batch,
-		Args:    func(ended []exclusive.Held) []any { return p.fetchArgs(query, params, ended) },
+		Args: args, EndedTokensArg: query.endedTokensArg,
 		ScanJob: scanJobRow,
 	})
 	if err != nil {

@@ -90,7 +90,7 @@ func (p *pilot) JobGetAvailable(
 	ctx, cancel := context.WithTimeout(ctx, fetchTimeout)
 	defer cancel()
 
-	rows, err := q.Query(ctx, query.sql, p.fetchArgs(query.fetchQuery, params, nil)...)
+	rows, err := q.Query(ctx, query.sql, p.fetchArgs(query.fetchQuery, params)...)
 	if err != nil {
 		return nil, interpretError(err)
 	}
@@ -124,10 +124,9 @@ func (p *pilot) fetchQuery(schema string) (*schemaFetchQuery, error) {
 }
 
 // fetchArgs gives the fetch query's parameters their values for one fetch:
-// River's fetch parameters, the exclusive lookahead, the plan's own, and the
-// acquisitions of the engine's exclusive keys whose work has ended (ended;
-// none elsewhere), which the exclusive fetch may take over.
-func (p *pilot) fetchArgs(query *fetchQuery, params *riverdriver.JobGetAvailableParams, ended []exclusive.Held) []any {
+// River's fetch parameters, the exclusive lookahead and the plan's own. The
+// exclusive fetch sets the ended tokens itself (exclusive.FetchParams).
+func (p *pilot) fetchArgs(query *fetchQuery, params *riverdriver.JobGetAvailableParams) []any {
 	args := make([]any, len(query.args))
 	for i, name := range query.args {
 		switch name {
@@ -146,11 +145,7 @@ func (p *pilot) fetchArgs(query *fetchQuery, params *riverdriver.JobGetAvailable
 		case "fair_round", "fair_tenant", "fair_used":
 			args[i] = p.driver.fairTurns.arg(name, params.Schema, params.Queue)
 		case "ended_tokens":
-			tokens := make([]int64, len(ended))
-			for j, held := range ended {
-				tokens[j] = held.Token
-			}
-			args[i] = tokens
+			// Set by exclusive.Keeper.Fetch.
 		case "exclusive_batch":
 			args[i] = int32(min(p.driver.engine.config.ExclusiveBatch, math.MaxInt32)) //nolint:gosec // bounded above
 		case "lookahead":
