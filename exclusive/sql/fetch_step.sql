@@ -12,6 +12,16 @@ subquery, so that "token IN" / "NOT IN" it is one hashed set per statement
 (exclusive/ended.go). */ -}}
 (SELECT ended.token FROM unnest(@ended_tokens::bigint[]) AS ended (token))
 {{- end}}
+{{- define "head_columns"}}
+{{- /* The columns of a job that order keys and filters may read, for the
+head probe. */}}
+                river_job.id,
+                river_job.kind,
+                river_job.metadata,
+                river_job.priority,
+                river_job.queue,
+                river_job.scheduled_at,
+{{- end}}
 {{- define "batch"}}
 -- Batching (Config.ExclusiveBatch): with each head of a key, its run: the
 -- key's next waiting jobs (up to @exclusive_batch in all, head included),
@@ -260,12 +270,7 @@ WITH candidate AS (
         FROM (
 {{- if .Fair}}
             SELECT
-                river_job.id,
-                river_job.kind,
-                river_job.metadata,
-                river_job.priority,
-                river_job.queue,
-                river_job.scheduled_at,
+{{- template "head_columns"}}
 {{- if .Batch}}
                 fair.fair_group,
                 fair.fair_start,
@@ -280,14 +285,8 @@ WITH candidate AS (
             JOIN /* TEMPLATE: schema */river_job ON river_job.id = fair.id
             ORDER BY fair.fair_round, {{fairTurn "fair"}}, {{orderByColumns "fair"}}
 {{- else}}
-            -- The columns order keys and filters may read, for the head probe.
             SELECT
-                river_job.id,
-                river_job.kind,
-                river_job.metadata,
-                river_job.priority,
-                river_job.queue,
-                river_job.scheduled_at,
+{{- template "head_columns"}}
                 /* EXCLUSIVE_KEY */ AS exclusive_key
             FROM
                 /* TEMPLATE: schema */river_job
