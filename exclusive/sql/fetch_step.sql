@@ -22,6 +22,32 @@ head probe. */}}
                 river_job.queue,
                 river_job.scheduled_at,
 {{- end}}
+{{- define "waiting_of_key"}}
+{{- /* Whether the river_job row named by the pipeline (an alias) is a
+waiting job of the key of the row head that this client may take: the
+key's job, available, exclusive, of a kind it works, due, passing its
+filters; stated as the head-of-key index of the client's order has it (its
+key expression, partial predicate and marker), so that the index serves
+the probe of a head and the lookup of a run alike. */}}
+{{- if headIndexed}}
+                    -- The key as jsonb: the head-of-key index of the order.
+                    /* KEY_JSONB_EXPRESSION: {{.}} */ = to_jsonb(head.exclusive_key)
+{{- else}}
+                    /* KEY_EXPRESSION: {{.}} */ = head.exclusive_key
+{{- end}}
+                    AND /* KEY_GUARD: {{.}} */
+                    AND {{.}}.queue = @queue::text
+                    AND {{.}}.state = 'available'
+                    AND /* TEMPLATE: schema */river_bpmn_ctx_exclusive({{.}}.metadata)
+                    AND (@kind::text[] IS NULL OR {{.}}.kind = ANY(@kind::text[]))
+                    AND {{.}}.scheduled_at <= coalesce(@now::timestamptz, now())
+{{- range filters .}}
+                    AND {{.}}
+{{- end}}
+{{- with headMarker .}}
+                    AND {{.}}
+{{- end}}
+{{- end}}
 {{- define "batch"}}
 -- Batching (Config.ExclusiveBatch): with each head of a key, its run: the
 -- key's next waiting jobs (up to @exclusive_batch in all, head included),
@@ -50,42 +76,25 @@ head_list AS (
 run_pick AS (
     SELECT
         run.id,
-        head_list.id AS head_id,
-        head_list.exclusive_key AS head_key,
-        head_list.replaces AS head_replaces,
+        head.id AS head_id,
+        head.exclusive_key AS head_key,
+        head.replaces AS head_replaces,
         run.run_pos{{if .Fair}},
-        head_list.ord,
-        head_list.fair_group,
-        head_list.fair_start{{end}}
+        head.ord,
+        head.fair_group,
+        head.fair_start{{end}}
     FROM
-        {{if .Fair}}head_list{{else}}candidate AS head_list{{end}}
+        {{if .Fair}}head_list{{else}}candidate{{end}} AS head
         CROSS JOIN LATERAL unnest(
-            CASE WHEN head_list.exclusive_key IS NULL THEN ARRAY[head_list.id]
-            ELSE ARRAY[head_list.id] || ARRAY(
+            CASE WHEN head.exclusive_key IS NULL THEN ARRAY[head.id]
+            ELSE ARRAY[head.id] || ARRAY(
                 SELECT
                     later.id
                 FROM
                     /* TEMPLATE: schema */river_job AS later
                 WHERE
-{{- if headIndexed}}
-                    -- The key as jsonb: the head-of-key index of the order.
-                    /* KEY_JSONB_EXPRESSION: later */ = to_jsonb(head_list.exclusive_key)
-{{- else}}
-                    /* KEY_EXPRESSION: later */ = head_list.exclusive_key
-{{- end}}
-                    AND /* KEY_GUARD: later */
-                    AND later.queue = @queue::text
-                    AND later.state = 'available'
-                    AND /* TEMPLATE: schema */river_bpmn_ctx_exclusive(later.metadata)
-                    AND (@kind::text[] IS NULL OR later.kind = ANY(@kind::text[]))
-                    AND later.scheduled_at <= coalesce(@now::timestamptz, now())
-{{- range filters "later"}}
-                    AND {{.}}
-{{- end}}
-                    AND later.id <> head_list.id
-{{- with headMarker "later"}}
-                    AND {{.}}
-{{- end}}
+{{- template "waiting_of_key" "later"}}
+                    AND later.id <> head.id
                 -- The order as the head-of-key index holds it (a priority
                 -- as its complement, ascending), so the index serves it.
                 ORDER BY
@@ -313,30 +322,13 @@ WITH candidate AS (
                 -- is one index probe: a row comparison over a head-of-key index
                 -- (by priority: ~priority, then River's order), which ends at
                 -- the key's first entry when this job is the head...
-{{- $headIndexed := headIndexed}}
 {{- range headProbes "earlier" "head"}}
                 NOT EXISTS (
                     SELECT 1
                     FROM /* TEMPLATE: schema */river_job AS earlier
-{{- if $headIndexed}}
-                    -- The key as jsonb: the head-of-key index of the order.
-                    WHERE /* KEY_JSONB_EXPRESSION: earlier */ = to_jsonb(head.exclusive_key)
-{{- else}}
-                    WHERE /* KEY_EXPRESSION: earlier */ = head.exclusive_key
-{{- end}}
-                        AND /* KEY_GUARD: earlier */
-                        AND earlier.queue = @queue::text
-                        AND earlier.state = 'available'
-                        AND /* TEMPLATE: schema */river_bpmn_ctx_exclusive(earlier.metadata)
-                        AND (@kind::text[] IS NULL OR earlier.kind = ANY(@kind::text[]))
-                        AND earlier.scheduled_at <= coalesce(@now::timestamptz, now())
-{{- range filters "earlier"}}
+                    WHERE
+{{- template "waiting_of_key" "earlier"}}
                         AND {{.}}
-{{- end}}
-                        AND {{.}}
-{{- with headMarker "earlier"}}
-                        AND {{.}}
-{{- end}}
                 )
                 AND
 {{- end}}
