@@ -299,7 +299,7 @@ var jobGetAvailableTemplate = template.Must(template.New("job_get_available.sql"
 // riverbpmn/023 says why); "" for River's order and by priority alone,
 // whose head-of-key indexes are migrations'.
 func headIndexMarker(acq Acquisition) string {
-	if ExclusiveHeadIndex(exclusive.ProcessInstance, acq) == "" {
+	if !hasOnDemandHeadIndex(acq) {
 		return ""
 	}
 	return schemaMarker + "river_bpmn_head_index(river_job.metadata, '" + orderSuffix(acq) + "')"

@@ -48,11 +48,18 @@ func exclusiveHeadIndexPrefix(scope exclusive.Scope) string {
 // when scope enforces nothing, and for River's order and by priority alone,
 // whose head-of-key indexes every migrated schema has.
 func ExclusiveHeadIndex(scope exclusive.Scope, acq Acquisition) string {
-	suffix := orderSuffix(acq)
-	if !scope.Enabled() || suffix == "" || suffix == "p" {
+	if !scope.Enabled() || !hasOnDemandHeadIndex(acq) {
 		return ""
 	}
-	return exclusiveHeadIndexPrefix(scope) + suffix
+	return exclusiveHeadIndexPrefix(scope) + orderSuffix(acq)
+}
+
+// hasOnDemandHeadIndex reports whether acq's order has an on-demand
+// head-of-key index (in every scope): an order with TimersFirst or
+// ByDueDate.
+func hasOnDemandHeadIndex(acq Acquisition) bool {
+	suffix := orderSuffix(acq)
+	return suffix != "" && suffix != "p"
 }
 
 // EnableExclusiveHeadIndexes creates, in the engine's schema, the
@@ -71,7 +78,7 @@ func (e *Engine) EnableExclusiveHeadIndexes(ctx context.Context, orders ...Acqui
 		return errNoPool
 	}
 	// The scope is read only when an order needs an index.
-	if !slices.ContainsFunc(orders, func(acq Acquisition) bool { return ExclusiveHeadIndex(exclusive.ProcessInstance, acq) != "" }) {
+	if !slices.ContainsFunc(orders, hasOnDemandHeadIndex) {
 		return nil
 	}
 	scope, err := e.ExclusiveScopeInForce(ctx)
