@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"slices"
 	"sync"
 	"testing"
@@ -54,6 +55,7 @@ type tockRun struct {
 	ctx      workflow.JobContext
 	firing   handlers.Firing
 	lateness time.Duration // attempted_at - due date
+	started  time.Time     // when the worker ran: the next occurrence was committed by then
 }
 
 type tockRecorder struct {
@@ -70,7 +72,7 @@ func (r *tockRecorder) Work(ctx context.Context, job *river.Job[tockArgs]) error
 	if err != nil {
 		return err
 	}
-	run := tockRun{job: job.JobRow, ctx: jc, firing: *firing, lateness: job.AttemptedAt.Sub(job.ScheduledAt)}
+	run := tockRun{job: job.JobRow, ctx: jc, firing: *firing, lateness: job.AttemptedAt.Sub(job.ScheduledAt), started: time.Now()}
 	r.mu.Lock()
 	r.runs = append(r.runs, run)
 	r.mu.Unlock()
@@ -303,10 +305,18 @@ func TestTimerOccurrencesOnTime(t *testing.T) {
 // TestTimerLatenessMeasured measures, at River's default settings, how late
 // timer occurrences start (attempted_at - due date) over at least 200
 // occurrences of 25 cycles R/PT1S inserted at spread sub-second phases, and
-// holds the claim: p99 within one fetch poll interval plus 100 ms (the
-// fetch cooldown). Long: run it on a quiet machine.
+// holds the claim behind "within one fetch poll interval": every occurrence
+// was taken by the first fetch that could see it. The fetches are the
+// distinct attempted_at of the runs (a fetch stamps its jobs with its own
+// now()); an occurrence can be seen from its due date, once the run before
+// it has committed it and, its key being exclusive, once that run has
+// ended. A fetch later than that (by a margin for commits) that did not take
+// it is a miss. On a quiet machine that makes the lateness at most a poll
+// interval plus the cooldown (p99 logged); on a loaded one the polls stretch
+// and the lateness with them, and the claim still holds.
 func TestTimerLatenessMeasured(t *testing.T) {
 	longtest.Skip(t)
+	ctx := context.Background()
 	s := newTestSetup(t, clockConfig())
 	timers := handlers.NewTimers(s.pool, &handlers.TimersConfig{Schema: s.schema})
 	rec := &tockRecorder{}
@@ -317,25 +327,74 @@ func TestTimerLatenessMeasured(t *testing.T) {
 		time.Sleep(time.Second / numTimers)
 	}
 	time.Sleep(seconds * time.Second)
-	runs := rec.snapshot()
 	end := time.Now()
-	require.GreaterOrEqual(t, len(runs), 200)
-	late := make([]time.Duration, len(runs))
-	type timerRuns struct {
-		occurrences []int64
-		lastDue     time.Time
-	}
-	perTimer := map[int64]*timerRuns{}
-	for i, run := range runs {
-		late[i] = run.lateness
-		tr := perTimer[run.firing.TimerID]
-		if tr == nil {
-			tr = &timerRuns{}
-			perTimer[run.firing.TimerID] = tr
+	// Every second fires: each timer runs an occurrence due after the end
+	// (waited for, so that a loaded machine stretches this, not fails it).
+	rec.waitRun(t, 60*time.Second, "every timer's occurrence due after the end", func(tockRun) bool {
+		past := map[int64]bool{}
+		for _, run := range rec.snapshot() {
+			if run.job.ScheduledAt.After(end) {
+				past[run.firing.TimerID] = true
+			}
 		}
-		tr.occurrences = append(tr.occurrences, run.firing.Occurrence)
-		if run.job.ScheduledAt.After(tr.lastDue) {
-			tr.lastDue = run.job.ScheduledAt
+		return len(past) == numTimers
+	})
+	runs := rec.snapshot()
+	require.GreaterOrEqual(t, len(runs), 200)
+
+	ids := make([]int64, len(runs))
+	for i, run := range runs {
+		ids[i] = run.job.ID
+	}
+	finalized := map[int64]time.Time{}
+	rows, err := s.pool.Query(ctx, fmt.Sprintf(`SELECT id, finalized_at FROM %s.river_job WHERE id = ANY($1) AND finalized_at IS NOT NULL`, pgx.Identifier{s.schema}.Sanitize()), ids)
+	require.NoError(t, err)
+	for rows.Next() {
+		var id int64
+		var at time.Time
+		require.NoError(t, rows.Scan(&id, &at))
+		finalized[id] = at
+	}
+	require.NoError(t, rows.Err())
+
+	type occurrence struct {
+		timerID int64
+		n       int64
+	}
+	byOccurrence := map[occurrence]tockRun{}
+	fetchSet := map[time.Time]bool{}
+	late := make([]time.Duration, len(runs))
+	for i, run := range runs {
+		key := occurrence{run.firing.TimerID, run.firing.Occurrence}
+		_, twice := byOccurrence[key]
+		require.False(t, twice, "timer %d occurrence %d ran twice", key.timerID, key.n)
+		byOccurrence[key] = run
+		fetchSet[*run.job.AttemptedAt] = true
+		late[i] = run.lateness
+	}
+	fetches := slices.SortedFunc(maps.Keys(fetchSet), time.Time.Compare)
+	// A commit lands shortly after its transaction's now(): a fetch is held
+	// against an occurrence only once this margin has passed.
+	const commitMargin = 250 * time.Millisecond
+	misses := 0
+	for key, run := range byOccurrence {
+		if key.n > 1 {
+			prev, ok := byOccurrence[occurrence{key.timerID, key.n - 1}]
+			require.True(t, ok, "timer %d: occurrence %d ran, %d did not (skipped)", key.timerID, key.n, key.n-1)
+			visible := run.job.ScheduledAt
+			if prev.started.After(visible) {
+				visible = prev.started
+			}
+			if at, ok := finalized[prev.job.ID]; ok && at.After(visible) {
+				visible = at
+			}
+			i, _ := slices.BinarySearchFunc(fetches, visible.Add(commitMargin), time.Time.Compare)
+			if i < len(fetches) && fetches[i].Before(*run.job.AttemptedAt) {
+				misses++
+				t.Errorf("timer %d occurrence %d (due %s, visible from %s) was not taken by the fetch at %s but by the one at %s",
+					key.timerID, key.n, run.job.ScheduledAt.Format(time.RFC3339Nano), visible.Format(time.RFC3339Nano),
+					fetches[i].Format(time.RFC3339Nano), run.job.AttemptedAt.Format(time.RFC3339Nano))
+			}
 		}
 	}
 	slices.Sort(late)
@@ -346,21 +405,14 @@ func TestTimerLatenessMeasured(t *testing.T) {
 		}
 		return late[i]
 	}
-	t.Logf("%d occurrences of %d timers R/PT1S over ~%ds: lateness p50 %s, p99 %s, max %s",
-		len(late), numTimers, seconds, pct(0.50), pct(0.99), late[len(late)-1])
-	// Every second fires: each timer ran occurrences 1..n without a gap, and
-	// the one after n was not yet due by the bound (a poll interval plus the
-	// cooldown) before the end, where it would have had to start.
 	bound := river.FetchPollIntervalDefault + river.FetchCooldownDefault
-	for id, tr := range perTimer {
-		slices.Sort(tr.occurrences)
-		for i, occurrence := range tr.occurrences {
-			require.Equal(t, int64(i+1), occurrence, "timer %d: no occurrence skipped or run twice", id)
-		}
-		require.True(t, tr.lastDue.Add(time.Second).After(end.Add(-bound)),
-			"timer %d fired every second: its occurrence due %s had a poll interval to start before the end", id, tr.lastDue.Add(time.Second).Format(time.RFC3339Nano))
-	}
-	require.LessOrEqual(t, pct(0.99), bound)
+	t.Logf("%d occurrences of %d timers R/PT1S taken by %d fetches, %d missed by a fetch; lateness p50 %s, p99 %s, max %s (River's default poll interval plus cooldown: %s)",
+		len(late), numTimers, len(fetches), misses, pct(0.50), pct(0.99), late[len(late)-1], bound)
+	// A fetch that took nothing leaves no attempted_at, so the check above
+	// sees only the polls that took a job. Occurrences that waited for
+	// River's job scheduler instead (up to 5 s late) would make most polls
+	// empty; the median, which load moves least, tells them apart.
+	require.LessOrEqual(t, pct(0.50), bound, "median lateness within a poll interval plus the cooldown, not a job scheduler's pass")
 }
 
 // TestExecuteJobFiresTimerEarly reproduces Camunda's use of
