@@ -34,28 +34,21 @@ func ExclusiveKeyOf(job *rivertype.JobRow, scope exclusive.Scope) (string, bool)
 	if !scope.Enabled() {
 		return "", false
 	}
-	raw, _ := metadataJobContext(job.Metadata) // errors mean no context
-	if raw == nil {
-		return "", false
-	}
-	var fields struct {
-		Exclusive json.RawMessage `json:"exclusive"`
-		Instance  json.RawMessage `json:"process_instance_id"`
-		Root      json.RawMessage `json:"root_process_instance_id"`
-	}
-	if json.Unmarshal(raw, &fields) != nil { // the context is not an object
+	fields, found, err := metadataContextFields(job.Metadata)
+	if !found || err != nil { // no context, or one that is not an object or array
 		return "", false
 	}
 	var isExclusive bool
-	if json.Unmarshal(fields.Exclusive, &isExclusive) != nil || !isExclusive {
+	if json.Unmarshal(fields.field("exclusive"), &isExclusive) != nil || !isExclusive {
 		return "", false
 	}
 	var instance, root string
-	if !isJSONString(fields.Instance) || json.Unmarshal(fields.Instance, &instance) != nil {
+	instanceField := fields.field("process_instance_id")
+	if !isJSONString(instanceField) || json.Unmarshal(instanceField, &instance) != nil {
 		return "", false
 	}
-	if scope == exclusive.RootProcessInstance && len(fields.Root) > 0 && string(fields.Root) != "null" {
-		if !isJSONString(fields.Root) || json.Unmarshal(fields.Root, &root) != nil {
+	if rootField := fields.field("root_process_instance_id"); scope == exclusive.RootProcessInstance && rootField != nil {
+		if !isJSONString(rootField) || json.Unmarshal(rootField, &root) != nil {
 			return "", false
 		}
 	}

@@ -127,18 +127,16 @@ func (f *fairTurns) advance(schema, queue string, jobs []*rivertype.JobRow, weig
 // (river_bpmn_ctx_tenant, migration riverbpmn/016: a JSON string's text),
 // "" for none or for a value that is not a string.
 func jobTenant(metadata []byte) string {
-	raw, err := metadataJobContext(metadata)
-	if err != nil || raw == nil {
+	fields, found, err := metadataContextFields(metadata)
+	if !found || err != nil {
 		return ""
 	}
-	var fields struct {
-		TenantID json.RawMessage `json:"tenant_id"`
-	}
-	if json.Unmarshal(raw, &fields) != nil || len(fields.TenantID) == 0 {
+	tenant := fields.field("tenant_id")
+	if tenant == nil {
 		return ""
 	}
 	var s string
-	if json.Unmarshal(fields.TenantID, &s) != nil {
+	if json.Unmarshal(tenant, &s) != nil {
 		return "" // null, a number or another value: no tenant, as in SQL
 	}
 	return s

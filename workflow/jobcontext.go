@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
+	"strconv"
 	"unicode"
 	"unicode/utf8"
 
@@ -280,28 +282,50 @@ func (jc JobContext) AddToMetadata(metadata []byte) ([]byte, error) {
 // left out, the root left out when it is the instance itself.
 func (jc JobContext) compactJSON() (json.RawMessage, error) {
 	jc = jc.stored()
-	var priority, exclusive any
-	if jc.Priority != nil {
-		priority = *jc.Priority
+	fields := [len(compactFields)]string{ // in the order of compactFields; priority and exclusive below
+		jc.ProcessInstanceID, jc.ProcessDefinitionKey, jc.ActivityID, jc.JobDefinitionID, "", "",
+		jc.DeploymentID, jc.JobType, jc.RetryCycle, jc.TenantID, jc.RootProcessInstanceID,
 	}
-	if jc.Exclusive != nil {
-		exclusive = *jc.Exclusive
+	n := len(fields)
+	for n > 0 && fields[n-1] == "" && !(n-1 == 4 && jc.Priority != nil) && !(n-1 == 5 && jc.Exclusive != nil) {
+		n--
 	}
-	orNull := func(s string) any {
-		if s == "" {
-			return nil
+	buf := make([]byte, 0, 128)
+	buf = append(buf, '[')
+	for i := range n {
+		if i > 0 {
+			buf = append(buf, ',')
 		}
-		return s
+		switch {
+		case i == 4 && jc.Priority != nil:
+			buf = strconv.AppendInt(buf, *jc.Priority, 10)
+		case i == 5 && jc.Exclusive != nil:
+			buf = strconv.AppendBool(buf, *jc.Exclusive)
+		case fields[i] == "":
+			buf = append(buf, "null"...)
+		default:
+			var err error
+			if buf, err = appendJSONString(buf, fields[i]); err != nil {
+				return nil, err
+			}
+		}
 	}
-	values := []any{ // in the order of compactFields
-		orNull(jc.ProcessInstanceID), orNull(jc.ProcessDefinitionKey), orNull(jc.ActivityID),
-		orNull(jc.JobDefinitionID), priority, exclusive, orNull(jc.DeploymentID), orNull(jc.JobType),
-		orNull(jc.RetryCycle), orNull(jc.TenantID), orNull(jc.RootProcessInstanceID),
+	return append(buf, ']'), nil
+}
+
+// appendJSONString appends s as a JSON string, byte for byte as json.Marshal
+// writes it: identifiers almost never need escaping, and when one does,
+// json.Marshal does it.
+func appendJSONString(buf []byte, s string) ([]byte, error) {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' || c >= utf8.RuneSelf {
+			encoded, err := json.Marshal(s)
+			return append(buf, encoded...), err
+		}
 	}
-	for len(values) > 0 && values[len(values)-1] == nil {
-		values = values[:len(values)-1]
-	}
-	return json.Marshal(values)
+	buf = append(buf, '"')
+	buf = append(buf, s...)
+	return append(buf, '"'), nil
 }
 
 // UnmarshalJSON decodes a job context in either stored form: the compact
@@ -309,45 +333,120 @@ func (jc JobContext) compactJSON() (json.RawMessage, error) {
 // with the JSON names of the fields. An array longer than the known fields
 // is an error naming its length.
 func (jc *JobContext) UnmarshalJSON(data []byte) error {
-	type jobContext JobContext // without this method
-	obj, extra, err := objectForm(data)
-	if err != nil {
-		return err
-	}
-	if extra > 0 {
-		return fmt.Errorf("workflow: job context array has %d elements, more than the %d known fields", len(compactFields)+extra, len(compactFields))
-	}
-	return json.Unmarshal(obj, (*jobContext)(jc))
-}
-
-// objectForm returns a stored job context in the object form: an array's
-// non-null elements under their names, anything else unchanged. extra counts
-// the array's elements past the known fields, which are left out (SQL's
-// accessors do not see them either).
-func objectForm(raw json.RawMessage) (obj json.RawMessage, extra int, err error) {
-	trimmed := bytes.TrimSpace(raw)
-	if len(trimmed) == 0 || trimmed[0] != '[' {
-		return raw, 0, nil
+	if !isJSONArray(data) {
+		type jobContext JobContext // without this method
+		return json.Unmarshal(data, (*jobContext)(jc))
 	}
 	var elements []json.RawMessage
-	if err := json.Unmarshal(trimmed, &elements); err != nil {
-		return nil, 0, err
+	if err := json.Unmarshal(data, &elements); err != nil {
+		return err
 	}
 	if len(elements) > len(compactFields) {
-		extra = len(elements) - len(compactFields)
-		elements = elements[:len(compactFields)]
+		return fmt.Errorf("workflow: job context array has %d elements, more than the %d known fields", len(elements), len(compactFields))
 	}
-	fields := make(map[string]json.RawMessage, len(elements))
 	for i, element := range elements {
-		if !bytes.Equal(element, []byte("null")) {
-			fields[compactFields[i]] = element
+		if isJSONNull(element) {
+			continue
+		}
+		if err := jc.setCompactField(i, element); err != nil {
+			return fmt.Errorf("field %q (position %d): %w", compactFields[i], i, err)
 		}
 	}
-	obj, err = json.Marshal(fields)
-	return obj, extra, err
+	return nil
 }
 
-// setMetadataKey returns metadata with MetadataKey set to value.
+// setCompactField sets the field at position i of the compact form from
+// its JSON value (not null).
+func (jc *JobContext) setCompactField(i int, value json.RawMessage) error {
+	switch i {
+	case 4:
+		var p int64
+		if err := json.Unmarshal(value, &p); err != nil {
+			return err
+		}
+		jc.Priority = &p
+		return nil
+	case 5:
+		var b bool
+		if err := json.Unmarshal(value, &b); err != nil {
+			return err
+		}
+		jc.Exclusive = &b
+		return nil
+	}
+	target := [len(compactFields)]*string{
+		&jc.ProcessInstanceID, &jc.ProcessDefinitionKey, &jc.ActivityID, &jc.JobDefinitionID, nil, nil,
+		&jc.DeploymentID, &jc.JobType, &jc.RetryCycle, &jc.TenantID, &jc.RootProcessInstanceID,
+	}[i]
+	if plain, ok := plainJSONString(value); ok {
+		*target = plain
+		return nil
+	}
+	return json.Unmarshal(value, target)
+}
+
+// plainJSONString returns the text of a JSON string without escapes, as
+// json.Unmarshal would; ok is false for any other value, which
+// json.Unmarshal then decodes (or refuses).
+func plainJSONString(value json.RawMessage) (string, bool) {
+	if len(value) < 2 || value[0] != '"' || value[len(value)-1] != '"' {
+		return "", false
+	}
+	text := value[1 : len(value)-1]
+	if bytes.IndexByte(text, '\\') >= 0 || bytes.IndexByte(text, '"') >= 0 || !utf8.Valid(text) {
+		return "", false
+	}
+	return string(text), true
+}
+
+func isJSONArray(raw []byte) bool {
+	trimmed := bytes.TrimSpace(raw)
+	return len(trimmed) > 0 && trimmed[0] == '['
+}
+
+func isJSONNull(raw []byte) bool { return bytes.Equal(bytes.TrimSpace(raw), []byte("null")) }
+
+// contextFields are a stored job context's fields by JSON name, in either
+// form: the compact array's elements at their positions (compactFields), or
+// the object of migrations before riverbpmn/016. Elements past the known
+// fields are left out (SQL's accessors do not see them either).
+type contextFields struct {
+	elements []json.RawMessage
+	object   map[string]json.RawMessage
+}
+
+// parseContextFields parses a stored job context for reading single fields.
+func parseContextFields(raw json.RawMessage) (contextFields, error) {
+	if isJSONArray(raw) {
+		var elements []json.RawMessage
+		err := json.Unmarshal(raw, &elements)
+		return contextFields{elements: elements}, err
+	}
+	var object map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &object); err != nil {
+		return contextFields{}, err
+	}
+	return contextFields{object: object}, nil
+}
+
+// field returns the JSON value of the field named name, nil when it is
+// absent or null, as SQL's accessors (migration riverbpmn/016) read it: by
+// exact name in the object form.
+func (f contextFields) field(name string) json.RawMessage {
+	var value json.RawMessage
+	if f.object != nil {
+		value = f.object[name]
+	} else if i := slices.Index(compactFields[:], name); i >= 0 && i < len(f.elements) {
+		value = f.elements[i]
+	}
+	if value == nil || isJSONNull(value) {
+		return nil
+	}
+	return value
+}
+
+// setMetadataKey returns metadata with MetadataKey set to value (compact
+// JSON).
 func setMetadataKey(metadata []byte, value json.RawMessage) ([]byte, error) {
 	fields := map[string]json.RawMessage{}
 	if len(bytes.TrimSpace(metadata)) > 0 {
@@ -356,6 +455,13 @@ func setMetadataKey(metadata []byte, value json.RawMessage) ([]byte, error) {
 		}
 	}
 	fields[MetadataKey] = value
+	if len(fields) == 1 {
+		// Only the context, as for most jobs: what json.Marshal writes.
+		out := make([]byte, 0, len(MetadataKey)+len(value)+5)
+		out = append(out, `{"`+MetadataKey+`":`...)
+		out = append(out, value...)
+		return append(out, '}'), nil
+	}
 	return json.Marshal(fields)
 }
 
@@ -376,21 +482,25 @@ func JobContextOf(job *rivertype.JobRow) (JobContext, error) {
 	return decodeJobContext(raw)
 }
 
-// metadataJobContext returns the job context in metadata in the object form
-// (objectForm: a compact context is turned into an object, elements past the
-// known fields left out), or nil if there is none. For readers of single
-// fields, which read a field the way migration riverbpmn/016's SQL accessors
-// do; JobContextOf reads strictly.
-func metadataJobContext(metadata []byte) (json.RawMessage, error) {
+// metadataContextFields returns the fields of the job context in metadata,
+// for readers of single fields, which read a field the way migration
+// riverbpmn/016's SQL accessors do (JobContextOf reads strictly). found is
+// false when there is no context, or when it is an array that cannot be
+// parsed (no field can be read, as in SQL); err is a context that is neither
+// an array nor an object.
+func metadataContextFields(metadata []byte) (fields contextFields, found bool, err error) {
 	raw, err := storedJobContext(metadata)
 	if err != nil || raw == nil {
-		return raw, err
+		return contextFields{}, false, err
 	}
-	obj, _, err := objectForm(raw)
-	if err != nil {
-		return nil, nil //nolint:nilerr // a malformed array: no field can be read, as in SQL
+	fields, err = parseContextFields(raw)
+	switch {
+	case err != nil && isJSONArray(raw):
+		return contextFields{}, false, nil
+	case err != nil:
+		return contextFields{}, true, err
 	}
-	return obj, nil
+	return fields, true, nil
 }
 
 // storedJobContext returns the raw job context in metadata as stored, or nil
@@ -415,8 +525,7 @@ func storedJobContext(metadata []byte) (json.RawMessage, error) {
 // instance belongs to a top-level instance, its own root (see stored).
 func decodeJobContext(raw json.RawMessage) (JobContext, error) {
 	var jc JobContext
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	if err := dec.Decode(&jc); err != nil {
+	if err := json.Unmarshal(raw, &jc); err != nil {
 		return JobContext{}, fmt.Errorf("workflow: job context in metadata[%q] is malformed: %w", MetadataKey, err)
 	}
 	if err := jc.Validate(); err != nil {

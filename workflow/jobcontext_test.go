@@ -424,3 +424,41 @@ func TestJobContextCompactForm(t *testing.T) {
 		}
 	}
 }
+
+// TestJobContextCompactCodec holds the compact form's hand-written encoder
+// and decoder to encoding/json: the bytes are json.Marshal's of the array
+// (escapes included), and every value reads back, escaped or not.
+func TestJobContextCompactCodec(t *testing.T) {
+	t.Parallel()
+	priority, exclusiveFlag := int64(0), true
+	for _, text := range []string{"plain", `quo"te`, `back\slash`, "<b>&amp;", "é-ü", "line\u2028sep", "日本", "a/b"} {
+		jc := JobContext{
+			ProcessInstanceID: text, ProcessDefinitionKey: "p" + text, ActivityID: text, TenantID: text,
+			RootProcessInstanceID: text + "-root", Priority: &priority, Exclusive: &exclusiveFlag,
+		}
+		got, err := jc.compactJSON()
+		require.NoError(t, err)
+		want, err := json.Marshal([]any{text, "p" + text, text, nil, priority, exclusiveFlag, nil, nil, nil, text, text + "-root"})
+		require.NoError(t, err)
+		require.Equal(t, string(want), string(got), "%q", text)
+
+		var back JobContext
+		require.NoError(t, json.Unmarshal(got, &back))
+		require.Equal(t, jc, back, "%q", text)
+	}
+
+	noFlags := JobContext{ProcessInstanceID: "pi", ProcessDefinitionKey: "p", JobDefinitionID: "p:a"}
+	got, err := noFlags.compactJSON()
+	require.NoError(t, err)
+	require.Equal(t, `["pi","p",null,"p:a"]`, string(got), "trailing nulls left out, a nil priority and exclusive among them")
+	onlyPriority := JobContext{Priority: &priority}
+	got, err = onlyPriority.compactJSON()
+	require.NoError(t, err)
+	require.Equal(t, `[null,null,null,null,0]`, string(got), "a zero priority is a value")
+
+	var jc JobContext
+	err = json.Unmarshal([]byte(`["pi", 7]`), &jc)
+	require.ErrorContains(t, err, `field "process_definition_key" (position 1)`)
+	err = json.Unmarshal([]byte(`["pi", "p", null, null, 1, "yes"]`), &jc)
+	require.ErrorContains(t, err, `field "exclusive" (position 5)`)
+}

@@ -185,36 +185,36 @@ func executionsLeft(job *rivertype.JobRow) int {
 // when it has none (a plain River job) or it cannot be read. A job context
 // without a cycle gives the zero Cycle (3 executions, no wait) and true.
 func retryCycleOf(job *rivertype.JobRow) (retrypolicy.Cycle, bool) {
-	raw, err := metadataJobContext(job.Metadata)
+	fields, found, err := metadataContextFields(job.Metadata)
 	if err != nil {
 		return retrypolicy.Cycle{}, false
 	}
-	if raw != nil {
+	if found {
 		// Only the cycle is read: bad data elsewhere in the context does not
 		// change how the job is retried.
-		var stored struct {
-			RetryCycle *string `json:"retry_cycle"`
+		var retryCycle string
+		if value := fields.field("retry_cycle"); value != nil {
+			if err := json.Unmarshal(value, &retryCycle); err != nil {
+				return retrypolicy.Cycle{}, false
+			}
 		}
-		if err := json.Unmarshal(raw, &stored); err != nil {
-			return retrypolicy.Cycle{}, false
-		}
-		if stored.RetryCycle == nil || *stored.RetryCycle == "" {
+		if retryCycle == "" {
 			return retrypolicy.Cycle{}, true
 		}
-		cycle, err := retrypolicy.ParseCycle(*stored.RetryCycle)
+		cycle, err := retrypolicy.ParseCycle(retryCycle)
 		return cycle, err == nil
 	}
 
 	if !bytes.Contains(job.Metadata, []byte(`"`+RetryCycleMetadataKey+`"`)) {
 		return retrypolicy.Cycle{}, false // fast path: a plain River job
 	}
-	var fields struct {
+	var legacy struct {
 		RetryCycle *string `json:"bpmn_retry_cycle"`
 	}
-	if err := json.Unmarshal(job.Metadata, &fields); err != nil || fields.RetryCycle == nil {
+	if err := json.Unmarshal(job.Metadata, &legacy); err != nil || legacy.RetryCycle == nil {
 		return retrypolicy.Cycle{}, false
 	}
-	cycle, err := retrypolicy.ParseCycle(*fields.RetryCycle)
+	cycle, err := retrypolicy.ParseCycle(*legacy.RetryCycle)
 	if err != nil || cycle.IsZero() {
 		return retrypolicy.Cycle{}, false
 	}
