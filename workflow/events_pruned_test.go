@@ -89,7 +89,7 @@ func TestEventsGapDetected(t *testing.T) {
 	// and a named subscription saves the position past the gap.
 	subscribe := func(cfg events.SubscribeConfig, want int) ([]events.Event, error) {
 		cfg.Schema, cfg.PollInterval = schema, 20*time.Millisecond
-		subCtx, cancel := context.WithTimeout(ctx, 20*time.Second)
+		subCtx, cancel := context.WithTimeout(ctx, time.Minute)
 		defer cancel()
 		var (
 			mu  sync.Mutex

@@ -55,7 +55,7 @@ func (w *chainWorker) Work(ctx context.Context, job *river.Job[chainArgs]) error
 
 // TestExclusiveNextJobStartsWithoutPoll shows that the next exclusive job of
 // an instance starts as soon as the previous one's work ends, with a fetch
-// poll interval (10 s) far longer than the whole test: a chain of 20 jobs
+// poll interval (an hour) far longer than the whole test: a chain of 20 jobs
 // each inserting the next, and 20 jobs of one instance inserted up front. A
 // poll-bound run would take minutes; River's completer delay (key freed only
 // when the outcome is written) would show as gaps of up to ~250 ms. It runs
@@ -101,7 +101,7 @@ func testExclusiveNextJobStartsWithoutPoll(t *testing.T, acq *Acquisition, batch
 	river.AddWorker(workers, &exclWorker{rec: rec})
 	client, err := river.NewClient(driver, &river.Config{
 		FetchCooldown:     5 * time.Millisecond,
-		FetchPollInterval: 10 * time.Second,
+		FetchPollInterval: time.Hour,
 		Logger:            slog.New(slog.DiscardHandler),
 		Middleware:        []rivertype.Middleware{engine.Middleware()},
 		Queues:            map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: 4}},
@@ -123,8 +123,8 @@ func testExclusiveNextJobStartsWithoutPoll(t *testing.T, acq *Acquisition, batch
 	}
 	insertExcl(ctx, t, client, waiting)
 
-	require.Eventually(t, func() bool { return rec.finishedCount.Load() == 2*n }, 8*time.Second, time.Millisecond,
-		"40 jobs in two chains of 20 finish well within one 10 s poll interval")
+	require.Eventually(t, func() bool { return rec.finishedCount.Load() == 2*n }, time.Minute, time.Millisecond,
+		"40 jobs in two chains of 20 finish well within one poll interval (an hour)")
 	t.Logf("40 jobs in %s", time.Since(start).Round(time.Millisecond))
 
 	spans := rec.timeline.Spans()
@@ -139,11 +139,11 @@ func testExclusiveNextJobStartsWithoutPoll(t *testing.T, acq *Acquisition, batch
 		gaps := exclGaps(keySpans)
 		slices.Sort(gaps)
 		t.Logf("%s: gap between jobs p50 %s, max %s", key, gaps[len(gaps)/2].Round(time.Microsecond), gaps[len(gaps)-1].Round(time.Microsecond))
-		// The claim is "no poll wait" (the poll is 10 s); speed is the
-		// benchmark's business. 500 ms leaves room for a loaded 2-core
+		// The claim is "no poll wait" (the poll is an hour); speed is the
+		// benchmark's business. The bounds leave room for a loaded 2-core
 		// machine, where the median gap reached 118 ms.
-		require.Less(t, gaps[len(gaps)/2], 500*time.Millisecond, "the next job usually starts at once")
-		require.Less(t, gaps[len(gaps)-1], 2*time.Second, "and never waits for a poll")
+		require.Less(t, gaps[len(gaps)/2], 2*time.Second, "the next job usually starts at once")
+		require.Less(t, gaps[len(gaps)-1], 30*time.Second, "and never waits for a poll")
 	}
 }
 
