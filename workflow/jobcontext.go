@@ -358,21 +358,14 @@ func (jc *JobContext) UnmarshalJSON(data []byte) error {
 // setCompactField sets the field at position i of the compact form from
 // its JSON value (not null).
 func (jc *JobContext) setCompactField(i int, value json.RawMessage) error {
+	var err error
 	switch i {
 	case 4:
-		var p int64
-		if err := json.Unmarshal(value, &p); err != nil {
-			return err
-		}
-		jc.Priority = &p
-		return nil
+		jc.Priority, err = decodeNew[int64](value)
+		return err
 	case 5:
-		var b bool
-		if err := json.Unmarshal(value, &b); err != nil {
-			return err
-		}
-		jc.Exclusive = &b
-		return nil
+		jc.Exclusive, err = decodeNew[bool](value)
+		return err
 	}
 	target := [len(compactFields)]*string{
 		&jc.ProcessInstanceID, &jc.ProcessDefinitionKey, &jc.ActivityID, &jc.JobDefinitionID, nil, nil,
@@ -383,6 +376,15 @@ func (jc *JobContext) setCompactField(i int, value json.RawMessage) error {
 		return nil
 	}
 	return json.Unmarshal(value, target)
+}
+
+// decodeNew decodes value into a new T.
+func decodeNew[T any](value json.RawMessage) (*T, error) {
+	v := new(T)
+	if err := json.Unmarshal(value, v); err != nil {
+		return nil, err
+	}
+	return v, nil
 }
 
 // plainJSONString returns the text of a JSON string without escapes, as
