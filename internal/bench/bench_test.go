@@ -97,7 +97,7 @@ func TestSelectModes(t *testing.T) {
 		names = append(names, m.Name)
 	}
 	require.Equal(t, []string{"none", "exclusive", "camunda", "exclusive-batch", "camunda-batch", "exclusive-one-instance", "events", "fairness", "priority-range-deployment"}, names, "diagnostic modes only when named")
-	require.Equal(t, []string{"none", "exclusive", "camunda", "exclusive-batch", "camunda-batch", "exclusive-one-instance", "events", "fairness", "priority-range-deployment", "stock-metadata", "priority", "exclusive-priority", "tenants"}, ModeNames())
+	require.Equal(t, []string{"none", "exclusive", "camunda", "exclusive-batch", "camunda-batch", "exclusive-one-instance", "events", "fairness", "priority-range-deployment", "stock-metadata", "stock-metadata-string", "priority", "exclusive-priority", "tenants"}, ModeNames())
 
 	some, err := selectModes([]string{"priority-range-deployment", "none", "none"})
 	require.NoError(t, err)
@@ -105,7 +105,7 @@ func TestSelectModes(t *testing.T) {
 	require.Equal(t, "priority-range-deployment", some[0].Name)
 
 	_, err = selectModes([]string{"sideways"})
-	require.ErrorContains(t, err, `unknown mode "sideways" (known: none, exclusive, camunda, exclusive-batch, camunda-batch, exclusive-one-instance, events, fairness, priority-range-deployment, stock-metadata, priority, exclusive-priority, tenants)`)
+	require.ErrorContains(t, err, `unknown mode "sideways" (known: none, exclusive, camunda, exclusive-batch, camunda-batch, exclusive-one-instance, events, fairness, priority-range-deployment, stock-metadata, stock-metadata-string, priority, exclusive-priority, tenants)`)
 }
 
 // TestMetadataSQLMatchesMiddleware checks that the fetch latency backlog,
@@ -386,4 +386,34 @@ func TestTargetFor(t *testing.T) {
 		require.InDelta(t, tt.fast, m.targetFor(&fast), 1e-9, tt.mode)
 		require.InDelta(t, tt.many, m.targetFor(&many), 1e-9, tt.mode)
 	}
+}
+
+// TestOneStringContext checks the stock-metadata-string workload: each job's
+// context is one string, the compact array's elements joined by tabs (empty
+// for null), under the same key.
+func TestOneStringContext(t *testing.T) {
+	t.Parallel()
+	w := Workload{Instances: 3, OneStringContext: true}
+	for _, i := range []int{0, 1, TimerEvery} {
+		metadata, err := w.Metadata(i)
+		require.NoError(t, err)
+		var stored map[string]string
+		require.NoError(t, json.Unmarshal(metadata, &stored))
+		var array struct {
+			Context []any `json:"bpmn"`
+		}
+		require.NoError(t, json.Unmarshal(w.JobContext(i).InsertOpts().Metadata, &array))
+		parts := strings.Split(stored[workflow.MetadataKey], "\t")
+		require.Len(t, parts, len(array.Context), "job %d: %q", i, stored)
+		for k, element := range array.Context {
+			if element == nil {
+				require.Empty(t, parts[k])
+			} else {
+				require.Equal(t, fmt.Sprint(element), parts[k])
+			}
+		}
+	}
+	plain, err := Workload{Instances: 3}.Metadata(1)
+	require.NoError(t, err)
+	require.Equal(t, Workload{Instances: 3}.JobContext(1).InsertOpts().Metadata, plain)
 }

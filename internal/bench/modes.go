@@ -268,6 +268,16 @@ func Modes() []Mode {
 			},
 		},
 		{
+			Name:       "stock-metadata-string",
+			Summary:    "diagnostic: stock-metadata with each job context stored as one string (its elements joined by tabs): what the context's entries in River's GIN index on metadata cost",
+			Diagnostic: true,
+			Setup: func(_ context.Context, env *Env) (*Side, error) {
+				workload := env.Workload
+				workload.OneStringContext = true
+				return &Side{Driver: riverpgxv5.New(env.Pool), Workload: &workload}, nil
+			},
+		},
+		{
 			Name:       "priority",
 			Summary:    "diagnostic: by priority only (no range, no deployment filter)",
 			Diagnostic: true,

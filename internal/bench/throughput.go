@@ -492,7 +492,11 @@ func insertBacklog(ctx context.Context, client *river.Client[pgx.Tx], workload *
 		for i := start; i < min(start+batch, jobs); i++ {
 			p := river.InsertManyParams{Args: Args{Seq: i}}
 			if workload != nil {
-				p.InsertOpts = workload.JobContext(i).InsertOpts()
+				metadata, err := workload.Metadata(i)
+				if err != nil {
+					return err
+				}
+				p.InsertOpts = &river.InsertOpts{Metadata: metadata}
 			}
 			params = append(params, p)
 		}
