@@ -2,6 +2,9 @@ package workflow
 
 import (
 	"context"
+	"fmt"
+	"os"
+	"strconv"
 	"testing"
 	"time"
 
@@ -23,10 +26,10 @@ type livenessCostSample struct {
 	commits  int64
 }
 
-func sampleLivenessCost(ctx context.Context, t *testing.T) livenessCostSample {
+func sampleLivenessCost(ctx context.Context, t *testing.T, pool *pgxpool.Pool) livenessCostSample {
 	t.Helper()
 	var s livenessCostSample
-	conn, err := testPool(t).Acquire(ctx)
+	conn, err := pool.Acquire(ctx)
 	require.NoError(t, err)
 	defer conn.Release()
 	_, err = conn.Exec(ctx, "SELECT pg_stat_clear_snapshot()")
@@ -37,17 +40,40 @@ func sampleLivenessCost(ctx context.Context, t *testing.T) livenessCostSample {
 	return s
 }
 
+// livenessCostDatabase creates a database for this test alone, dropped when
+// it ends, so that the counters it reads are its clients' and not those of
+// the tests of other packages running beside it, and returns the pool
+// configuration of the test database pointed at it.
+func livenessCostDatabase(t *testing.T) *pgxpool.Config {
+	t.Helper()
+	ctx := context.Background()
+	admin := testPool(t)
+	name := fmt.Sprintf("riverbpmn_liveness_cost_%d", os.Getpid())
+	ident := pgx.Identifier{name}.Sanitize()
+	_, err := admin.Exec(ctx, "DROP DATABASE IF EXISTS "+ident+" WITH (FORCE)")
+	require.NoError(t, err)
+	_, err = admin.Exec(ctx, "CREATE DATABASE "+ident)
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		_, err := admin.Exec(context.Background(), "DROP DATABASE IF EXISTS "+ident+" WITH (FORCE)")
+		require.NoError(t, err)
+	})
+	config := admin.Config()
+	config.ConnConfig.Database = name
+	return config
+}
+
 // TestLivenessCost measures what liveness, on by default, costs an idle
 // deployment: four clients (each an engine of its own, as two processes
 // would be) run for a window with liveness disabled, then with the default
 // configuration, and the database's backends and committed statements are
 // compared. Expected from the configuration: one connection per client, and
 // per second 1/PingInterval pings per client plus 1/CheckInterval checks of
-// the leader (4 x 2 + 1 = 9 with the defaults and 4 clients). It reads counters of the
-// whole database, flushed by each backend at most once a second and
-// noisy on a loaded machine (hence the wide bounds on the rate), so it
-// belongs to `make test-long` (run it alone on its database for clean
-// figures).
+// the leader (4 x 2 + 1 = 9 with the defaults and 4 clients). It reads the
+// counters of a database of its own (those of the test database count the
+// tests of other packages running beside it), flushed by each backend at
+// most once a second (hence the wide bounds on the rate); it takes 90 s, so
+// it belongs to `make test-long`.
 func TestLivenessCost(t *testing.T) {
 	longtest.Skip(t)
 	ctx := context.Background()
@@ -56,16 +82,30 @@ func TestLivenessCost(t *testing.T) {
 		window  = 40 * time.Second
 	)
 
+	dbConfig := livenessCostDatabase(t)
+	newPool := func(maxConns int32) *pgxpool.Pool {
+		config := dbConfig.Copy()
+		config.MaxConns, config.MinConns = maxConns, 0
+		pool, err := pgxpool.NewWithConfig(ctx, config)
+		require.NoError(t, err)
+		return pool
+	}
+	sampler := newPool(1)
+	t.Cleanup(sampler.Close)
+
 	measure := func(t *testing.T, config Config) (backends int, perSecond float64) {
 		t.Helper()
-		schema := exclSchema(t)
-		config.Schema = schema
+		config.Schema = "liveness_cost_" + strconv.FormatBool(!config.Liveness.Disabled)
+		_, err := sampler.Exec(ctx, "CREATE SCHEMA "+config.Schema)
+		require.NoError(t, err)
+		_, err = MigrateUp(ctx, sampler, &MigrateOpts{Schema: config.Schema})
+		require.NoError(t, err)
 		var (
 			started []*river.Client[pgx.Tx]
 			pools   []*pgxpool.Pool
 		)
 		for range clients {
-			pool := exclNodePool(t, 4)
+			pool := newPool(4)
 			pools = append(pools, pool)
 			engine, err := NewEngine(pool, &config)
 			require.NoError(t, err)
@@ -82,9 +122,9 @@ func TestLivenessCost(t *testing.T) {
 			started = append(started, client)
 		}
 		time.Sleep(3 * time.Second) // sessions open, leader elected, pools warm
-		before := sampleLivenessCost(ctx, t)
+		before := sampleLivenessCost(ctx, t, sampler)
 		time.Sleep(window)
-		after := sampleLivenessCost(ctx, t)
+		after := sampleLivenessCost(ctx, t, sampler)
 		for _, client := range started {
 			stopCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
 			require.NoError(t, client.Stop(stopCtx))
