@@ -210,8 +210,8 @@ func TestDAGWorkedByFourClients(t *testing.T) {
 		len(d.prereqs[d.sink]), sinkWake, worstWake)
 	// Woken, the sink starts within River's completer delay plus a fetch
 	// (about 0.4 s here; 1.9 s seen on a loaded machine); polled, it would
-	// wait for a poll, up to a minute.
-	require.Less(t, sinkWake, 5*time.Second, "the last job was woken, not polled")
+	// wait for a poll, up to a minute: a third of it leaves load its room.
+	require.Less(t, sinkWake, 20*time.Second, "the last job was woken, not polled")
 	p, err := f.engine.JobDependencies(ctx, sinkID)
 	require.NoError(t, err)
 	require.Equal(t, p.Total, p.Done)

@@ -38,7 +38,7 @@ func TestExpiryWhileQueuePaused(t *testing.T) {
 
 	// Far enough ahead for the 30 inserts to be done before it even on a
 	// loaded machine: an expiration already past is an insert error.
-	expiresAt := time.Now().Add(2 * time.Second)
+	expiresAt := time.Now().Add(5 * time.Second)
 	var ids []int64
 	for i := range 30 {
 		o := lifecycle.Opts{ExpiresAt: &expiresAt, Pending: i%3 == 1}
@@ -53,7 +53,7 @@ func TestExpiryWhileQueuePaused(t *testing.T) {
 	notExpiring := f.insert(t, lcArgs{Name: "keep"}, lifecycle.Opts{})
 
 	for _, id := range ids {
-		waitState(t, f, id, rivertype.JobStateDiscarded, 10*time.Second)
+		waitState(t, f, id, rivertype.JobStateDiscarded, 20*time.Second)
 	}
 	for i, id := range ids {
 		job := f.job(t, id)
