@@ -131,14 +131,17 @@ func TestWaker(t *testing.T) {
 	t.Run("CoalescesAndSendsTrailingEdge", func(t *testing.T) {
 		t.Parallel()
 		var sends atomic.Int64
-		w := NewWaker(50*time.Millisecond, func(string) { sends.Add(1) })
+		// A cooldown long enough that a loaded machine still makes the 100
+		// calls within it.
+		const cooldown = 500 * time.Millisecond
+		w := NewWaker(cooldown, func(string) { sends.Add(1) })
 		defer w.Close()
 		for range 100 {
 			w.Wake("q")
 		}
 		require.Eventually(t, func() bool { return sends.Load() == 2 }, 5*time.Second, time.Millisecond,
 			"100 wake-ups within one cooldown: one leading and one trailing send")
-		time.Sleep(150 * time.Millisecond)
+		time.Sleep(3 * cooldown)
 		require.Equal(t, int64(2), sends.Load(), "nothing more without new wake-ups")
 
 		w.Wake("q")
