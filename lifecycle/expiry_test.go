@@ -160,8 +160,9 @@ func TestExpiredAtFetchNeverStarts(t *testing.T) {
 		require.False(t, at.After(refusedAt.Add(time.Millisecond)), "job %d refused at %s, before it expired at %s", id, refusedAt, at)
 	}
 	t.Logf("%d jobs started before their expiry, %d refused at fetch after it", started, refused)
+	// Started ones are not required: on a loaded machine the fetch after
+	// the resume can come after every expiry.
 	require.Positive(t, refused)
-	require.Positive(t, started)
 }
 
 // A running job is not interrupted by its expiry.
