@@ -223,6 +223,14 @@ func (p *livenessProcs) kill(id string) (time.Time, []exclusive.Span) {
 	return killedAt, held
 }
 
+// signal sends sig to worker id's process.
+func (p *livenessProcs) signal(id string, sig syscall.Signal) {
+	p.mu.Lock()
+	cmd := p.procs[id]
+	p.mu.Unlock()
+	require.NoError(p.t, cmd.Process.Signal(sig))
+}
+
 // stopAll stops every worker cleanly (SIGTERM) and waits for them.
 func (p *livenessProcs) stopAll() {
 	p.mu.Lock()
@@ -591,6 +599,29 @@ func TestLivenessPartition(t *testing.T) {
 	held := procs.openRuns(victim) // what it had under way when cut off
 	require.Positive(t, terminated)
 	t.Logf("terminated %d connections of %s, which ran %d jobs", terminated, victim, len(held))
+
+	// Once the cut-off worker has stopped its runs, it is frozen (SIGSTOP)
+	// until another worker has started one of its keys: reconnected, it
+	// could otherwise take every run given back itself, and the ordering
+	// below would be checked against nothing.
+	require.Eventually(t, func() bool {
+		for _, run := range held {
+			if _, ok := procs.endOf(victim, run.JobID, run.Attempt); !ok {
+				return false
+			}
+		}
+		return true
+	}, time.Minute, 5*time.Millisecond, "the cut-off worker stops its runs")
+	procs.signal(victim, syscall.SIGSTOP)
+	require.Eventually(t, func() bool {
+		for _, run := range held {
+			if _, ok := procs.nextBegin(run.Key, cutAt, victim); ok {
+				return true
+			}
+		}
+		return false
+	}, 2*time.Minute, 5*time.Millisecond, "another worker starts a key the cut-off worker had under way")
+	procs.signal(victim, syscall.SIGCONT)
 
 	waitAllFinished(ctx, t, schema, 3*time.Minute)
 	procs.stopAll()
