@@ -552,7 +552,10 @@ func (p *livenessProcs) endOf(id string, jobID int64, attempt int) (time.Time, b
 // while it runs jobs. The process stays alive; it must stop each run it had
 // under way before any other worker starts a run of the same key (read from
 // the processes' timeline), and its runs are given back (the error entry names
-// it) and completed elsewhere or by itself later.
+// it) and completed elsewhere or by itself later. Once it has stopped its
+// runs it is frozen (SIGSTOP) until another worker has started one of its
+// keys, then thawed (SIGCONT): the freeze stands for a worker slower to come
+// back than the others, so that the ordering is checked on at least one key.
 func TestLivenessPartition(t *testing.T) {
 	longtest.Skip(t)
 	ctx := context.Background()
