@@ -282,12 +282,18 @@ func (jc JobContext) AddToMetadata(metadata []byte) ([]byte, error) {
 // left out, the root left out when it is the instance itself.
 func (jc JobContext) compactJSON() (json.RawMessage, error) {
 	jc = jc.stored()
-	fields := [len(compactFields)]string{ // in the order of compactFields; priority and exclusive below
-		jc.ProcessInstanceID, jc.ProcessDefinitionKey, jc.ActivityID, jc.JobDefinitionID, "", "",
-		jc.DeploymentID, jc.JobType, jc.RetryCycle, jc.TenantID, jc.RootProcessInstanceID,
+	strs := jc.compactStrings()
+	present := func(i int) bool {
+		switch i {
+		case priorityPosition:
+			return jc.Priority != nil
+		case exclusivePosition:
+			return jc.Exclusive != nil
+		}
+		return *strs[i] != ""
 	}
-	n := len(fields)
-	for n > 0 && fields[n-1] == "" && !(n-1 == 4 && jc.Priority != nil) && !(n-1 == 5 && jc.Exclusive != nil) {
+	n := len(strs)
+	for n > 0 && !present(n-1) {
 		n--
 	}
 	buf := make([]byte, 0, 128)
@@ -297,20 +303,38 @@ func (jc JobContext) compactJSON() (json.RawMessage, error) {
 			buf = append(buf, ',')
 		}
 		switch {
-		case i == 4 && jc.Priority != nil:
-			buf = strconv.AppendInt(buf, *jc.Priority, 10)
-		case i == 5 && jc.Exclusive != nil:
-			buf = strconv.AppendBool(buf, *jc.Exclusive)
-		case fields[i] == "":
+		case !present(i):
 			buf = append(buf, "null"...)
+		case i == priorityPosition:
+			buf = strconv.AppendInt(buf, *jc.Priority, 10)
+		case i == exclusivePosition:
+			buf = strconv.AppendBool(buf, *jc.Exclusive)
 		default:
 			var err error
-			if buf, err = appendJSONString(buf, fields[i]); err != nil {
+			if buf, err = appendJSONString(buf, *strs[i]); err != nil {
 				return nil, err
 			}
 		}
 	}
 	return append(buf, ']'), nil
+}
+
+// The positions of the compact form that hold a number and a boolean; every
+// other position holds a string (compactStrings).
+const (
+	priorityPosition  = 4
+	exclusivePosition = 5
+)
+
+// compactStrings returns jc's string fields at their positions in the
+// compact form (compactFields), nil at priorityPosition and
+// exclusivePosition: the one list of that order for the encoder and the
+// decoder.
+func (jc *JobContext) compactStrings() [len(compactFields)]*string {
+	return [len(compactFields)]*string{
+		&jc.ProcessInstanceID, &jc.ProcessDefinitionKey, &jc.ActivityID, &jc.JobDefinitionID, nil, nil,
+		&jc.DeploymentID, &jc.JobType, &jc.RetryCycle, &jc.TenantID, &jc.RootProcessInstanceID,
+	}
 }
 
 // appendJSONString appends s as a JSON string, byte for byte as json.Marshal
@@ -360,17 +384,14 @@ func (jc *JobContext) UnmarshalJSON(data []byte) error {
 func (jc *JobContext) setCompactField(i int, value json.RawMessage) error {
 	var err error
 	switch i {
-	case 4:
+	case priorityPosition:
 		jc.Priority, err = decodeNew[int64](value)
 		return err
-	case 5:
+	case exclusivePosition:
 		jc.Exclusive, err = decodeNew[bool](value)
 		return err
 	}
-	target := [len(compactFields)]*string{
-		&jc.ProcessInstanceID, &jc.ProcessDefinitionKey, &jc.ActivityID, &jc.JobDefinitionID, nil, nil,
-		&jc.DeploymentID, &jc.JobType, &jc.RetryCycle, &jc.TenantID, &jc.RootProcessInstanceID,
-	}[i]
+	target := jc.compactStrings()[i]
 	if plain, ok := plainJSONString(value); ok {
 		*target = plain
 		return nil
