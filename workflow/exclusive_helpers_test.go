@@ -173,7 +173,14 @@ type exclNode struct {
 // test pool's settings (empty search_path).
 func exclNodePool(t testing.TB, maxConns int32) *pgxpool.Pool {
 	t.Helper()
-	config := testPool(t).Config()
+	return poolOf(t, testPool(t).Config(), maxConns)
+}
+
+// poolOf returns a pool of its own on config (copied) of at most maxConns
+// connections, none kept open when idle, closed when the test ends.
+func poolOf(t testing.TB, config *pgxpool.Config, maxConns int32) *pgxpool.Pool {
+	t.Helper()
+	config = config.Copy()
 	config.MaxConns = maxConns
 	config.MinConns = 0
 	pool, err := pgxpool.NewWithConfig(context.Background(), config)

@@ -86,15 +86,7 @@ func TestLivenessCost(t *testing.T) {
 	)
 
 	dbConfig := livenessCostDatabase(t)
-	newPool := func(maxConns int32) *pgxpool.Pool {
-		config := dbConfig.Copy()
-		config.MaxConns, config.MinConns = maxConns, 0
-		pool, err := pgxpool.NewWithConfig(ctx, config)
-		require.NoError(t, err)
-		return pool
-	}
-	sampler := newPool(1)
-	t.Cleanup(sampler.Close)
+	sampler := poolOf(t, dbConfig, 1)
 
 	measure := func(t *testing.T, config Config) (sample livenessCostSample, perSecond float64) {
 		t.Helper()
@@ -108,7 +100,7 @@ func TestLivenessCost(t *testing.T) {
 			pools   []*pgxpool.Pool
 		)
 		for range clients {
-			pool := newPool(4)
+			pool := poolOf(t, dbConfig, 4)
 			pools = append(pools, pool)
 			engine, err := NewEngine(pool, &config)
 			require.NoError(t, err)
