@@ -29,7 +29,10 @@ type Config struct {
 	// ProcessDefinitions and JobDefinitions declare the processes and job
 	// definitions whose jobs the engine inserts. They are validated by
 	// NewEngine; job definitions are stored (with their run-time state, such
-	// as an overriding priority) when a client starts.
+	// as an overriding priority) when a client starts. An engine that
+	// declares process definitions refuses to insert a job whose job
+	// context names a process definition it does not declare; one that
+	// declares none takes any key.
 	ProcessDefinitions []ProcessDefinition
 	JobDefinitions     []JobDefinition
 
@@ -45,8 +48,11 @@ type Config struct {
 	// which otherwise keep River's own retry behaviour (a plain job's cycle
 	// is recorded under RetryCycleMetadataKey; it gets no incidents). A
 	// job's cycle sets its River MaxAttempts at insert, replacing any given
-	// in InsertOpts. Empty means none. NewEngine rejects an invalid cycle.
-	// See RetryPolicy for what a cycle does.
+	// in InsertOpts. A plain River job gets the default cycle only when its
+	// MaxAttempts is River's default (river.MaxAttemptsDefault): one whose
+	// InsertOpts, args or client chose MaxAttempts keeps it, and River's
+	// retries. Empty means none. NewEngine rejects an invalid cycle. See
+	// RetryPolicy for what a cycle does.
 	DefaultRetryCycle string
 	// ExclusiveScope says which exclusive jobs never run at the same time,
 	// across every client on the database. The zero value,
@@ -171,6 +177,9 @@ type Engine struct {
 	liveRuns sync.Map // liveRunID -> *liveRun
 	// middlewareUsed is set once Middleware was called.
 	middlewareUsed atomic.Bool
+	// middlewareBases are the bases the middleware handed River, until the
+	// pilot of the client being built claims one (middleware_wiring.go).
+	middlewareBases middlewareBases
 	// clientLogger is the logger of the most recently built client.
 	clientLogger atomic.Pointer[slog.Logger]
 }

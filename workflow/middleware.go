@@ -96,6 +96,13 @@ func (e *Engine) resolve(jc JobContext, params *rivertype.JobInsertParams) (JobC
 		}
 	}
 	process := e.defs.processes[jc.ProcessDefinitionKey] // nil for an undeclared process
+	if process == nil && jc.ProcessDefinitionKey != "" && len(e.defs.processes) > 0 {
+		// An engine that declares its processes knows them all: a key it
+		// does not know is a typo or a process deployed elsewhere, which
+		// would get none of its process's priority, deployment or tenant.
+		return jc, &JobContextError{Field: "process_definition_key", Value: jc.ProcessDefinitionKey,
+			Problem: "is not a declared process definition (Config.ProcessDefinitions)"}
+	}
 	if jc.DeploymentID == "" && process != nil {
 		jc.DeploymentID = process.DeploymentID
 	}
