@@ -57,6 +57,13 @@ func (m *middleware) InsertMany(
 // applied later, by the insert trigger of migration riverbpmn/002, in the
 // inserting transaction.
 func (e *Engine) resolve(jc JobContext, params *rivertype.JobInsertParams) (JobContext, error) {
+	if _, declared := e.defs.processes[jc.ProcessDefinitionKey]; !declared && jc.ProcessDefinitionKey != "" && len(e.defs.processes) > 0 {
+		// An engine that declares its processes knows them all: a key it
+		// does not know is a typo or a process deployed elsewhere, which
+		// would get none of its process's priority, deployment or tenant.
+		return jc, &JobContextError{Field: "process_definition_key", Value: jc.ProcessDefinitionKey,
+			Problem: "is not a declared process definition (Config.ProcessDefinitions)"}
+	}
 	var jobDef *JobDefinition
 	if jc.JobDefinitionID == "" && jc.ProcessDefinitionKey != "" {
 		// No job definition named: the declared one of this kind, if exactly
@@ -96,13 +103,6 @@ func (e *Engine) resolve(jc JobContext, params *rivertype.JobInsertParams) (JobC
 		}
 	}
 	process := e.defs.processes[jc.ProcessDefinitionKey] // nil for an undeclared process
-	if process == nil && jc.ProcessDefinitionKey != "" && len(e.defs.processes) > 0 {
-		// An engine that declares its processes knows them all: a key it
-		// does not know is a typo or a process deployed elsewhere, which
-		// would get none of its process's priority, deployment or tenant.
-		return jc, &JobContextError{Field: "process_definition_key", Value: jc.ProcessDefinitionKey,
-			Problem: "is not a declared process definition (Config.ProcessDefinitions)"}
-	}
 	if jc.DeploymentID == "" && process != nil {
 		jc.DeploymentID = process.DeploymentID
 	}
