@@ -106,7 +106,6 @@ func TestLogsOnAdoption(t *testing.T) {
 			return observed{Stdout: stdout.lines(t), Default: defaultLog.lines()}
 		}()
 	}
-	t.Logf("stock: %q; riverbpmn: %q", got[0], got[1])
 	require.Equal(t, got[0], got[1], "stock River (expected) and workflow.NewClient after adoption (actual) log differently")
 }
 
