@@ -164,14 +164,23 @@ func (p *pilot) checkSchemaWiring(schema string) error {
 
 // JobInsertMany inserts jobs as River's standard pilot does, after checking
 // that the inserting client is wired to the engine (checkInsertWiring): one
-// context lookup and one string comparison per batch.
+// context lookup and one string comparison per batch. Inserted by a running
+// job, the jobs' queues are notified in the insert's transaction
+// (followup.go).
 func (p *pilot) JobInsertMany(ctx context.Context, execTx riverdriver.ExecutorTx, params *riverdriver.JobInsertFastManyParams) ([]*riverdriver.JobInsertFastResult, error) {
 	if engine := p.driver.engine; engine != nil {
 		if err := engine.checkInsertWiring(ctx, params.Schema); err != nil {
 			return nil, err
 		}
 	}
-	return p.StandardPilot.JobInsertMany(ctx, execTx, params)
+	results, err := p.StandardPilot.JobInsertMany(ctx, execTx, params)
+	if err != nil {
+		return nil, err
+	}
+	if err := notifyFollowUps(ctx, execTx, params); err != nil {
+		return nil, err
+	}
+	return results, nil
 }
 
 // checkWiring runs when a client starts, unless the engine's middleware was

@@ -43,7 +43,9 @@ func (m *middleware) InsertMany(
 			return nil, fmt.Errorf("%s: %w", insertErrorPrefix(manyParams, i), err)
 		}
 	}
-	results, err := doInner(context.WithValue(ctx, wiringKey{}, m.engine))
+	results, err := insertFollowUps(ctx, manyParams, func() ([]*rivertype.JobInsertResult, error) {
+		return doInner(context.WithValue(ctx, wiringKey{}, m.engine))
+	})
 	if err != nil {
 		return nil, lifecycleInsertError(manyParams, err)
 	}
