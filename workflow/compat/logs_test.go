@@ -49,7 +49,7 @@ func TestLogsOnAdoption(t *testing.T) {
 
 			// The application's life before: plain River worked a job.
 			before, err := river.NewClient(riverpgxv5.New(pool), &river.Config{Schema: schema, Queues: queues(),
-				Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+				Logger:  slog.New(slog.NewTextHandler(io.Discard, nil)),
 				Workers: workers(func(ctx context.Context, job *river.Job[args]) error { return nil })})
 			require.NoError(t, err)
 			events, cancel := before.Subscribe(finalKinds...)
