@@ -20,21 +20,14 @@ import (
 // rows it leaves.
 func TestInsertAndWork(t *testing.T) {
 	t.Parallel()
-	type observed struct {
-		Calls []string
-		Jobs  map[string]jobView
-	}
-	compare(t, func(t *testing.T, s *side) observed {
+	compare(t, func(t *testing.T, s *side) callsAndJobs {
 		ctx := context.Background()
 		rec := &recorder{}
-		client := s.client(t, &river.Config{Queues: map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: 10}, "other": {MaxWorkers: 2}},
+		client, events := s.startSubscribed(t, &river.Config{Queues: map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: 10}, "other": {MaxWorkers: 2}},
 			Workers: workers(func(ctx context.Context, job *river.Job[args]) error {
 				rec.add("work %s attempt %d queue %s", job.Args.Name, job.Attempt, job.Queue)
 				return nil
 			})})
-		events, cancel := client.Subscribe(finalKinds...)
-		defer cancel()
-		start(t, client)
 		_, err := client.Insert(ctx, args{Name: "plain"}, nil)
 		require.NoError(t, err)
 		_, err = client.Insert(ctx, args{Name: "options"}, &river.InsertOpts{
@@ -42,7 +35,7 @@ func TestInsertAndWork(t *testing.T) {
 		})
 		require.NoError(t, err)
 		awaitEvents(t, events, completedCount(2))
-		return observed{Calls: rec.sorted(), Jobs: viewsByName(t, client)}
+		return callsAndJobs{Calls: rec.sorted(), Jobs: viewsByName(t, client)}
 	})
 }
 
@@ -128,13 +121,9 @@ func TestUniqueJobs(t *testing.T) {
 // TestPeriodicJobs: a periodic job run on start by the elected leader.
 func TestPeriodicJobs(t *testing.T) {
 	t.Parallel()
-	type observed struct {
-		Calls []string
-		Jobs  map[string]jobView
-	}
-	compare(t, func(t *testing.T, s *side) observed {
+	compare(t, func(t *testing.T, s *side) callsAndJobs {
 		rec := &recorder{}
-		client := s.client(t, &river.Config{
+		client, events := s.startSubscribed(t, &river.Config{
 			Queues: queues(),
 			Workers: workers(func(ctx context.Context, job *river.Job[args]) error {
 				rec.add("work %s attempt %d", job.Args.Name, job.Attempt)
@@ -145,11 +134,8 @@ func TestPeriodicJobs(t *testing.T) {
 					return args{Name: "periodic"}, &river.InsertOpts{Tags: []string{"hourly"}}
 				}, &river.PeriodicJobOpts{RunOnStart: true, ID: "hourly"})},
 		})
-		events, cancel := client.Subscribe(finalKinds...)
-		defer cancel()
-		start(t, client)
 		awaitEvents(t, events, completedCount(1))
-		return observed{Calls: rec.sorted(), Jobs: viewsByName(t, client)}
+		return callsAndJobs{Calls: rec.sorted(), Jobs: viewsByName(t, client)}
 	})
 }
 
@@ -165,14 +151,11 @@ func TestScheduledJobs(t *testing.T) {
 	compare(t, func(t *testing.T, s *side) observed {
 		ctx := context.Background()
 		var ranAt atomic.Pointer[time.Time]
-		client := s.client(t, &river.Config{Queues: queues(), Workers: workers(func(ctx context.Context, job *river.Job[args]) error {
+		client, events := s.startSubscribed(t, &river.Config{Queues: queues(), Workers: workers(func(ctx context.Context, job *river.Job[args]) error {
 			now := time.Now()
 			ranAt.Store(&now)
 			return nil
 		})})
-		events, cancel := client.Subscribe(finalKinds...)
-		defer cancel()
-		start(t, client)
 		at := time.Now().Add(time.Second)
 		soon, err := client.Insert(ctx, args{Name: "soon"}, &river.InsertOpts{ScheduledAt: at})
 		require.NoError(t, err)
@@ -203,7 +186,7 @@ func TestSnooze(t *testing.T) {
 		var snoozedAt atomic.Pointer[time.Time]
 		var waited atomic.Bool
 		const snooze = 500 * time.Millisecond
-		client := s.client(t, &river.Config{Queues: queues(), Workers: workers(func(ctx context.Context, job *river.Job[args]) error {
+		client, events := s.startSubscribed(t, &river.Config{Queues: queues(), Workers: workers(func(ctx context.Context, job *river.Job[args]) error {
 			rec.add("work %s attempt %d", job.Args.Name, job.Attempt)
 			if at := snoozedAt.Load(); at != nil {
 				waited.Store(time.Since(*at) >= snooze)
@@ -213,9 +196,6 @@ func TestSnooze(t *testing.T) {
 			snoozedAt.Store(&now)
 			return river.JobSnooze(snooze)
 		})})
-		events, cancel := client.Subscribe(finalKinds...)
-		defer cancel()
-		start(t, client)
 		_, err := client.Insert(ctx, args{Name: "snoozer"}, &river.InsertOpts{MaxAttempts: 1})
 		require.NoError(t, err)
 		var kinds []string
@@ -236,12 +216,9 @@ func TestCancel(t *testing.T) {
 	}
 	compare(t, func(t *testing.T, s *side) observed {
 		ctx := context.Background()
-		client := s.client(t, &river.Config{Queues: queues(), Workers: workers(func(ctx context.Context, job *river.Job[args]) error {
+		client, events := s.startSubscribed(t, &river.Config{Queues: queues(), Workers: workers(func(ctx context.Context, job *river.Job[args]) error {
 			return river.JobCancel(errors.New("not needed any more"))
 		})})
-		events, cancel := client.Subscribe(finalKinds...)
-		defer cancel()
-		start(t, client)
 		_, err := client.Insert(ctx, args{Name: "self"}, nil)
 		require.NoError(t, err)
 		waiting, err := client.Insert(ctx, args{Name: "waiting"}, &river.InsertOpts{ScheduledAt: time.Now().Add(time.Hour)})
@@ -282,7 +259,7 @@ func TestErrorHandlerAndRetries(t *testing.T) {
 	compare(t, func(t *testing.T, s *side) observed {
 		ctx := context.Background()
 		rec := &recorder{}
-		client := s.client(t, &river.Config{Queues: queues(), ErrorHandler: &errorHandler{rec: rec},
+		client, events := s.startSubscribed(t, &river.Config{Queues: queues(), ErrorHandler: &errorHandler{rec: rec},
 			Workers: workers(func(ctx context.Context, job *river.Job[args]) error {
 				switch job.Args.Mode {
 				case "panic":
@@ -292,9 +269,6 @@ func TestErrorHandlerAndRetries(t *testing.T) {
 				}
 				return errBoom
 			})})
-		events, cancel := client.Subscribe(finalKinds...)
-		defer cancel()
-		start(t, client)
 		for _, insert := range []struct {
 			args args
 			opts *river.InsertOpts
@@ -361,13 +335,9 @@ func (hookedWorker) Work(ctx context.Context, job *river.Job[hookedArgs]) error 
 // TestHooks: global hooks and per-job hooks, in the order River calls them.
 func TestHooks(t *testing.T) {
 	t.Parallel()
-	type observed struct {
-		Calls []string
-		Jobs  map[string]jobView
-	}
 	var turn = make(chan struct{}, 1)
 	turn <- struct{}{}
-	compare(t, func(t *testing.T, s *side) observed {
+	compare(t, func(t *testing.T, s *side) callsAndJobs {
 		<-turn
 		defer func() { turn <- struct{}{} }()
 		hookRec.mu.Lock()
@@ -377,7 +347,7 @@ func TestHooks(t *testing.T) {
 		ctx := context.Background()
 		ws := river.NewWorkers()
 		river.AddWorker(ws, hookedWorker{})
-		client := s.client(t, &river.Config{Queues: queues(), Workers: ws, Hooks: []rivertype.Hook{
+		client, events := s.startSubscribed(t, &river.Config{Queues: queues(), Workers: ws, Hooks: []rivertype.Hook{
 			river.HookInsertBeginFunc(func(ctx context.Context, params *rivertype.JobInsertParams) error {
 				hookRec.add("global InsertBegin %s metadata %s", params.Kind, params.Metadata)
 				return nil
@@ -391,13 +361,10 @@ func TestHooks(t *testing.T) {
 				return err
 			}),
 		}})
-		events, cancel := client.Subscribe(finalKinds...)
-		defer cancel()
-		start(t, client)
 		_, err := client.Insert(ctx, hookedArgs{Name: "hooked"}, nil)
 		require.NoError(t, err)
 		awaitEvents(t, events, completedCount(1))
-		return observed{Calls: hookRec.inOrder(), Jobs: viewsByName(t, client)}
+		return callsAndJobs{Calls: hookRec.inOrder(), Jobs: viewsByName(t, client)}
 	})
 }
 
@@ -438,10 +405,6 @@ func (*recordingPlugin) IsPlugin() bool { return true }
 // works, in River's order: a client starting inserts nothing through them.
 func TestMiddleware(t *testing.T) {
 	t.Parallel()
-	type observed struct {
-		Calls []string
-		Jobs  map[string]jobView
-	}
 	for _, tc := range []struct {
 		name   string
 		config func(rec *recorder) *river.Config
@@ -459,7 +422,7 @@ func TestMiddleware(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			compare(t, func(t *testing.T, s *side) observed {
+			compare(t, func(t *testing.T, s *side) callsAndJobs {
 				ctx := context.Background()
 				rec := &recorder{}
 				config := tc.config(rec)
@@ -475,17 +438,14 @@ func TestMiddleware(t *testing.T) {
 					middleware: []rivertype.WorkerMiddleware{&recordingMiddleware{name: "per-job", rec: rec}},
 				})
 				config.Queues, config.Workers = queues(), ws
-				client := s.client(t, config)
-				events, cancel := client.Subscribe(finalKinds...)
-				defer cancel()
-				start(t, client)
+				client, events := s.startSubscribed(t, config)
 				_, err := client.Insert(ctx, args{Name: "one"}, &river.InsertOpts{MaxAttempts: 4})
 				require.NoError(t, err)
 				awaitEvents(t, events, completedCount(1))
 				_, err = client.InsertMany(ctx, []river.InsertManyParams{{Args: args{Name: "two", Mode: "fail"}, InsertOpts: &river.InsertOpts{MaxAttempts: 1}}, {Args: args{Name: "three"}}})
 				require.NoError(t, err)
 				awaitEvents(t, events, completedCount(2))
-				return observed{Calls: rec.sorted(), Jobs: viewsByName(t, client)}
+				return callsAndJobs{Calls: rec.sorted(), Jobs: viewsByName(t, client)}
 			})
 		})
 	}
@@ -543,7 +503,7 @@ func TestSubscriptions(t *testing.T) {
 	compare(t, func(t *testing.T, s *side) []string {
 		ctx := context.Background()
 		var snoozed atomic.Bool
-		client := s.client(t, &river.Config{Queues: queues(), Workers: workers(func(ctx context.Context, job *river.Job[args]) error {
+		client, events := s.startSubscribed(t, &river.Config{Queues: queues(), Workers: workers(func(ctx context.Context, job *river.Job[args]) error {
 			switch job.Args.Mode {
 			case "fail":
 				return errBoom
@@ -556,9 +516,6 @@ func TestSubscriptions(t *testing.T) {
 			}
 			return nil
 		})})
-		events, cancel := client.Subscribe(finalKinds...)
-		defer cancel()
-		start(t, client)
 		for _, mode := range []string{"", "fail", "cancel", "snooze"} {
 			_, err := client.Insert(ctx, args{Name: "job-" + mode, Mode: mode}, &river.InsertOpts{MaxAttempts: 1})
 			require.NoError(t, err)
@@ -575,14 +532,10 @@ func TestSubscriptions(t *testing.T) {
 // runs again, and its cursor is given back.
 func TestResumableJobs(t *testing.T) {
 	t.Parallel()
-	type observed struct {
-		Calls []string
-		Jobs  map[string]jobView
-	}
-	compare(t, func(t *testing.T, s *side) observed {
+	compare(t, func(t *testing.T, s *side) callsAndJobs {
 		ctx := context.Background()
 		rec := &recorder{}
-		client := s.client(t, &river.Config{Queues: queues(), Workers: workers(func(ctx context.Context, job *river.Job[args]) error {
+		client, events := s.startSubscribed(t, &river.Config{Queues: queues(), Workers: workers(func(ctx context.Context, job *river.Job[args]) error {
 			river.ResumableStep(ctx, "first", nil, func(ctx context.Context) error {
 				rec.add("attempt %d: first", job.Attempt)
 				return nil
@@ -603,24 +556,17 @@ func TestResumableJobs(t *testing.T) {
 			})
 			return nil
 		})})
-		events, cancel := client.Subscribe(finalKinds...)
-		defer cancel()
-		start(t, client)
 		_, err := client.Insert(ctx, args{Name: "resumable"}, &river.InsertOpts{MaxAttempts: 2})
 		require.NoError(t, err)
 		awaitEvents(t, events, completedCount(1))
-		return observed{Calls: rec.inOrder(), Jobs: viewsByName(t, client)}
+		return callsAndJobs{Calls: rec.inOrder(), Jobs: viewsByName(t, client)}
 	})
 }
 
 // TestWorkFunc: a worker given as a function (river.WorkFunc).
 func TestWorkFunc(t *testing.T) {
 	t.Parallel()
-	type observed struct {
-		Calls []string
-		Jobs  map[string]jobView
-	}
-	compare(t, func(t *testing.T, s *side) observed {
+	compare(t, func(t *testing.T, s *side) callsAndJobs {
 		ctx := context.Background()
 		rec := &recorder{}
 		ws := river.NewWorkers()
@@ -628,14 +574,11 @@ func TestWorkFunc(t *testing.T) {
 			rec.add("func %s attempt %d", job.Args.Name, job.Attempt)
 			return nil
 		}))
-		client := s.client(t, &river.Config{Queues: queues(), Workers: ws})
-		events, cancel := client.Subscribe(finalKinds...)
-		defer cancel()
-		start(t, client)
+		client, events := s.startSubscribed(t, &river.Config{Queues: queues(), Workers: ws})
 		_, err := client.Insert(ctx, args{Name: "by-func"}, nil)
 		require.NoError(t, err)
 		awaitEvents(t, events, completedCount(1))
-		return observed{Calls: rec.sorted(), Jobs: viewsByName(t, client)}
+		return callsAndJobs{Calls: rec.sorted(), Jobs: viewsByName(t, client)}
 	})
 }
 
@@ -644,15 +587,11 @@ func TestWorkFunc(t *testing.T) {
 // says.
 func TestStuckJobHandler(t *testing.T) {
 	t.Parallel()
-	type observed struct {
-		Calls []string
-		Jobs  map[string]jobView
-	}
-	compare(t, func(t *testing.T, s *side) observed {
+	compare(t, func(t *testing.T, s *side) callsAndJobs {
 		ctx := context.Background()
 		rec := &recorder{}
 		release := make(chan struct{})
-		client := s.client(t, &river.Config{
+		client, events := s.startSubscribed(t, &river.Config{
 			Queues: map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: 1}}, JobTimeout: 100 * time.Millisecond, JobStuckThreshold: 100 * time.Millisecond,
 			JobStuckHandler: func(ctx context.Context, params river.JobStuckHandlerParams) river.JobStuckHandlerResult {
 				rec.add("stuck %s in %s, %d stuck", params.Kind, params.Queue, params.TotalStuckJobs)
@@ -666,15 +605,12 @@ func TestStuckJobHandler(t *testing.T) {
 				}
 				return nil
 			})})
-		events, cancel := client.Subscribe(finalKinds...)
-		defer cancel()
-		start(t, client)
 		_, err := client.Insert(ctx, args{Name: "stuck", Mode: "stuck"}, nil)
 		require.NoError(t, err)
 		_, err = client.Insert(ctx, args{Name: "behind"}, &river.InsertOpts{Priority: 2})
 		require.NoError(t, err)
 		awaitEvents(t, events, completedCount(2))
-		return observed{Calls: rec.inOrder(), Jobs: viewsByName(t, client)}
+		return callsAndJobs{Calls: rec.inOrder(), Jobs: viewsByName(t, client)}
 	})
 }
 
@@ -741,14 +677,10 @@ func TestGracefulShutdown(t *testing.T) {
 // in its context, in its own transaction, and the follow-up runs.
 func TestClientFromContext(t *testing.T) {
 	t.Parallel()
-	type observed struct {
-		Calls []string
-		Jobs  map[string]jobView
-	}
-	compare(t, func(t *testing.T, s *side) observed {
+	compare(t, func(t *testing.T, s *side) callsAndJobs {
 		ctx := context.Background()
 		rec := &recorder{}
-		client := s.client(t, &river.Config{Queues: queues(), Workers: workers(func(ctx context.Context, job *river.Job[args]) error {
+		client, events := s.startSubscribed(t, &river.Config{Queues: queues(), Workers: workers(func(ctx context.Context, job *river.Job[args]) error {
 			rec.add("work %s", job.Args.Name)
 			if job.Args.Mode != "first" {
 				return nil
@@ -767,13 +699,10 @@ func TestClientFromContext(t *testing.T) {
 			}
 			return tx.Commit(ctx)
 		})})
-		events, cancel := client.Subscribe(finalKinds...)
-		defer cancel()
-		start(t, client)
 		_, err := client.Insert(ctx, args{Name: "first", Mode: "first"}, nil)
 		require.NoError(t, err)
 		awaitEvents(t, events, completedCount(2))
-		return observed{Calls: rec.inOrder(), Jobs: viewsByName(t, client)}
+		return callsAndJobs{Calls: rec.inOrder(), Jobs: viewsByName(t, client)}
 	})
 }
 
@@ -789,7 +718,7 @@ func TestJobCompleteTx(t *testing.T) {
 	compare(t, func(t *testing.T, s *side) observed {
 		ctx := context.Background()
 		rec := &recorder{}
-		client := s.client(t, &river.Config{Queues: queues(), Workers: workers(func(ctx context.Context, job *river.Job[args]) error {
+		client, events := s.startSubscribed(t, &river.Config{Queues: queues(), Workers: workers(func(ctx context.Context, job *river.Job[args]) error {
 			tx, err := s.pool.Begin(ctx)
 			if err != nil {
 				return err
@@ -802,9 +731,6 @@ func TestJobCompleteTx(t *testing.T) {
 			rec.add("in tx: %s attempt %d finalized %t", completed.State, completed.Attempt, completed.FinalizedAt != nil)
 			return tx.Commit(ctx)
 		})})
-		events, cancel := client.Subscribe(finalKinds...)
-		defer cancel()
-		start(t, client)
 		_, err := client.Insert(ctx, args{Name: "in-tx"}, nil)
 		require.NoError(t, err)
 		awaitEvents(t, events, completedCount(1))

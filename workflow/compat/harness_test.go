@@ -90,6 +90,24 @@ func (s *side) client(t *testing.T, config *river.Config) *river.Client[pgx.Tx] 
 	return client
 }
 
+// callsAndJobs is what most scenarios observe: the calls recorded and the
+// jobs' final rows.
+type callsAndJobs struct {
+	Calls []string
+	Jobs  map[string]jobView
+}
+
+// startSubscribed builds a client of s, subscribes to the events that end
+// a job's attempt and starts it; both end with the test.
+func (s *side) startSubscribed(t *testing.T, config *river.Config) (*river.Client[pgx.Tx], <-chan *river.Event) {
+	t.Helper()
+	client := s.client(t, config)
+	events, cancel := client.Subscribe(finalKinds...)
+	t.Cleanup(cancel)
+	start(t, client)
+	return client, events
+}
+
 // start starts client and stops it when the test ends.
 func start(t *testing.T, client *river.Client[pgx.Tx]) {
 	t.Helper()
