@@ -28,7 +28,8 @@ var ErrClientNotWired = errors.New("client is not wired to the riverbpmn engine"
 //     workflow.Config; a different non-empty river.Config.Schema is an error.
 //
 // Everything else is config's: without a Logger the client gets River's
-// default logger (warnings and errors), and the engine logs there too. config is not modified.
+// default logger (warnings and errors), and the engine logs there too.
+// config is not modified.
 //
 // To build a client, call NewClient (or Driver.NewClient for a driver of
 // Engine.NewDriver), which calls ClientConfig: this method is for River APIs
@@ -185,9 +186,10 @@ func (p *pilot) JobInsertMany(ctx context.Context, execTx riverdriver.ExecutorTx
 
 // checkWiring runs when a client starts, unless the engine's middleware was
 // seen among the client's (middleware_wiring.go): it sends a probe insert
-// through the client's insert path. The engine's middleware answers it without going
-// further; without the middleware the probe reaches the pilot, which refuses
-// it, and the client refuses to start. Nothing is written.
+// through the client's insert path. The engine's middleware answers it
+// without going further; without the middleware the probe reaches the
+// pilot, which refuses it, and the client refuses to start. Nothing is
+// written.
 func (p *pilot) checkWiring(ctx context.Context) error {
 	if p.middlewareSeen || p.insert == nil || p.driver.engine == nil {
 		return nil
