@@ -19,11 +19,13 @@ import (
 // hands River; the pilot claims the newest unclaimed one holding its
 // archetype's logger. A claim proves that this client's config holds the
 // engine's middleware, and the client starts without a probe. Without one
-// (no middleware; or clients sharing one logger built concurrently, one of
-// them without the middleware, which took the other's base) the client
-// probes as before (pilot.checkWiring). River gives each client built
-// without a logger a logger of its own, so the probe is left to clients
-// built by hand.
+// the client probes as before (pilot.checkWiring). River gives each client
+// built without a logger a logger of its own; clients given one logger can
+// be mistaken for each other only when one of them lacks the middleware
+// and is built at the same moment as one that has it, or after a client
+// with the engine's middleware on another driver than the engine's (whose
+// base nobody claims): it then starts without the probe, and its inserts
+// are still refused (checkInsertWiring).
 
 // maxMiddlewareBases bounds the unclaimed bases an engine keeps: bases of
 // clients built on another driver are never claimed.
