@@ -43,11 +43,7 @@ func TestInsertAndWork(t *testing.T) {
 // InsertManyFastTx, what they return and the rows they write.
 func TestBatchInsert(t *testing.T) {
 	t.Parallel()
-	type observed struct {
-		Returned []string
-		Jobs     map[string]jobView
-	}
-	compare(t, func(t *testing.T, s *side) observed {
+	compare(t, func(t *testing.T, s *side) callsAndJobs {
 		ctx := context.Background()
 		client := s.client(t, &river.Config{})
 		batch := func(prefix string) []river.InsertManyParams {
@@ -74,7 +70,7 @@ func TestBatchInsert(t *testing.T) {
 		require.NoError(t, err)
 		returned = append(returned, fmt.Sprintf("InsertManyFastTx %d", n))
 		require.NoError(t, tx.Commit(ctx))
-		return observed{Returned: returned, Jobs: viewsByName(t, client)}
+		return callsAndJobs{Calls: returned, Jobs: viewsByName(t, client)}
 	})
 }
 
@@ -711,11 +707,7 @@ func TestClientFromContext(t *testing.T) {
 // River's pgx driver type), and the row is completed when it commits.
 func TestJobCompleteTx(t *testing.T) {
 	t.Parallel()
-	type observed struct {
-		Returned []string
-		Jobs     map[string]jobView
-	}
-	compare(t, func(t *testing.T, s *side) observed {
+	compare(t, func(t *testing.T, s *side) callsAndJobs {
 		ctx := context.Background()
 		rec := &recorder{}
 		client, events := s.startSubscribed(t, &river.Config{Queues: queues(), Workers: workers(func(ctx context.Context, job *river.Job[args]) error {
@@ -734,6 +726,6 @@ func TestJobCompleteTx(t *testing.T) {
 		_, err := client.Insert(ctx, args{Name: "in-tx"}, nil)
 		require.NoError(t, err)
 		awaitEvents(t, events, completedCount(1))
-		return observed{Returned: rec.inOrder(), Jobs: viewsByName(t, client)}
+		return callsAndJobs{Calls: rec.inOrder(), Jobs: viewsByName(t, client)}
 	})
 }
