@@ -120,11 +120,11 @@ func followUpWorkers(times *followUpTimes, pool interface {
 	return workers
 }
 
-// followUpRuns runs parents one after another (each inserted by a separate
-// client once the previous run's follow-ups started, so that the working
-// client's own notifications decide), and returns the start delay of every
+// followUpRuns runs parents one after another (each inserted by inserter,
+// a client that works nothing, once the previous run's follow-ups started,
+// so that the working clients' own notifications decide), and returns the start delay of every
 // follow-up: from its insert's commit to its start.
-func followUpRuns(t *testing.T, client *river.Client[pgx.Tx], inserter *river.Client[pgx.Tx], times *followUpTimes, runs int, wait time.Duration) []time.Duration {
+func followUpRuns(t *testing.T, inserter *river.Client[pgx.Tx], times *followUpTimes, runs int, wait time.Duration) []time.Duration {
 	t.Helper()
 	ctx := context.Background()
 	modes := []string{"insert", "insert-tx", "fast", "other-queue"}
@@ -151,7 +151,8 @@ func followUpRuns(t *testing.T, client *river.Client[pgx.Tx], inserter *river.Cl
 
 // TestFollowUpsStartWithoutPollWait: jobs inserted by a running job start
 // without waiting for FetchPollInterval (an hour here), with every insert
-// call that a worker uses, in any queue the client works, with exclusivity
+// call that a worker uses, in any queue a client works (also another
+// client's), with exclusivity
 // on and off, although River's client drops the notification of the second
 // insert of each run (made within FetchCooldown of the first). The control
 // shows that stock River leaves that second job to the poll. make test-long
@@ -171,18 +172,22 @@ func TestFollowUpsStartWithoutPollWait(t *testing.T) {
 			t.Parallel()
 			engine, schema := testEngineWithConfig(t, &Config{ExclusiveScope: scope})
 			times := newFollowUpTimes()
-			client, err := NewClient(engine, &river.Config{
-				FetchPollInterval: time.Hour,
-				Queues:            map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: 10}, "other": {MaxWorkers: 10}},
-				Workers:           followUpWorkers(times, engine.dbPool),
-			})
-			require.NoError(t, err)
-			require.NoError(t, client.Start(context.Background()))
-			t.Cleanup(func() { _ = client.Stop(context.Background()) })
+			// Two clients: one works the default queue, the other the default
+			// queue and "other", so that a follow-up in "other" is fetched
+			// by another client than the one whose job inserted it.
+			for _, queues := range []map[string]river.QueueConfig{
+				{river.QueueDefault: {MaxWorkers: 10}},
+				{river.QueueDefault: {MaxWorkers: 10}, "other": {MaxWorkers: 10}},
+			} {
+				client, err := NewClient(engine, &river.Config{FetchPollInterval: time.Hour, Queues: queues, Workers: followUpWorkers(times, engine.dbPool)})
+				require.NoError(t, err)
+				require.NoError(t, client.Start(context.Background()))
+				t.Cleanup(func() { _ = client.Stop(context.Background()) })
+			}
 			inserter, err := NewClient(engine, &river.Config{})
 			require.NoError(t, err)
 
-			delays := followUpRuns(t, client, inserter, times, runs, wait)
+			delays := followUpRuns(t, inserter, times, runs, wait)
 			slices.Sort(delays)
 			t.Logf("schema %s, exclusive scope %s: %d follow-ups, start delay median %s, worst %s",
 				schema, scope, len(delays), delays[len(delays)/2], delays[len(delays)-1])
