@@ -56,13 +56,13 @@ func newFollowUpTimes() *followUpTimes {
 	return &followUpTimes{inserted: map[string]time.Time{}, started: map[string]time.Time{}, startCh: make(chan string, 100)}
 }
 
-func (f *followUpTimes) insertedNow(names ...string) {
+// committing records that the statement that commits name's insert is
+// about to run: a delay measured from then includes the commit itself.
+func (f *followUpTimes) committing(name string) {
 	now := time.Now()
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	for _, name := range names {
-		f.inserted[name] = now
-	}
+	f.inserted[name] = now
 }
 
 // followUpWorkers registers the parent (inserting through the client in its
@@ -89,16 +89,19 @@ func followUpWorkers(times *followUpTimes, pool interface {
 			var err error
 			switch job.Args.Mode {
 			case "insert", "other-queue":
+				times.committing(name)
 				_, err = client.Insert(ctx, followUpArgs{Name: name}, opts)
 			case "insert-tx":
 				var tx pgx.Tx
 				if tx, err = pool.Begin(ctx); err == nil {
 					if _, err = client.InsertTx(ctx, tx, followUpArgs{Name: name}, opts); err == nil {
+						times.committing(name)
 						err = tx.Commit(ctx)
 					}
 					_ = tx.Rollback(ctx)
 				}
 			case "fast":
+				times.committing(name)
 				_, err = client.InsertManyFast(ctx, []river.InsertManyParams{{Args: followUpArgs{Name: name}, InsertOpts: opts}})
 			default:
 				err = fmt.Errorf("unknown mode %q", job.Args.Mode)
@@ -106,7 +109,6 @@ func followUpWorkers(times *followUpTimes, pool interface {
 			if err != nil {
 				return err
 			}
-			times.insertedNow(name)
 		}
 		return nil
 	}))
@@ -122,8 +124,9 @@ func followUpWorkers(times *followUpTimes, pool interface {
 
 // followUpRuns runs parents one after another (each inserted by inserter,
 // a client that works nothing, once the previous run's follow-ups started,
-// so that the working clients' own notifications decide), and returns the start delay of every
-// follow-up: from its insert's commit to its start.
+// so that the working clients' own notifications decide), and returns the
+// start delay of every follow-up: from just before the statement that
+// commits its insert to its start.
 func followUpRuns(t *testing.T, inserter *river.Client[pgx.Tx], times *followUpTimes, runs int, wait time.Duration) []time.Duration {
 	t.Helper()
 	ctx := context.Background()
