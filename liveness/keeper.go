@@ -121,17 +121,24 @@ type Keeper struct {
 	Sessions atomic.Int64 // sessions opened, for tests and logs
 }
 
+// LockClass is the first key of the session locks of schema's clients
+// (pg_locks.classid of their advisory locks; the second key, objid, is the
+// session's id).
+func LockClass(schema string) int32 {
+	h := fnv.New32a()
+	_, _ = h.Write([]byte("riverbpmn liveness\x00" + schema))
+	return int32(h.Sum32() & 0x7fffffff) //nolint:gosec // masked to 31 bits
+}
+
 // NewKeeper returns a Keeper; Open starts it.
 func NewKeeper(cfg Config, kc KeeperConfig) *Keeper {
-	h := fnv.New32a()
-	_, _ = h.Write([]byte("riverbpmn liveness\x00" + kc.Schema))
 	if kc.Logger == nil {
 		kc.Logger = slog.New(slog.DiscardHandler)
 	}
 	return &Keeper{
 		cfg:  cfg.WithDefaults(),
 		kc:   kc,
-		lock: int32(h.Sum32() & 0x7fffffff), //nolint:gosec // masked to 31 bits
+		lock: LockClass(kc.Schema),
 		stop: make(chan struct{}),
 		done: make(chan struct{}),
 	}
