@@ -65,8 +65,8 @@ default_pool_size = 40
 max_client_conn = 500
 ignore_startup_parameters = extra_float_digits
 `, host, port, listen, filepath.Join(dir, "users.txt"))
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "users.txt"), fmt.Appendf(nil, "%q \"\"\n", user), 0o644))     //nolint:gosec // test config
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "pgbouncer.ini"), []byte(ini), 0o644))                           //nolint:gosec // test config
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "users.txt"), fmt.Appendf(nil, "%q \"\"\n", user), 0o644)) //nolint:gosec // test config
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "pgbouncer.ini"), []byte(ini), 0o644))                     //nolint:gosec // test config
 	args := []string{filepath.Join(dir, "pgbouncer.ini")}
 	if os.Getuid() == 0 {
 		args = append([]string{"-u", "postgres"}, args...) // PgBouncer refuses to run as root
