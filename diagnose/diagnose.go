@@ -242,7 +242,7 @@ func explain(jobID int64, f *facts, deps *lifecycle.Progress, sessions []*livene
 		client := deref(f.attemptedBy)
 		r := Reason{Code: Running, Text: "The job is running now.", HolderClientID: client}
 		if client != "" {
-			r.Text = fmt.Sprintf("The job is running now, on client %s.", client)
+			r.Text = fmt.Sprintf("The job is running now. It runs on client %s.", client)
 		}
 		session := sessionOf(sessions, client, f.attemptedAt)
 		if session != nil {

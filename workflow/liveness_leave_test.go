@@ -102,9 +102,19 @@ func TestLivenessStopGivesUp(t *testing.T) {
 
 	// Right after the exit, before the takeover delay has passed, the job
 	// reads running and `why` says its client is gone.
+	engine, err := NewEngine(testPool(t), &Config{Schema: schema})
+	require.NoError(t, err)
+	locks, err := engine.ExclusiveLocks(ctx)
+	require.NoError(t, err)
 	d, err := diagnose.Diagnose(ctx, testPool(t), schema, survivor.Job.ID, diagnose.Exclusive{})
 	require.NoError(t, err)
 	if d.State == "running" {
+		for _, l := range locks {
+			if l.JobID == survivor.Job.ID {
+				require.True(t, l.ClientGone, "the locks listing says the holder is gone: %v", l)
+				t.Logf("locks: %v", l)
+			}
+		}
 		require.True(t, d.Has(diagnose.ClientGone), "why names the gone client: %+v", d.Reasons)
 		for _, r := range d.Reasons {
 			if r.Code == diagnose.ClientGone {
