@@ -221,12 +221,17 @@ func (k *Keeper) FencedThrough() uint64 { return k.fenced.Load() }
 // connection) and stops the Keeper.
 func (k *Keeper) Close(ctx context.Context) {
 	k.stopOnce.Do(func() { close(k.stop) })
-	k.mu.Lock()
-	if k.pingCancel != nil {
-		k.pingCancel()
+	select {
+	case <-k.done:
+	case <-ctx.Done():
+		// A ping that hangs (the database unreachable) is abandoned.
+		k.mu.Lock()
+		if k.pingCancel != nil {
+			k.pingCancel()
+		}
+		k.mu.Unlock()
+		<-k.done
 	}
-	k.mu.Unlock()
-	<-k.done
 	k.mu.Lock()
 	conn, session := k.conn, k.session
 	k.conn, k.live, k.closed = nil, false, true
@@ -269,10 +274,13 @@ func (k *Keeper) openSession(ctx context.Context) error {
 		return fmt.Errorf("liveness: registering a session for client %s: %w", k.kc.ClientID, err)
 	}
 	if err := checkDedicated(connectCtx, conn, k.kc.ConnConfig, pid, k.lock, session); err != nil {
-		// The lock may be held by a pooled server connection that outlives
-		// this client: give it back, and the row with it.
-		_, _ = conn.Exec(context.Background(), "SELECT pg_advisory_unlock($1::integer, $2::integer)", k.lock, int32(session)) //nolint:gosec // session ids are 31-bit
-		_, _ = conn.Exec(context.Background(), sqltemplate.Render(sessionCloseSQL, k.kc.Schema), session)
+		// The lock is held by a pooled server connection that outlives this
+		// client, and an unlock could run on another one: end the backend
+		// holding it (the pooler replaces it), then delete the row.
+		cleanup, cancel := context.WithTimeout(context.Background(), k.cfg.FenceAfter)
+		defer cancel()
+		_, _ = conn.Exec(cleanup, sqltemplate.Render(sessionEvictSQL, k.kc.Schema), pid, k.lock, session)
+		_, _ = conn.Exec(cleanup, sqltemplate.Render(sessionCloseSQL, k.kc.Schema), session)
 		_ = conn.Close(context.Background())
 		return fmt.Errorf("liveness: client %s: %w", k.kc.ClientID, err)
 	}
@@ -322,6 +330,11 @@ func (k *Keeper) run() {
 		case <-ticker.C:
 		}
 		if why := k.ping(gen); why != "" {
+			select {
+			case <-k.stop:
+				return // Close decides what becomes of the session
+			default:
+			}
 			k.fence(gen, why)
 		}
 	}
@@ -446,6 +459,12 @@ func (k *Keeper) ping(gen uint64) string {
 	}
 	return ""
 }
+
+// Fence ends session generation gen's right to work, as when it cannot
+// prove it alive: for a fetch that outlived the session's deadline, which
+// may have locked jobs the client never learnt of (its session is then
+// replaced, and the leader gives back whatever the old one still runs).
+func (k *Keeper) Fence(gen uint64, why string) { k.fence(gen, why) }
 
 // fence ends generation gen's right to work: new fetches and completions are
 // refused, and OnLost cancels its jobs. Idempotent.

@@ -134,13 +134,20 @@ func (p *livenessPilot) JobGetAvailable(ctx context.Context, exec riverdriver.Ex
 	if keeper == nil {
 		return &riverdriver.JobGetAvailableResult{}, nil
 	}
-	ctx, cancel, gen, err := keeper.Begin(ctx)
+	opCtx, cancel, gen, err := keeper.Begin(ctx)
 	if err != nil {
 		return &riverdriver.JobGetAvailableResult{}, nil //nolint:nilerr // not live: fetch nothing until the next session
 	}
 	defer keeper.End()
 	defer cancel()
-	res, err := p.pilot.JobGetAvailable(ctx, exec, state, params)
+	res, err := p.pilot.JobGetAvailable(opCtx, exec, state, params)
+	if err != nil && errors.Is(opCtx.Err(), context.DeadlineExceeded) && ctx.Err() == nil {
+		// The fetch outlived the session's deadline (the client stalled or
+		// was cut off while it ran): it may have locked jobs this client
+		// never learns of. Replacing the session has the leader give them
+		// back, with whatever else the session runs.
+		keeper.Fence(gen, "a fetch outlived the session's deadline; the jobs it may have locked are given back")
+	}
 	if err != nil || res == nil {
 		return res, err
 	}

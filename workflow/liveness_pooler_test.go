@@ -153,6 +153,13 @@ func TestLivenessPooler(t *testing.T) {
 	require.Contains(t, string(out), "transaction-mode connection pooler")
 	require.Contains(t, string(out), "Config.Liveness.ConnConfig")
 	t.Logf("refused: %s", strings.TrimSpace(string(out)))
+	sessionLocks := func() int {
+		var n int
+		require.NoError(t, testPool(t).QueryRow(ctx, `SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND objsubid = 2 AND classid = $1::integer::oid`,
+			liveness.LockClass(schema)).Scan(&n))
+		return n
+	}
+	require.Zero(t, sessionLocks(), "the refused worker left its session lock with a pooled server connection")
 
 	procs := newLivenessProcs(t, schema)
 	procs.url = bouncer
@@ -189,8 +196,5 @@ func TestLivenessPooler(t *testing.T) {
 	require.Empty(t, overlaps, "runs of one key overlapped: %v", overlaps)
 	requireNoAttemptUsed(ctx, t, schema)
 	require.Zero(t, exclHeldLockCount(ctx, t, schema), "an exclusive key is still held")
-	var locks int
-	require.NoError(t, testPool(t).QueryRow(ctx, `SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND objsubid = 2 AND classid = $1::integer::oid`,
-		liveness.LockClass(schema)).Scan(&locks))
-	require.Zero(t, locks, "a session lock outlived its client")
+	require.Zero(t, sessionLocks(), "a session lock outlived its client")
 }
