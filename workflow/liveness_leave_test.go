@@ -217,6 +217,69 @@ func TestLivenessStall(t *testing.T) {
 	t.Logf("stall of %s: %d runs kept and completed by the stalled worker; load %s", stall, len(held), loadAvg())
 }
 
+// TestLivenessStallPastBound freezes a worker (SIGSTOP) for StallAfter +
+// 8 s while it runs 60 s jobs. Past StallAfter, a live worker's ping
+// declares its session dead and ends its backend, and the leader gives its
+// jobs back: each key it held runs again on another worker within
+// StallAfter + killGapBound of the freeze, no attempt used. Thawed, the
+// frozen worker finds its connection ended and fences itself: each of its
+// runs is cancelled within CancelGrace (and slack) of the thaw. Those runs
+// overlap the new ones only by the time the frozen process was not
+// running; every other key's runs never overlap.
+func TestLivenessStallPastBound(t *testing.T) {
+	longtest.Skip(t)
+	if !livenessLong() {
+		t.Skip("a 38 s freeze: runs with RIVERBPMN_LIVENESS_LONG=1")
+	}
+	ctx := context.Background()
+	d := liveness.Config{}.WithDefaults()
+	stall := d.StallAfter + 8*time.Second
+	schema, inserter := livenessSetup(t)
+	procs := newLivenessProcs(t, schema)
+	workers := []string{procs.start(), procs.start(), procs.start()}
+	long := map[int64]bool{}
+	for i := range 10 {
+		instance := fmt.Sprintf("long-%d", i)
+		res, err := inserter.Insert(ctx, livenessArgs{Instance: instance, SleepMillis: 100, LongFirstRun: true}, nil)
+		require.NoError(t, err)
+		long[res.Job.ID] = true
+		_, err = inserter.Insert(ctx, livenessArgs{Instance: instance, SleepMillis: 100}, nil)
+		require.NoError(t, err)
+	}
+	victim := procs.busiest(workers, 2, 30*time.Second)
+	procs.signal(victim, syscall.SIGSTOP)
+	stoppedAt := time.Now()
+	held := procs.openRuns(victim)
+	bound := d.StallAfter + killGapBound()
+	longest := procs.requireNextBegins(held, stoppedAt, victim, bound)
+	time.Sleep(time.Until(stoppedAt.Add(stall)))
+	procs.signal(victim, syscall.SIGCONT)
+	thawedAt := time.Now()
+	for _, run := range held {
+		require.Eventually(t, func() bool {
+			_, ok := procs.endOf(victim, run.JobID, run.Attempt)
+			return ok
+		}, time.Minute, 10*time.Millisecond)
+		end, _ := procs.endOf(victim, run.JobID, run.Attempt)
+		require.Less(t, end.Sub(thawedAt), d.CancelGrace+3*time.Second, "the thawed worker stops its run of job %d", run.JobID)
+	}
+	waitAllFinished(ctx, t, schema, 3*time.Minute)
+	procs.stopAll()
+	var others []exclusive.Span
+	heldKeys := map[string]bool{}
+	for _, run := range held {
+		heldKeys[run.Key] = true
+	}
+	for _, s := range procs.allSpans() {
+		if !heldKeys[s.Key] {
+			others = append(others, s)
+		}
+	}
+	require.Empty(t, exclusive.Overlaps(others), "runs of keys the frozen worker did not hold overlapped")
+	requireNoAttemptUsed(ctx, t, schema)
+	t.Logf("frozen %s (StallAfter %s) with %d runs: keys run again within %s (bound %s); load %s", stall, d.StallAfter, len(held), longest, bound, loadAvg())
+}
+
 // cutProxy is a TCP proxy to PostgreSQL that can go silent: once cut, it
 // forwards nothing in either direction and closes nothing (bytes are read
 // and dropped, so neither side's TCP stack sees an error), as a network
