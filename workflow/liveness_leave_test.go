@@ -79,18 +79,7 @@ func TestLivenessStopGivesUp(t *testing.T) {
 	survivor, err := inserter.Insert(ctx, livenessArgs{Instance: "survivor", SleepMillis: 100, LongFirstRun: true, RetryCycle: "R0/PT1S"}, nil)
 	require.NoError(t, err)
 	insertHot(ctx, t, inserter, 50, 8)
-	var victim string
-	require.Eventually(t, func() bool {
-		for _, id := range workers {
-			for _, run := range procs.openRuns(id) {
-				if run.JobID == survivor.Job.ID {
-					victim = id
-					return true
-				}
-			}
-		}
-		return false
-	}, 30*time.Second, 10*time.Millisecond)
+	victim := procs.runnerOf(workers, map[int64]bool{survivor.Job.ID: true}, 1, 30*time.Second)
 	procs.waitOpenRuns(victim, 2, 30*time.Second)
 
 	termAt := time.Now()
@@ -158,28 +147,8 @@ func TestLivenessStall(t *testing.T) {
 	procs := newLivenessProcs(t, schema)
 	workers := []string{procs.start(), procs.start(), procs.start()}
 	insertHot(ctx, t, inserter, 30, 8)
-	long := map[int64]bool{}
-	for i := range 10 {
-		instance := fmt.Sprintf("long-%d", i)
-		res, err := inserter.Insert(ctx, livenessArgs{Instance: instance, SleepMillis: 12_000}, nil)
-		require.NoError(t, err)
-		long[res.Job.ID] = true
-		_, err = inserter.Insert(ctx, livenessArgs{Instance: instance, SleepMillis: 100}, nil)
-		require.NoError(t, err)
-	}
-	var victim string
-	require.Eventually(t, func() bool {
-		for _, id := range workers {
-			runs := procs.openRuns(id)
-			for _, run := range runs {
-				if long[run.JobID] && len(runs) >= 3 {
-					victim = id
-					return true
-				}
-			}
-		}
-		return false
-	}, 30*time.Second, 5*time.Millisecond)
+	long := insertLong(ctx, t, inserter, 10, 12_000)
+	victim := procs.runnerOf(workers, long, 3, 30*time.Second)
 
 	procs.signal(victim, syscall.SIGSTOP)
 	stoppedAt := time.Now()
@@ -382,7 +351,8 @@ func TestLivenessSilentPartition(t *testing.T) {
 	ctx := context.Background()
 	schema, inserter := livenessSetup(t)
 	procs := newLivenessProcs(t, schema)
-	workers := []string{procs.start(), procs.start()}
+	procs.start()
+	procs.start()
 
 	dbURL, err := url.Parse(os.Getenv("TEST_DATABASE_URL"))
 	require.NoError(t, err)
@@ -392,27 +362,10 @@ func TestLivenessSilentPartition(t *testing.T) {
 	procs.url = viaProxy.String()
 	victim := procs.start()
 	procs.url = ""
-	workers = append(workers, victim)
 
 	insertHot(ctx, t, inserter, 30, 8)
-	long := map[int64]bool{}
-	for i := range 10 {
-		instance := fmt.Sprintf("long-%d", i)
-		res, err := inserter.Insert(ctx, livenessArgs{Instance: instance, SleepMillis: 8000}, nil)
-		require.NoError(t, err)
-		long[res.Job.ID] = true
-		_, err = inserter.Insert(ctx, livenessArgs{Instance: instance, SleepMillis: 100}, nil)
-		require.NoError(t, err)
-	}
-	require.Eventually(t, func() bool {
-		runs := procs.openRuns(victim)
-		for _, run := range runs {
-			if long[run.JobID] && len(runs) >= 2 {
-				return true
-			}
-		}
-		return false
-	}, time.Minute, 5*time.Millisecond, "the worker behind the proxy runs a long job")
+	long := insertLong(ctx, t, inserter, 10, 8000)
+	procs.runnerOf([]string{victim}, long, 2, time.Minute) // the worker behind the proxy runs a long job
 	proxy.cut.Store(true)
 	cutAt := time.Now()
 	held := procs.openRuns(victim)

@@ -176,18 +176,7 @@ func TestLivenessPooler(t *testing.T) {
 	survivor, err := inserter.Insert(ctx, livenessArgs{Instance: "survivor", SleepMillis: 100, LongFirstRun: true, RetryCycle: "R0/PT1S"}, nil)
 	require.NoError(t, err)
 	insertHot(ctx, t, inserter, 30, 8)
-	var victim string
-	require.Eventually(t, func() bool {
-		for _, id := range workers {
-			for _, run := range procs.openRuns(id) {
-				if run.JobID == survivor.Job.ID {
-					victim = id
-					return true
-				}
-			}
-		}
-		return false
-	}, 30*time.Second, 10*time.Millisecond)
+	victim := procs.runnerOf(workers, map[int64]bool{survivor.Job.ID: true}, 1, 30*time.Second)
 	procs.waitOpenRuns(victim, 2, 30*time.Second)
 	killedAt, held := procs.kill(victim)
 	longest := procs.requireNextBegins(held, killedAt, victim, poolerBound())

@@ -456,18 +456,7 @@ func testLivenessKillWorker(t *testing.T, batch int) {
 	insertHot(ctx, t, inserter, instances, jobs)
 
 	// Who runs the survivor's first run is the first victim.
-	var victim string
-	require.Eventually(t, func() bool {
-		for _, id := range workers {
-			for _, run := range procs.openRuns(id) {
-				if run.JobID == survivor.Job.ID {
-					victim = id
-					return true
-				}
-			}
-		}
-		return false
-	}, 30*time.Second, 10*time.Millisecond)
+	victim := procs.runnerOf(workers, map[int64]bool{survivor.Job.ID: true}, 1, 30*time.Second)
 
 	var (
 		maxGap     time.Duration
@@ -600,29 +589,8 @@ func TestLivenessPartition(t *testing.T) {
 	insertHot(ctx, t, inserter, instances, jobs)
 	// Long jobs (each followed by a short one of its instance): the worker
 	// cut off is one running a long job and some short ones.
-	long := map[int64]bool{}
-	for i := range 10 {
-		instance := fmt.Sprintf("long-%d", i)
-		res, err := inserter.Insert(ctx, livenessArgs{Instance: instance, SleepMillis: 4000}, nil)
-		require.NoError(t, err)
-		long[res.Job.ID] = true
-		_, err = inserter.Insert(ctx, livenessArgs{Instance: instance, SleepMillis: 100}, nil)
-		require.NoError(t, err)
-	}
-
-	var victim string
-	require.Eventually(t, func() bool {
-		for _, id := range workers {
-			runs := procs.openRuns(id)
-			for _, run := range runs {
-				if long[run.JobID] && len(runs) >= 3 {
-					victim = id
-					return true
-				}
-			}
-		}
-		return false
-	}, 30*time.Second, 5*time.Millisecond)
+	long := insertLong(ctx, t, inserter, 10, 4000)
+	victim := procs.runnerOf(workers, long, 3, 30*time.Second)
 	cutAt := time.Now()
 	var terminated int
 	require.NoError(t, testPool(t).QueryRow(ctx,
@@ -717,4 +685,39 @@ func (p *livenessProcs) busiest(workers []string, n int, timeout time.Duration) 
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// runnerOf waits until one of workers runs one of jobs (with at least
+// minRuns runs under way) and returns it.
+func (p *livenessProcs) runnerOf(workers []string, jobs map[int64]bool, minRuns int, timeout time.Duration) string {
+	var runner string
+	require.Eventually(p.t, func() bool {
+		for _, id := range workers {
+			runs := p.openRuns(id)
+			for _, run := range runs {
+				if jobs[run.JobID] && len(runs) >= minRuns {
+					runner = id
+					return true
+				}
+			}
+		}
+		return false
+	}, timeout, 5*time.Millisecond, "no worker runs one of jobs %v", jobs)
+	return runner
+}
+
+// insertLong inserts n long jobs of sleepMillis, each followed by a short
+// one of its instance (long-0, long-1, ...), and returns the long ones.
+func insertLong(ctx context.Context, t *testing.T, client *river.Client[pgx.Tx], n, sleepMillis int) map[int64]bool {
+	t.Helper()
+	long := map[int64]bool{}
+	for i := range n {
+		instance := fmt.Sprintf("long-%d", i)
+		res, err := client.Insert(ctx, livenessArgs{Instance: instance, SleepMillis: sleepMillis}, nil)
+		require.NoError(t, err)
+		long[res.Job.ID] = true
+		_, err = client.Insert(ctx, livenessArgs{Instance: instance, SleepMillis: 100}, nil)
+		require.NoError(t, err)
+	}
+	return long
 }
