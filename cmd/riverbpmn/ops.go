@@ -593,10 +593,11 @@ type lockJSON struct {
 	HolderState   rivertype.JobState `json:"holder_state,omitempty"`
 	HolderAttempt int                `json:"holder_attempt,omitempty"`
 	Stale         bool               `json:"stale"`
+	ClientGone    bool               `json:"client_gone,omitempty"`
 }
 
 func toLockJSON(l *workflow.ExclusiveLock) lockJSON {
-	return lockJSON{l.Key, l.JobID, l.Attempt, l.ClientID, l.Queue, l.LockedAt, l.HolderState, l.HolderAttempt, l.Stale}
+	return lockJSON{l.Key, l.JobID, l.Attempt, l.ClientID, l.Queue, l.LockedAt, l.HolderState, l.HolderAttempt, l.Stale, l.ClientGone}
 }
 
 func runLocks(ctx context.Context, args []string, stdout io.Writer) error {
@@ -646,8 +647,11 @@ func runLocks(ctx context.Context, args []string, stdout io.Writer) error {
 				holder = fmt.Sprintf("%s (attempt %d)", l.HolderState, l.HolderAttempt)
 			}
 			stale := ""
-			if l.Stale {
+			switch {
+			case l.Stale:
 				stale = "STALE (free; the next fetch takes it over)"
+			case l.ClientGone:
+				stale = "CLIENT GONE (liveness gives it back within seconds)"
 			}
 			fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\t%s\t%s\t%s\n", l.Key, l.JobID, l.Attempt, l.ClientID, l.Queue, formatTime(&l.LockedAt), holder, stale)
 		}
