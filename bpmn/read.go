@@ -470,7 +470,8 @@ func (r *reader) event(el *element, p *Process, eventSubprocess bool) error {
 			continue
 		}
 		if v, qualified, ok := def.engineAttr("async"); ok {
-			r.unsupported(def, qualified, v, "an asynchronous "+strings.TrimSuffix(def.name.Local, "EventDefinition")+" event makes a job of Camunda's type \"event\", which the reader does not make")
+			r.model.Unsupported = append(r.model.Unsupported, Finding{Resource: r.resource, ElementID: id, Element: def.name.Local, Attribute: qualified, Value: v,
+				Reason: "an asynchronous " + strings.TrimSuffix(def.name.Local, "EventDefinition") + " event makes a job of Camunda's type \"event\", which the reader does not make"})
 		}
 		r.reportEngineAttributes(def, "async")
 	}
