@@ -9,7 +9,9 @@
 // with job definitions of its own, "<key>:<version>:<activity>:<slot>"
 // where the slot is "async-before", "async-after" or "timer". A job keeps
 // the job definition it was inserted with, so jobs of an older version keep
-// their priority, retry cycle and exclusive flag. A job may name its job
+// their priority, retry cycle and exclusive flag. Unlike Camunda, a version
+// is never given twice, even after its deployment is deleted, so that a job
+// definition id always means one definition. A job may name its job
 // definition by its alias, "<key>:<activity>:<slot>": the newest version's
 // then answers.
 //

@@ -60,7 +60,7 @@ func migrationTruncateTables(version int) []string { //nolint:unparam // grows w
 		tables = append(tables, "river_bpmn_setting")
 	}
 	if version == 0 || version >= migrationVersionDeployments {
-		tables = append(tables, "river_bpmn_deployment", "river_bpmn_deployment_resource", "river_bpmn_process_definition")
+		tables = append(tables, "river_bpmn_deployment", "river_bpmn_deployment_resource", "river_bpmn_process_definition", "river_bpmn_process_key")
 	}
 	return tables
 }

@@ -15,6 +15,7 @@ ALTER TABLE /* TEMPLATE: schema */river_bpmn_job_definition
     DROP COLUMN timer_type,
     DROP COLUMN timer_value;
 
+DROP TABLE /* TEMPLATE: schema */river_bpmn_process_key;
 DROP TABLE /* TEMPLATE: schema */river_bpmn_process_definition;
 DROP TABLE /* TEMPLATE: schema */river_bpmn_deployment_resource;
 DROP TABLE /* TEMPLATE: schema */river_bpmn_deployment;

@@ -54,6 +54,14 @@ CREATE TABLE /* TEMPLATE: schema */river_bpmn_process_definition (
     UNIQUE (key, version)
 );
 
+-- The last version given to each process key. Versions are never given
+-- twice, even after their deployment is deleted, so that a job definition
+-- id ("<key>:<version>:...") always means one definition.
+CREATE TABLE /* TEMPLATE: schema */river_bpmn_process_key (
+    key text PRIMARY KEY,
+    last_version integer NOT NULL
+);
+
 CREATE INDEX river_bpmn_process_definition_deployment
     ON /* TEMPLATE: schema */river_bpmn_process_definition (deployment_id);
 
