@@ -176,6 +176,31 @@ type RetryCycleFunc func(args river.JobArgs) (string, error)
 type Expressions struct {
 	Priorities  map[string]priority.Source
 	RetryCycles map[string]RetryCycleFunc
+
+	// Unbound accepts expressions nothing is registered for: the engine
+	// that inserts a job of the definition binds them then (and fails the
+	// insert, naming the expression, if it cannot). For tools that deploy
+	// without the application's functions, such as the riverbpmn CLI.
+	Unbound bool
+}
+
+// priorityProblem is PrioritySource's problem, "" for an unbound
+// expression when x.Unbound.
+func (x Expressions) priorityProblem(v string) string {
+	_, problem := x.PrioritySource(v)
+	if problem != "" && x.Unbound && IsExpression(v) {
+		return ""
+	}
+	return problem
+}
+
+// retryCycleProblem is RetryCycleFunc's problem, "" when x.Unbound.
+func (x Expressions) retryCycleProblem(v string) string {
+	_, problem := x.RetryCycleFunc(v)
+	if x.Unbound {
+		return ""
+	}
+	return problem
 }
 
 // IsExpression reports whether a value is an expression, "${...}" or

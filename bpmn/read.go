@@ -255,7 +255,7 @@ func (r *reader) process(el *element) error {
 		return r.fail(el, "id", "", "a process needs an id: it is the process definition's key", nil)
 	}
 	if v, qualified, ok := el.engineAttr("jobPriority"); ok {
-		if _, problem := r.exprs.PrioritySource(v); problem != "" {
+		if problem := r.exprs.priorityProblem(v); problem != "" {
 			return r.fail(el, qualified, v, problem, nil)
 		}
 		p.Priority = v
@@ -413,7 +413,7 @@ func (r *reader) priority(el *element) (string, error) {
 	if !ok {
 		return "", nil
 	}
-	if _, problem := r.exprs.PrioritySource(v); problem != "" {
+	if problem := r.exprs.priorityProblem(v); problem != "" {
 		return "", r.fail(el, qualified, v, problem, nil)
 	}
 	return v, nil
@@ -437,7 +437,7 @@ func (r *reader) retryCycle(el *element) (string, error) {
 			return "", nil
 		}
 		if IsExpression(v) {
-			if _, problem := r.exprs.RetryCycleFunc(v); problem != "" {
+			if problem := r.exprs.retryCycleProblem(v); problem != "" {
 				return "", r.fail(el, qualified, v, problem, nil)
 			}
 			return v, nil

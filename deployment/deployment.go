@@ -151,6 +151,10 @@ type CreateParams struct {
 	Source string
 	// Resources are the models (at least one).
 	Resources []Resource
+	// UnboundExpressions accepts expressions the handle's Expressions have
+	// no function for (bpmn.Expressions.Unbound): the engines inserting the
+	// jobs bind them.
+	UnboundExpressions bool
 }
 
 // ResourceInfo is a deployed resource.
@@ -260,7 +264,9 @@ func (d *Deployments) Create(ctx context.Context, params CreateParams) (*Deploym
 			return nil, fmt.Errorf("deployment: resource %q is given twice", r.Name)
 		}
 		seenResource[r.Name] = true
-		m, err := bpmn.Read(r.Name, r.Content, d.cfg.Expressions)
+		exprs := d.cfg.Expressions
+		exprs.Unbound = exprs.Unbound || params.UnboundExpressions
+		m, err := bpmn.Read(r.Name, r.Content, exprs)
 		if err != nil {
 			return nil, err
 		}
