@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // DefaultListLimit is how many deployments List returns when
@@ -274,7 +275,10 @@ func (d *Deployments) Resolve(ctx context.Context, id string) (*Resolved, error)
 		&jd.ID, &jd.ProcessDefinitionID, &jd.ActivityID, &jd.Alias, &jd.Type, &jd.Configuration, &jd.Exclusive,
 		&jd.Priority, &jd.RetryCycle, &jd.TimerType, &jd.TimerValue,
 		&pd.Key, &pd.Version, &pd.Name, &pd.DeploymentID, &pd.Resource, &pd.TenantID, &pd.Priority)
-	if errors.Is(err, pgx.ErrNoRows) {
+	var pgErr *pgconn.PgError
+	if errors.Is(err, pgx.ErrNoRows) || errors.As(err, &pgErr) && pgErr.Code == "42P01" {
+		// None, or a schema without deployments (before migration
+		// riverbpmn/024): nothing is deployed there.
 		return nil, nil
 	}
 	if err != nil {

@@ -63,7 +63,10 @@ func (d *Driver) RegisteredDeployments() []string {
 // differently what Config declares in Go (a process's priority, or the
 // priority, retry cycle or exclusive flag of a job definition of the same
 // process and activity) is refused, naming both.
-func (e *Engine) Deployments() *deployment.Deployments { return e.deployments }
+func (e *Engine) Deployments() *deployment.Deployments {
+	e.deploymentsOnce.Do(func() { e.deployments = e.newDeployments() })
+	return e.deployments
+}
 
 // newDeployments makes the engine's deployments handle.
 func (e *Engine) newDeployments() *deployment.Deployments {
@@ -174,7 +177,7 @@ func (e *Engine) deployedJobDefinition(ctx context.Context, id string) (*deploye
 	if e.dbPool == nil {
 		return nil, nil
 	}
-	r, err := e.deployments.Resolve(ctx, id)
+	r, err := e.Deployments().Resolve(ctx, id)
 	if err != nil || r == nil {
 		return nil, err
 	}

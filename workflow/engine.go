@@ -180,8 +180,9 @@ type Engine struct {
 	// deployments is the handle on deployed models (Deployments); drivers
 	// are the engine's drivers, which deployments made through it are
 	// registered with.
-	deployments *deployment.Deployments
-	driversMu   sync.Mutex
+	deployments     *deployment.Deployments
+	deploymentsOnce sync.Once
+	driversMu       sync.Mutex
 	drivers     []*Driver
 
 	// liveRuns maps the job attempts fetched by the engine's clients with
@@ -232,7 +233,6 @@ func NewEngine(dbPool *pgxpool.Pool, config *Config) (*Engine, error) {
 	e := &Engine{config: *config, defs: defs, defaultRetryCycle: defaultRetryCycle, dbPool: dbPool}
 	e.driver = newDriver(e, dbPool, Acquisition{})
 	e.drivers = []*Driver{e.driver}
-	e.deployments = e.newDeployments()
 	e.middleware = &middleware{engine: e}
 	e.initExclusive()
 	return e, nil
