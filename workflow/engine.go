@@ -183,7 +183,7 @@ type Engine struct {
 	deployments     *deployment.Deployments
 	deploymentsOnce sync.Once
 	driversMu       sync.Mutex
-	drivers     []*Driver
+	drivers         []*Driver
 
 	// liveRuns maps the job attempts fetched by the engine's clients with
 	// liveness to their run (liveness.go), for the middleware.
