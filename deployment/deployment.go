@@ -74,6 +74,7 @@ var (
 	deleteJobsSQL              = mustSQL("delete_jobs.sql")
 	deleteDeploymentSQL        = mustSQL("delete_deployment.sql")
 	lockDeploymentSQL          = mustSQL("lock_deployment.sql")
+	deployedAmongSQL           = mustSQL("deployed_among.sql")
 )
 
 // AdvisoryLockClass is the first key of the advisory lock that serialises

@@ -423,3 +423,86 @@ func TestDeploymentAwareAcquisition(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, rivertype.JobStateAvailable, job.State)
 }
+
+// TestGoDeclarationOfADeployedID: a Go declaration never overwrites a job
+// definition read from a model: storing it fails, naming the deployment.
+func TestGoDeclarationOfADeployedID(t *testing.T) {
+	ctx := context.Background()
+	f := setup(t, workflow.Config{})
+	dep, err := f.engine.Deployments().Create(ctx, deployment.CreateParams{Resources: []deployment.Resource{resource(t, "camunda/jobPrioProcess.bpmn20.xml")}})
+	require.NoError(t, err)
+	coded, err := workflow.NewEngine(f.pool, &workflow.Config{
+		Schema:             f.schema,
+		ProcessDefinitions: []workflow.ProcessDefinition{{Key: "jobPrioProcess"}},
+		JobDefinitions:     []workflow.JobDefinition{{ID: "jobPrioProcess:1:task1:async-before", ProcessDefinitionKey: "jobPrioProcess", ActivityID: "task1", Kind: "deployment_task"}},
+	})
+	require.NoError(t, err)
+	err = coded.SyncJobDefinitions(ctx)
+	var defErr *workflow.DefinitionError
+	require.ErrorAs(t, err, &defErr)
+	require.ErrorContains(t, err, "deployment "+dep.ID)
+	got, err := f.engine.Deployments().Get(ctx, dep.ID)
+	require.NoError(t, err)
+	for _, jd := range got.ProcessDefinitions[0].JobDefinitions {
+		if jd.ID == "jobPrioProcess:1:task1:async-before" {
+			require.Equal(t, "async-before", jd.Configuration, "the deployed row is intact")
+			require.Equal(t, "task1", jd.ActivityID)
+		}
+	}
+}
+
+// TestRunsByDeployedPriority: a client acquiring by priority runs the job
+// of Camunda's task1 (the process's 10) before the one of task2 (the
+// activity's 5), though task2's was inserted first; and suspending the
+// deployed process definition holds its new jobs.
+func TestRunsByDeployedPriority(t *testing.T) {
+	ctx := context.Background()
+	f := setup(t, workflow.Config{})
+	_, err := f.engine.Deployments().Create(ctx, deployment.CreateParams{Resources: []deployment.Resource{resource(t, "camunda/jobPrioProcess.bpmn20.xml")}})
+	require.NoError(t, err)
+	insert := func(jobDef, instance string) *rivertype.JobRow {
+		res, err := f.client.Insert(ctx, taskArgs{}, workflow.JobContext{JobDefinitionID: jobDef, ProcessInstanceID: instance}.InsertOpts())
+		require.NoError(t, err)
+		return res.Job
+	}
+	low := insert("jobPrioProcess:task2:async-before", "pi-low")
+	high := insert("jobPrioProcess:task1:async-before", "pi-high")
+
+	driver, err := f.engine.NewDriver(workflow.Acquisition{ByPriority: true})
+	require.NoError(t, err)
+	workers := river.NewWorkers()
+	river.AddWorker(workers, taskWorker{})
+	config, err := f.engine.ClientConfig(&river.Config{
+		Schema: f.schema, Workers: workers,
+		Queues:            map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: 1}},
+		FetchPollInterval: 200 * time.Millisecond,
+	})
+	require.NoError(t, err)
+	worker, err := river.NewClient(driver, config)
+	require.NoError(t, err)
+	events, cancel := worker.Subscribe(river.EventKindJobCompleted)
+	defer cancel()
+	require.NoError(t, worker.Start(ctx))
+	defer func() { require.NoError(t, worker.Stop(ctx)) }()
+	var order []int64
+	for len(order) < 2 {
+		select {
+		case ev := <-events:
+			order = append(order, ev.Job.ID)
+		case <-time.After(time.Minute):
+			t.Fatalf("the jobs did not run within a minute (%v)", order)
+		}
+	}
+	// Completion events may come in one batch, in any order: the order of
+	// the runs is their start times.
+	highRun, err := f.client.JobGet(ctx, high.ID)
+	require.NoError(t, err)
+	lowRun, err := f.client.JobGet(ctx, low.ID)
+	require.NoError(t, err)
+	require.True(t, highRun.AttemptedAt.Before(*lowRun.AttemptedAt), "priority 10 started first (%v), then 5 (%v), one worker", highRun.AttemptedAt, lowRun.AttemptedAt)
+
+	_, err = f.engine.SuspendProcessDefinition(ctx, "jobPrioProcess", nil)
+	require.NoError(t, err)
+	held := insert("jobPrioProcess:task1:async-after", "pi-held")
+	require.Equal(t, rivertype.JobStatePending, held.State, "a suspended process definition's new job is held")
+}

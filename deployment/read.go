@@ -290,3 +290,30 @@ func (d *Deployments) Resolve(ctx context.Context, id string) (*Resolved, error)
 	}
 	return r, nil
 }
+
+// DeployedAmong returns which of ids are job definitions of a deployment,
+// each with its deployment's id. A schema before migration riverbpmn/024
+// has none.
+func (d *Deployments) DeployedAmong(ctx context.Context, ids []string) (map[string]string, error) {
+	rows, err := d.cfg.DB.Query(ctx, d.sql(deployedAmongSQL), ids)
+	if err != nil {
+		return nil, fmt.Errorf("deployment: looking up deployed job definitions: %w", err)
+	}
+	deployed, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) ([2]string, error) {
+		var pair [2]string
+		err := row.Scan(&pair[0], &pair[1])
+		return pair, err
+	})
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) && (pgErr.Code == "42P01" || pgErr.Code == "42703") {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("deployment: looking up deployed job definitions: %w", err)
+	}
+	out := make(map[string]string, len(deployed))
+	for _, pair := range deployed {
+		out[pair[0]] = pair[1]
+	}
+	return out, nil
+}
