@@ -19,6 +19,8 @@ const (
 	NamespaceFox      = "http://www.camunda.com/fox"
 	NamespaceActiviti = "http://activiti.org/bpmn"
 	NamespaceFlowable = "http://flowable.org/bpmn"
+
+	namespaceBPMNDI = "http://www.omg.org/spec/BPMN/20100524/DI"
 )
 
 // engineNamespaces are the extension namespaces, with the prefix findings
@@ -143,6 +145,8 @@ func Read(resource string, content []byte, exprs Expressions) (*Model, error) {
 			// diagram: nothing for the job executor.
 		case c.name.Space == NamespaceBPMN:
 			r.unsupported(c, "", "", "a top-level BPMN element the reader does not read")
+		case c.name.Space == namespaceBPMNDI:
+			// The diagram: where shapes are drawn.
 		default:
 			r.ignoredElement(c)
 		}

@@ -257,6 +257,9 @@ func TestReadActiviti(t *testing.T) {
 	})
 	m = readFixture(t, "activiti/StartTimerEventTest.testCycleDateStartTimerEvent.bpmn20.xml", Expressions{})
 	checkJobDefinitions(t, m.Processes[0], []jd{{"theStart", TypeTimerStartEvent, "CYCLE: 0 0/5 * * * ?", true, "", ""}})
+	if len(m.Ignored) != 0 || len(m.Unsupported) != 0 {
+		t.Errorf("the diagram is layout, not a finding: %v %v", m.Ignored, m.Unsupported)
+	}
 	if m.Processes[0].Name != "Timer start event example" {
 		t.Errorf("name = %q", m.Processes[0].Name)
 	}
@@ -315,3 +318,4 @@ func TestReadReportsUnsupported(t *testing.T) {
 	// The timer expression's definition is kept as written.
 	checkJobDefinitions(t, m.Processes[0], []jd{{"tx", TypeTimerIntermediateTransition, "DURATION: ${delay}", true, "", ""}})
 }
+
