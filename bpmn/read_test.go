@@ -318,4 +318,3 @@ func TestReadReportsUnsupported(t *testing.T) {
 	// The timer expression's definition is kept as written.
 	checkJobDefinitions(t, m.Processes[0], []jd{{"tx", TypeTimerIntermediateTransition, "DURATION: ${delay}", true, "", ""}})
 }
-
