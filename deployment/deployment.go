@@ -127,6 +127,8 @@ type Deployments struct {
 	// definitions never change, so an entry is good until its deployment is
 	// deleted through this handle.
 	resolved sync.Map // id -> *Resolved
+	// aliases caches alias resolutions for AliasCacheTTL.
+	aliases sync.Map // alias -> aliasEntry
 }
 
 // New returns a handle.
@@ -232,14 +234,15 @@ type JobDefinition struct {
 // Slot is the last part of a job definition's id.
 func slotOf(d bpmn.JobDefinition) string { return d.Slot() }
 
-// newID returns a deployment id that sorts by creation: 12 hex digits of
-// Unix milliseconds, then 8 random hex digits.
+// newID returns a deployment id that sorts by creation: 14 hex digits of
+// Unix microseconds (deployments are made one at a time, under the
+// deployment lock), then 6 random hex digits.
 func newID(now time.Time) (string, error) {
-	var b [4]byte
+	var b [3]byte
 	if _, err := rand.Read(b[:]); err != nil {
 		return "", err
 	}
-	return fmt.Sprintf("%012x%s", now.UnixMilli(), hex.EncodeToString(b[:])), nil
+	return fmt.Sprintf("%014x%s", now.UnixMicro(), hex.EncodeToString(b[:])), nil
 }
 
 // Create reads the resources and deploys them in one transaction: nothing
@@ -359,6 +362,11 @@ func (d *Deployments) Create(ctx context.Context, params CreateParams) (*Deploym
 		}
 		existing.Duplicate = true
 		return existing, nil
+	}
+	for _, pd := range dep.ProcessDefinitions {
+		for _, jd := range pd.JobDefinitions {
+			d.aliases.Delete(jd.Alias) // the new version answers at once here
+		}
 	}
 	if d.cfg.Created != nil {
 		d.cfg.Created(dep.ID)

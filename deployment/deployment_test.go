@@ -253,10 +253,24 @@ func TestVersionsAndDuplicates(t *testing.T) {
 	require.NoError(t, err)
 	require.EqualValues(t, 20, *jobContext(t, res.Job).Priority)
 
+	// A version deployed by the first engine reaches the other one's alias
+	// within deployment.AliasCacheTTL.
+	v3, err := handle.Create(ctx, deployment.CreateParams{Name: "invoice", Resources: []deployment.Resource{model("30", "R2/PT1M")}})
+	require.NoError(t, err)
+	require.Equal(t, "invoice:3", v3.ProcessDefinitions[0].ID)
+	time.Sleep(deployment.AliasCacheTTL)
+	res, err = otherClient.Insert(ctx, taskArgs{}, workflow.JobContext{JobDefinitionID: "invoice:charge:async-before"}.InsertOpts())
+	require.NoError(t, err)
+	require.Equal(t, "invoice:3:charge:async-before", jobContext(t, res.Job).JobDefinitionID)
+	require.EqualValues(t, 30, *jobContext(t, res.Job).Priority)
+
 	page, err := handle.List(ctx, deployment.ListParams{Limit: 1})
 	require.NoError(t, err)
 	require.Len(t, page.Deployments, 1)
-	require.Equal(t, v2.ID, page.Deployments[0].ID, "newest first")
+	require.Equal(t, v3.ID, page.Deployments[0].ID, "newest first")
+	page, err = handle.List(ctx, deployment.ListParams{After: page.Cursor, Limit: 1})
+	require.NoError(t, err)
+	require.Equal(t, v2.ID, page.Deployments[0].ID)
 	require.NotEmpty(t, page.Cursor)
 	page, err = handle.List(ctx, deployment.ListParams{After: page.Cursor, Limit: 1})
 	require.NoError(t, err)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -250,6 +251,7 @@ func (d *Deployments) Delete(ctx context.Context, id string, params DeleteParams
 	for _, pd := range dep.ProcessDefinitions {
 		for _, jd := range pd.JobDefinitions {
 			d.resolved.Delete(jd.ID)
+			d.aliases.Delete(jd.Alias)
 		}
 	}
 	return res, nil
@@ -262,12 +264,28 @@ type Resolved struct {
 	Process ProcessDefinition
 }
 
+// AliasCacheTTL is how long Resolve answers an alias from its cache: a new
+// version deployed by another process is answered by that alias at most
+// this long after its deployment committed.
+const AliasCacheTTL = time.Second
+
+type aliasEntry struct {
+	resolved *Resolved
+	at       time.Time
+}
+
 // Resolve returns the deployed job definition named by id (its id, or its
 // alias for the newest version), or nil when no deployed job definition has
-// that id or alias. Definitions named by id are cached.
+// that id or alias. A definition named by id is read once (a version's
+// definitions never change); one named by alias is read again after
+// AliasCacheTTL. The read runs on the handle's database (the engine's
+// pool), not in the inserting transaction.
 func (d *Deployments) Resolve(ctx context.Context, id string) (*Resolved, error) {
 	if r, ok := d.resolved.Load(id); ok {
 		return r.(*Resolved), nil
+	}
+	if e, ok := d.aliases.Load(id); ok && time.Since(e.(aliasEntry).at) < AliasCacheTTL {
+		return e.(aliasEntry).resolved, nil
 	}
 	r := &Resolved{}
 	jd, pd := &r.Job, &r.Process
@@ -287,6 +305,8 @@ func (d *Deployments) Resolve(ctx context.Context, id string) (*Resolved, error)
 	pd.ID = jd.ProcessDefinitionID
 	if jd.ID == id {
 		d.resolved.Store(id, r)
+	} else {
+		d.aliases.Store(id, aliasEntry{resolved: r, at: time.Now()})
 	}
 	return r, nil
 }

@@ -10,7 +10,8 @@
 -- riverbpmn/002 and every tool reading that table work on them unchanged;
 -- their deployment_id says where they came from (NULL: declared in Go).
 CREATE TABLE /* TEMPLATE: schema */river_bpmn_deployment (
-    -- Sortable by creation: a hex timestamp, then random hex.
+    -- Sortable by creation: a hex timestamp (microseconds), then random
+    -- hex.
     id text PRIMARY KEY CHECK (char_length(id) BETWEEN 1 AND 255),
     name text NOT NULL DEFAULT '',
     tenant_id text NOT NULL DEFAULT '',
