@@ -520,3 +520,78 @@ func TestRunsByDeployedPriority(t *testing.T) {
 	held := insert("jobPrioProcess:task1:async-after", "pi-held")
 	require.Equal(t, rivertype.JobStatePending, held.State, "a suspended process definition's new job is held")
 }
+
+// TestConcurrentCreates: deployments of one key made at once, from several
+// engines (as from several processes), get consecutive versions, each once.
+func TestConcurrentCreates(t *testing.T) {
+	ctx := context.Background()
+	f := setup(t, workflow.Config{})
+	const n = 8
+	errs := make(chan error, n)
+	versions := make(chan int, n)
+	for i := range n {
+		go func() {
+			engine, err := workflow.NewEngine(f.pool, &workflow.Config{Schema: f.schema})
+			if err != nil {
+				errs <- err
+				return
+			}
+			dep, err := engine.Deployments().Create(ctx, deployment.CreateParams{Name: "race", Resources: []deployment.Resource{{
+				Name: "race.bpmn",
+				Content: []byte(`<definitions xmlns="http://www.omg.org/spec/BPMN/20100524/MODEL" xmlns:camunda="http://camunda.org/schema/1.0/bpmn">
+<process id="race" camunda:jobPriority="` + strings.Repeat("1", i+1) + `"><task id="t" camunda:asyncBefore="true"/></process></definitions>`),
+			}}})
+			if err != nil {
+				errs <- err
+				return
+			}
+			versions <- dep.ProcessDefinitions[0].Version
+			errs <- nil
+		}()
+	}
+	for range n {
+		require.NoError(t, <-errs)
+	}
+	close(versions)
+	seen := map[int]bool{}
+	for v := range versions {
+		require.False(t, seen[v], "version %d given twice", v)
+		seen[v] = true
+	}
+	for v := 1; v <= n; v++ {
+		require.True(t, seen[v], "version %d missing: %v", v, seen)
+	}
+
+	// The same resources deployed at once: one deployment, the others its
+	// duplicates (the duplicate filter runs under the deployment lock).
+	results := make(chan *deployment.Deployment, n)
+	for range n {
+		go func() {
+			engine, err := workflow.NewEngine(f.pool, &workflow.Config{Schema: f.schema})
+			if err != nil {
+				errs <- err
+				return
+			}
+			dep, err := engine.Deployments().Create(ctx, deployment.CreateParams{Name: "same", Resources: []deployment.Resource{resource(t, "camunda/jobPrioProcess.bpmn20.xml")}})
+			if err != nil {
+				errs <- err
+				return
+			}
+			results <- dep
+			errs <- nil
+		}()
+	}
+	for range n {
+		require.NoError(t, <-errs)
+	}
+	close(results)
+	created, ids := 0, map[string]bool{}
+	for dep := range results {
+		if !dep.Duplicate {
+			created++
+		}
+		ids[dep.ID] = true
+	}
+	require.Equal(t, 1, created, "one deployment made")
+	require.Len(t, ids, 1, "the duplicates name it")
+}
