@@ -11,7 +11,9 @@
 // the job definition it was inserted with, so jobs of an older version keep
 // their priority, retry cycle and exclusive flag. Unlike Camunda, a version
 // is never given twice, even after its deployment is deleted, so that a job
-// definition id always means one definition. A job may name its job
+// definition id always means one definition; and a key has one sequence of
+// versions whatever the deployments' tenants (Camunda keeps one per
+// tenant). A job may name its job
 // definition by its alias, "<key>:<activity>:<slot>": the newest version's
 // then answers.
 //
