@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/riverbpmn/riverbpmn/bpmn"
 	"github.com/riverbpmn/riverbpmn/deployment"
+	"github.com/riverbpmn/riverbpmn/handlers"
 	"github.com/riverbpmn/riverbpmn/priority"
 	"github.com/riverbpmn/riverbpmn/workflow"
 )
@@ -173,4 +175,74 @@ func ExampleEngine_Deployments_badModel() {
 	// Output:
 	// true charge camunda:failedJobRetryTimeCycle R5/PT5X
 	// bpmn: invoice.bpmn: element "charge": camunda:failedJobRetryTimeCycle "R5/PT5X": is not a valid retry time cycle: retrypolicy: invalid retry cycle "R5/PT5X": part 2: duration "PT5X": unexpected character 'X'
+}
+
+// ReportArgs are the args of the nightly report's start timer jobs.
+type ReportArgs struct{}
+
+func (ReportArgs) Kind() string { return "nightly_report" }
+
+// ExampleEngine_Deployments_startTimer deploys a model with a timer start
+// event and schedules its timer: a deployment records timers, the
+// application inserts them (handlers.TimerOf gives the model's).
+func ExampleEngine_Deployments_startTimer() {
+	ctx := context.Background()
+	dbPool, err := pgxpool.New(ctx, riversharedtest.TestDatabaseURL())
+	if err != nil {
+		panic(err)
+	}
+	defer dbPool.Close()
+	schema := testSchema(ctx, dbPool)
+	engine, err := workflow.NewEngine(dbPool, &workflow.Config{Schema: schema})
+	if err != nil {
+		panic(err)
+	}
+	dep, err := engine.Deployments().Create(ctx, deployment.CreateParams{
+		Name: "reports",
+		Resources: []deployment.Resource{{Name: "reports.bpmn", Content: []byte(`<definitions xmlns="http://www.omg.org/spec/BPMN/20100524/MODEL"
+    xmlns:camunda="http://camunda.org/schema/1.0/bpmn">
+  <process id="nightlyReport" camunda:jobPriority="3">
+    <startEvent id="everyNight">
+      <timerEventDefinition><timeCycle>R3/2030-01-01T02:00:00Z/P1D</timeCycle></timerEventDefinition>
+    </startEvent>
+  </process>
+</definitions>`)}},
+	})
+	if err != nil {
+		panic(err)
+	}
+	jd := dep.ProcessDefinitions[0].JobDefinitions[0]
+	fmt.Println(jd.ID, jd.Type, jd.Configuration)
+
+	client, err := workflow.NewClient(engine, &river.Config{})
+	if err != nil {
+		panic(err)
+	}
+	tm, err := handlers.TimerOf(jd)
+	if err != nil {
+		panic(err)
+	}
+	timers := handlers.NewTimers(dbPool, &handlers.TimersConfig{Schema: schema})
+	tx, err := dbPool.Begin(ctx)
+	if err != nil {
+		panic(err)
+	}
+	defer tx.Rollback(ctx)
+	// A start timer belongs to its process definition, not to an instance.
+	res, err := timers.InsertTx(ctx, client, tx, ReportArgs{}, tm,
+		workflow.JobContext{ProcessDefinitionKey: "nightlyReport", JobDefinitionID: jd.ID}.InsertOpts())
+	if err != nil {
+		panic(err)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		panic(err)
+	}
+	jc, err := workflow.JobContextOf(res.Job.Job)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println("first due", res.DueAt.Format(time.RFC3339), "priority", *jc.Priority, "type", jc.JobType)
+	// Output:
+	// nightlyReport:1:everyNight:timer timer-start-event CYCLE: R3/2030-01-01T02:00:00Z/P1D
+	// first due 2030-01-01T02:00:00Z priority 3 type timer
 }
