@@ -233,9 +233,6 @@ type JobDefinition struct {
 	UnfinishedJobs int64 `json:"unfinished_jobs"`
 }
 
-// Slot is the last part of a job definition's id.
-func slotOf(d bpmn.JobDefinition) string { return d.Slot() }
-
 // newID returns a deployment id that sorts by creation: 14 hex digits of
 // Unix microseconds (deployments are made one at a time, under the
 // deployment lock), then 6 random hex digits.
@@ -283,7 +280,9 @@ func (d *Deployments) Create(ctx context.Context, params CreateParams) (*Deploym
 			}
 			seenKey[p.Key] = r.Name
 			for _, jd := range p.JobDefinitions {
-				id := p.Key + ":" + "0000000000" + ":" + jd.ActivityID + ":" + slotOf(jd)
+				// The longest id this job definition can get: a version of
+				// ten digits.
+				id := p.Key + ":" + "0000000000" + ":" + jd.ActivityID + ":" + jd.Slot()
 				if len(id) > MaxIDBytes {
 					return nil, &bpmn.Error{Resource: r.Name, ElementID: jd.ActivityID, Attribute: "id", Value: jd.ActivityID,
 						Problem: fmt.Sprintf("the job definition id %q would be longer than %d bytes", id, MaxIDBytes)}
@@ -421,7 +420,7 @@ func (d *Deployments) insertProcess(ctx context.Context, tx pgx.Tx, dep *Deploym
 		exclusives                                                                       = make([]bool, n)
 	)
 	for i, jd := range p.JobDefinitions {
-		slot := slotOf(jd)
+		slot := jd.Slot()
 		def := JobDefinition{
 			ID: fmt.Sprintf("%s:%s:%s", pd.ID, jd.ActivityID, slot), Alias: fmt.Sprintf("%s:%s:%s", p.Key, jd.ActivityID, slot),
 			ProcessDefinitionID: pd.ID, ActivityID: jd.ActivityID, Type: jd.Type, Configuration: jd.Configuration,
