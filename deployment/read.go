@@ -315,17 +315,19 @@ func (d *Deployments) Resolve(ctx context.Context, id string) (*Resolved, error)
 // each with its deployment's id. A schema before migration riverbpmn/024
 // has none.
 func (d *Deployments) DeployedAmong(ctx context.Context, ids []string) (map[string]string, error) {
+	var deployed [][2]string
 	rows, err := d.cfg.DB.Query(ctx, d.sql(deployedAmongSQL), ids)
-	if err != nil {
-		return nil, fmt.Errorf("deployment: looking up deployed job definitions: %w", err)
+	if err == nil {
+		deployed, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) ([2]string, error) {
+			var pair [2]string
+			err := row.Scan(&pair[0], &pair[1])
+			return pair, err
+		})
 	}
-	deployed, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) ([2]string, error) {
-		var pair [2]string
-		err := row.Scan(&pair[0], &pair[1])
-		return pair, err
-	})
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) && (pgErr.Code == "42P01" || pgErr.Code == "42703") {
+		// A schema before migration riverbpmn/024 (or before any of ours:
+		// the caller's own statement then says so).
 		return nil, nil
 	}
 	if err != nil {
