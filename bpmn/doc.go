@@ -44,7 +44,8 @@
 // # What is reported
 //
 // Everything in the model that bears on the job executor but cannot be
-// applied (timer expressions, asynchronous signal events, external tasks,
+// applied (timer expressions, asynchronous signal events, timeout task
+// listeners, external tasks,
 // a priority or retry cycle on an element that makes no job, BPMN elements
 // the reader does not know) is listed in Model.Unsupported; attributes and
 // extension elements of the engines' namespaces that only an executing

@@ -587,6 +587,12 @@ func (r *reader) extensionElements(ext, owner *element) {
 		if ok {
 			name = prefix + ":" + name
 		}
+		if ok && c.name.Local == "taskListener" && c.child(NamespaceBPMN, "timerEventDefinition") != nil {
+			r.model.Unsupported = append(r.model.Unsupported, Finding{Resource: r.resource, ElementID: owner.plainAttr("id"),
+				Element: owner.name.Local, Attribute: name, Value: c.plainAttr("id"),
+				Reason: "a timeout task listener makes a job of Camunda's type \"timer-task-listener\", which the reader does not make"})
+			continue
+		}
 		r.model.Ignored = append(r.model.Ignored, Finding{Resource: r.resource, ElementID: owner.plainAttr("id"),
 			Element: owner.name.Local, Attribute: name, Reason: "an extension the job executor does not use"})
 	}

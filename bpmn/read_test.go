@@ -302,12 +302,13 @@ func TestReadReportsUnsupported(t *testing.T) {
   <intermediateCatchEvent id="tx"><timerEventDefinition><timeDuration>${delay}</timeDuration></timerEventDefinition></intermediateCatchEvent>
   <choreographyTask id="ch"/>
   <userTask id="u" camunda:assignee="kermit" camunda:jobPriority="3"/>
+  <userTask id="remind"><extensionElements><camunda:taskListener event="timeout" id="late" class="Remind"><timerEventDefinition><timeDuration>PT1H</timeDuration></timerEventDefinition></camunda:taskListener></extensionElements></userTask>
 </process></definitions>`
 	m, err := Read("r.bpmn", []byte(model), Expressions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []struct{ id, attr string }{{"ext", "camunda:type"}, {"sig", "camunda:async"}, {"tx", "timeDuration"}, {"ch", ""}, {"u", "jobPriority"}} {
+	for _, want := range []struct{ id, attr string }{{"ext", "camunda:type"}, {"sig", "camunda:async"}, {"tx", "timeDuration"}, {"ch", ""}, {"u", "jobPriority"}, {"remind", "camunda:taskListener"}} {
 		if !hasFinding(m.Unsupported, want.id, want.attr) {
 			t.Errorf("%s %s not reported as unsupported: %v", want.id, want.attr, m.Unsupported)
 		}
