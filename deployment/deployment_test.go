@@ -62,6 +62,28 @@ func setup(t *testing.T, config workflow.Config) *fixture {
 	return &fixture{pool: pool, schema: schema, engine: engine, client: client}
 }
 
+// worker returns a started client of driver working taskArgs with
+// maxWorkers, subscribed to kinds; it is stopped when the test ends.
+func (f *fixture) worker(t *testing.T, driver *workflow.Driver, maxWorkers int, kinds ...river.EventKind) <-chan *river.Event {
+	t.Helper()
+	ctx := context.Background()
+	workers := river.NewWorkers()
+	river.AddWorker(workers, taskWorker{})
+	config, err := f.engine.ClientConfig(&river.Config{
+		Schema: f.schema, Workers: workers,
+		Queues:            map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: maxWorkers}},
+		FetchPollInterval: 200 * time.Millisecond,
+	})
+	require.NoError(t, err)
+	client, err := river.NewClient(driver, config)
+	require.NoError(t, err)
+	events, cancel := client.Subscribe(kinds...)
+	t.Cleanup(cancel)
+	require.NoError(t, client.Start(ctx))
+	t.Cleanup(func() { require.NoError(t, client.Stop(ctx)) })
+	return events
+}
+
 func resource(t *testing.T, path string) deployment.Resource {
 	t.Helper()
 	content, err := os.ReadFile(filepath.Join("..", "bpmn", "testdata", path))
@@ -155,17 +177,6 @@ func TestRunWithRetryCycle(t *testing.T) {
 	})
 	require.NoError(t, err)
 
-	workers := river.NewWorkers()
-	river.AddWorker(workers, taskWorker{})
-	worker, err := workflow.NewClient(f.engine, &river.Config{
-		Schema: f.schema, Workers: workers,
-		Queues:            map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: 2}},
-		FetchPollInterval: 200 * time.Millisecond,
-	})
-	require.NoError(t, err)
-	events, cancel := worker.Subscribe(river.EventKindJobFailed, river.EventKindJobCompleted)
-	defer cancel()
-
 	failing := f.insert(t, "failedServiceTask:failingServiceTask:async-before", taskArgs{Fail: true})
 	require.Equal(t, 5, failing.MaxAttempts)
 	jc := jobContext(t, failing)
@@ -174,8 +185,7 @@ func TestRunWithRetryCycle(t *testing.T) {
 	require.True(t, *jc.Exclusive)
 	passing := f.insert(t, "failedServiceTask:failingServiceTask:async-before", taskArgs{})
 
-	require.NoError(t, worker.Start(ctx))
-	defer func() { require.NoError(t, worker.Stop(ctx)) }()
+	events := f.worker(t, f.engine.Driver(), 2, river.EventKindJobFailed, river.EventKindJobCompleted)
 	seen := map[int64]*river.Event{}
 	for len(seen) < 2 {
 		select {
@@ -411,20 +421,7 @@ func TestDeploymentAwareAcquisition(t *testing.T) {
 	theirs := f.insert(t, "failedServiceTask:failingServiceTask:async-before", taskArgs{})
 	require.Equal(t, elsewhere.ID, jobContext(t, theirs).DeploymentID)
 
-	workers := river.NewWorkers()
-	river.AddWorker(workers, taskWorker{})
-	config, err := f.engine.ClientConfig(&river.Config{
-		Schema: f.schema, Workers: workers,
-		Queues:            map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: 2}},
-		FetchPollInterval: 200 * time.Millisecond,
-	})
-	require.NoError(t, err)
-	worker, err := river.NewClient(driver, config)
-	require.NoError(t, err)
-	events, cancel := worker.Subscribe(river.EventKindJobCompleted)
-	defer cancel()
-	require.NoError(t, worker.Start(ctx))
-	defer func() { require.NoError(t, worker.Stop(ctx)) }()
+	events := f.worker(t, driver, 2, river.EventKindJobCompleted)
 	select {
 	case ev := <-events:
 		require.Equal(t, mine.ID, ev.Job.ID)
@@ -484,20 +481,7 @@ func TestRunsByDeployedPriority(t *testing.T) {
 
 	driver, err := f.engine.NewDriver(workflow.Acquisition{ByPriority: true})
 	require.NoError(t, err)
-	workers := river.NewWorkers()
-	river.AddWorker(workers, taskWorker{})
-	config, err := f.engine.ClientConfig(&river.Config{
-		Schema: f.schema, Workers: workers,
-		Queues:            map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: 1}},
-		FetchPollInterval: 200 * time.Millisecond,
-	})
-	require.NoError(t, err)
-	worker, err := river.NewClient(driver, config)
-	require.NoError(t, err)
-	events, cancel := worker.Subscribe(river.EventKindJobCompleted)
-	defer cancel()
-	require.NoError(t, worker.Start(ctx))
-	defer func() { require.NoError(t, worker.Stop(ctx)) }()
+	events := f.worker(t, driver, 1, river.EventKindJobCompleted)
 	var order []int64
 	for len(order) < 2 {
 		select {

@@ -3,12 +3,10 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -50,30 +48,12 @@ type deploymentsFlags struct {
 
 // runDeployments is the deployments noun: create, list, show, delete.
 func runDeployments(ctx context.Context, args []string, stdout io.Writer) error {
-	sub, rest := "", args
-	for i := 0; i < len(args); i++ {
-		tok := args[i]
-		switch {
-		case tok == "-h" || tok == "-help" || tok == "--help":
-			fmt.Fprintln(stderrOf(ctx), deploymentsUsage)
-			v, _ := deploymentsVerb("")
-			printFlags(stderrOf(ctx), v.fs)
-			return flag.ErrHelp
-		case tok == "--database-url" || tok == "-database-url" || tok == "--schema" || tok == "-schema":
-			i++
-		case strings.HasPrefix(tok, "-"):
-		default:
-			sub, rest = tok, append(slices.Clone(args[:i]), args[i+1:]...)
-			i = len(args)
-		}
+	all, _ := deploymentsVerb("")
+	sub, rest, err := splitSubcommand(ctx, args, deploymentsUsage, all)
+	if err != nil {
+		return err
 	}
 	switch sub {
-	case "":
-		v, _ := deploymentsVerb("")
-		if _, err := v.parse(rest); err != nil {
-			return err
-		}
-		return errors.New("missing subcommand; " + deploymentsUsage)
 	case "create":
 		return runDeploymentsCreate(ctx, rest, stdout)
 	case "list":
@@ -169,34 +149,40 @@ func runDeploymentsList(ctx context.Context, args []string, stdout io.Writer) er
 
 func runDeploymentsShow(ctx context.Context, args []string, stdout io.Writer) error {
 	v, _ := deploymentsVerb("show")
-	pos, err := v.parse(args, "DEPLOYMENT_ID")
-	if err != nil {
-		return err
-	}
-	engine, closeDB, err := v.engine(ctx, nil)
+	handle, id, closeDB, err := openDeployment(ctx, v, args)
 	if err != nil {
 		return err
 	}
 	defer closeDB()
-	dep, err := engine.Deployments().Get(ctx, pos[0])
+	dep, err := handle.Get(ctx, id)
 	if err != nil {
 		return err
 	}
 	return v.print(stdout, dep, func(w io.Writer) error { return printDeployment(w, dep) })
 }
 
-func runDeploymentsDelete(ctx context.Context, args []string, stdout io.Writer) error {
-	v, f := deploymentsVerb("delete")
+// openDeployment parses a verb on one deployment (DEPLOYMENT_ID) and opens
+// the deployments handle on the schema of its flags.
+func openDeployment(ctx context.Context, v *verb, args []string) (handle *deployment.Deployments, id string, closeDB func(), err error) {
 	pos, err := v.parse(args, "DEPLOYMENT_ID")
 	if err != nil {
-		return err
+		return nil, "", nil, err
 	}
 	engine, closeDB, err := v.engine(ctx, nil)
+	if err != nil {
+		return nil, "", nil, err
+	}
+	return engine.Deployments(), pos[0], closeDB, nil
+}
+
+func runDeploymentsDelete(ctx context.Context, args []string, stdout io.Writer) error {
+	v, f := deploymentsVerb("delete")
+	handle, id, closeDB, err := openDeployment(ctx, v, args)
 	if err != nil {
 		return err
 	}
 	defer closeDB()
-	res, err := engine.Deployments().Delete(ctx, pos[0], deployment.DeleteParams{Cascade: f.cascade})
+	res, err := handle.Delete(ctx, id, deployment.DeleteParams{Cascade: f.cascade})
 	if err != nil {
 		return err
 	}
