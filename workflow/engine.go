@@ -12,6 +12,8 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river/rivertype"
 
+	"github.com/riverbpmn/riverbpmn/bpmn"
+	"github.com/riverbpmn/riverbpmn/deployment"
 	"github.com/riverbpmn/riverbpmn/exclusive"
 	"github.com/riverbpmn/riverbpmn/liveness"
 	"github.com/riverbpmn/riverbpmn/retrypolicy"
@@ -35,6 +37,15 @@ type Config struct {
 	// declares none takes any key.
 	ProcessDefinitions []ProcessDefinition
 	JobDefinitions     []JobDefinition
+
+	// Expressions are the Go functions that expressions in deployed BPMN
+	// models bind to: camunda:jobPriority="${customerPriority}" binds to
+	// Expressions.Priorities["customerPriority"], a failedJobRetryTimeCycle
+	// of "${cycle}" to Expressions.RetryCycles["cycle"]. Deploying a model
+	// whose expression has no function here fails, naming the resource,
+	// the element and the expression; so does inserting a job of such a
+	// definition through an engine that lacks it. See Engine.Deployments.
+	Expressions bpmn.Expressions
 
 	// DisablePrioritizedJobs switches prioritised job creation off: every job
 	// gets priority 0 and overriding priorities are not applied at insert
@@ -172,6 +183,14 @@ type Engine struct {
 	defaultRetryCycle retrypolicy.Cycle
 	exclusive         *exclusive.Keeper
 
+	// deployments is the handle on deployed models (Deployments); drivers
+	// are the engine's drivers, which deployments made through it are
+	// registered with.
+	deployments     *deployment.Deployments
+	deploymentsOnce sync.Once
+	driversMu       sync.Mutex
+	drivers         []*Driver
+
 	// liveRuns maps the job attempts fetched by the engine's clients with
 	// liveness to their run (liveness.go), for the middleware.
 	liveRuns sync.Map // liveRunID -> *liveRun
@@ -222,6 +241,7 @@ func NewEngine(dbPool *pgxpool.Pool, config *Config) (*Engine, error) {
 	}
 	e := &Engine{config: *config, defs: defs, defaultRetryCycle: defaultRetryCycle, dbPool: dbPool}
 	e.driver = newDriver(e, dbPool, Acquisition{})
+	e.drivers = []*Driver{e.driver}
 	e.middleware = &middleware{engine: e}
 	e.initExclusive()
 	return e, nil
@@ -259,7 +279,11 @@ func (e *Engine) NewDriver(acq Acquisition) (*Driver, error) {
 		r := *acq.PriorityRange
 		acq.PriorityRange = &r
 	}
-	return newDriver(e, e.dbPool, acq), nil
+	d := newDriver(e, e.dbPool, acq)
+	e.driversMu.Lock()
+	e.drivers = append(e.drivers, d)
+	e.driversMu.Unlock()
+	return d, nil
 }
 
 // Middleware returns the engine's River middleware. On the insert path it

@@ -258,7 +258,7 @@ func parseDefaultRetryCycle(s string) (retrypolicy.Cycle, error) {
 // engine default > none), records it in jc in canonical form and sets
 // params.MaxAttempts from it, whatever the insert options said: for a BPMN
 // job the cycle decides (no cycle: 3 executions).
-func (e *Engine) resolveRetryCycle(jc *JobContext, jobDef *JobDefinition, params *rivertype.JobInsertParams) error {
+func (e *Engine) resolveRetryCycle(jc *JobContext, defCycle retrypolicy.Cycle, params *rivertype.JobInsertParams) error {
 	// A given cycle is validated even when the job definition's wins, so
 	// that a typo never passes silently.
 	var given retrypolicy.Cycle
@@ -271,10 +271,7 @@ func (e *Engine) resolveRetryCycle(jc *JobContext, jobDef *JobDefinition, params
 			return &JobContextError{Field: "retry_cycle", Value: jc.RetryCycle, Problem: problem}
 		}
 	}
-	var cycle retrypolicy.Cycle
-	if jobDef != nil {
-		cycle = e.defs.retryCycles[jobDef.ID]
-	}
+	cycle := defCycle // the job definition's
 	if cycle.IsZero() {
 		cycle = given
 	}
