@@ -85,6 +85,40 @@ type Incidents struct {
 	InstancePrefix  string  `json:"instance_prefix,omitempty"`
 }
 
+// args are the selection as sql/incidents_*.sql take it: the job ids (nil:
+// every job), the job definition and the LIKE pattern of the instance
+// prefix (nil: any).
+func (sel *Incidents) args() (ids []int64, jobDef, prefix *string) {
+	if sel.JobIDs != nil {
+		ids = sel.JobIDs
+	}
+	if sel.JobDefinitionID != "" {
+		jobDef = &sel.JobDefinitionID
+	}
+	if sel.InstancePrefix != "" {
+		p := LikePrefix(sel.InstancePrefix)
+		prefix = &p
+	}
+	return ids, jobDef, prefix
+}
+
+// CountIncidents counts the open incidents sel selects: what a bulk retry
+// begun now would walk.
+func CountIncidents(ctx context.Context, db DB, schema string, sel *Incidents) (int64, error) {
+	if sel == nil {
+		sel = &Incidents{}
+	}
+	ids, jobDef, prefix := sel.args()
+	var upTo, open int64
+	if err := db.QueryRow(ctx, sqltemplate.Render(incidentsNewestSQL, schema)).Scan(&upTo); err != nil {
+		return 0, fmt.Errorf("bulk: reading the newest incident: %w", err)
+	}
+	if err := db.QueryRow(ctx, sqltemplate.Render(incidentsCountSQL, schema), upTo, ids, jobDef, prefix).Scan(&open); err != nil {
+		return 0, fmt.Errorf("bulk: counting incidents: %w", err)
+	}
+	return open, nil
+}
+
 // RetryOpts configure RetryIncidents.
 type RetryOpts struct {
 	// Retries is what each revived job gets (at least 1).
@@ -121,18 +155,7 @@ func RetryIncidents(ctx context.Context, db DB, schema string, sel *Incidents, o
 	if len(sel.JobIDs) > MaxJobIDs {
 		return nil, fmt.Errorf("bulk: %d job ids, more than %d", len(sel.JobIDs), MaxJobIDs)
 	}
-	var ids []int64
-	if sel.JobIDs != nil {
-		ids = sel.JobIDs
-	}
-	var jobDef, prefix *string
-	if sel.JobDefinitionID != "" {
-		jobDef = &sel.JobDefinitionID
-	}
-	if sel.InstancePrefix != "" {
-		p := LikePrefix(sel.InstancePrefix)
-		prefix = &p
-	}
+	ids, jobDef, prefix := sel.args()
 	p := &Progress{Action: "retry"}
 	if opts.Resume != nil {
 		p.Cursor, p.UpTo = opts.Resume.Cursor, opts.Resume.UpTo

@@ -17,16 +17,7 @@ type actionFunc func(r *http.Request) (string, error)
 // action wraps a change: CSRF check (read-only mode is refused earlier, in
 // ServeHTTP), then the change, then a redirect back with the outcome.
 func (h *Handler) action(f actionFunc) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		r.Body = http.MaxBytesReader(w, r.Body, 64<<10)
-		if err := r.ParseForm(); err != nil {
-			http.Error(w, "console: reading the form: "+err.Error(), http.StatusBadRequest)
-			return
-		}
-		if problem := h.csrfProblem(r); problem != "" {
-			http.Error(w, "console: refused: "+problem, http.StatusForbidden)
-			return
-		}
+	return h.post(64<<10, func(w http.ResponseWriter, r *http.Request) {
 		msg, err := f(r)
 		if err != nil {
 			h.setFlash(w, err.Error(), true)
@@ -34,7 +25,7 @@ func (h *Handler) action(f actionFunc) http.HandlerFunc {
 			h.setFlash(w, msg, false)
 		}
 		http.Redirect(w, r, h.returnTo(r), http.StatusSeeOther)
-	}
+	})
 }
 
 // returnTo is the page to go back to after an action: the form's "return"
@@ -131,7 +122,11 @@ func (h *Handler) setExclusiveScope(r *http.Request) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("scope %q is not one of process-instance, root-process-instance, none", name)
 	}
-	previous, err := h.engine.SetExclusiveScope(r.Context(), scope)
+	set := h.engine.SetExclusiveScope
+	if r.PostFormValue("force") == "yes" {
+		set = h.engine.ForceExclusiveScope
+	}
+	previous, err := set(r.Context(), scope)
 	if err != nil {
 		return "", err
 	}

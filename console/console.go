@@ -81,7 +81,7 @@ type Handler struct {
 	pages    map[string]*template.Template
 	mux      *http.ServeMux
 	pageSize int
-	bulk     bulkOps
+	bulk     *bulkRunner
 }
 
 // New returns the console for engine. It checks the options and names the
@@ -90,7 +90,7 @@ func New(engine *workflow.Engine, opts *Options) (*Handler, error) {
 	if engine == nil {
 		return nil, errors.New("console: engine is nil")
 	}
-	h := &Handler{engine: engine}
+	h := &Handler{engine: engine, bulk: newBulkRunner()}
 	if opts != nil {
 		h.opts = *opts
 	}
@@ -126,7 +126,7 @@ func New(engine *workflow.Engine, opts *Options) (*Handler, error) {
 
 func (h *Handler) parseTemplates() error {
 	h.pages = make(map[string]*template.Template)
-	for _, page := range []string{"incidents", "jobs", "instances", "bulk", "instance", "definitions", "locks", "job", "suspended", "clients", "events", "maintenance", "error"} {
+	for _, page := range []string{"incidents", "jobs", "instances", "bulk", "instance", "definitions", "locks", "job", "suspended", "clients", "events", "maintenance", "error", "confirm", "bulklist"} {
 		t, err := template.New(page).Funcs(h.funcs()).ParseFS(templateFS, "templates/layout.html", "templates/"+page+".html")
 		if err != nil {
 			return fmt.Errorf("console: parsing template %s: %w", page, err)
@@ -156,36 +156,40 @@ func (h *Handler) routes() {
 	mux.HandleFunc("GET /events", h.eventsPage)
 	mux.HandleFunc("GET /maintenance", h.maintenance)
 
+	mux.HandleFunc("GET /bulk", h.bulkList)
+
+	// Changes. The destructive ones (h.confirm) render a confirmation page
+	// saying what they will touch before they run.
 	mux.HandleFunc("POST /jobs/{id}/retries", h.action(h.setRetries))
 	mux.HandleFunc("POST /jobs/{id}/priority", h.action(h.setJobPriority))
 	mux.HandleFunc("POST /definitions/priority", h.action(h.setOverride))
 	mux.HandleFunc("POST /definitions/priority/clear", h.action(h.clearOverride))
 	mux.HandleFunc("POST /locks/delete-stale", h.action(h.deleteStaleLocks))
-	mux.HandleFunc("POST /locks/scope", h.action(h.setExclusiveScope))
+	mux.HandleFunc("POST /locks/scope", h.confirm(h.describeSetScope, h.action(h.setExclusiveScope)))
 	mux.HandleFunc("POST /timers/{id}/due-date", h.action(h.setTimerDueDate))
-	mux.HandleFunc("POST /timers/{id}/cancel", h.action(h.cancelTimer))
-	mux.HandleFunc("POST /jobs/{id}/stop", h.action(h.stopJob))
+	mux.HandleFunc("POST /timers/{id}/cancel", h.confirm(h.describeCancelTimer, h.action(h.cancelTimer)))
+	mux.HandleFunc("POST /jobs/{id}/stop", h.confirm(h.describeStopJob, h.action(h.stopJob)))
 	mux.HandleFunc("POST /jobs/{id}/suspend", h.action(h.suspendJob))
 	mux.HandleFunc("POST /jobs/{id}/activate", h.action(h.activateJob))
 	mux.HandleFunc("POST /jobs/{id}/queue", h.action(h.queueJob))
 	mux.HandleFunc("POST /jobs/{id}/execute", h.action(h.executeJob))
 	mux.HandleFunc("POST /suspended/{id}/apply", h.action(h.applyScheduledSuspension))
-	mux.HandleFunc("POST /instance/stop", h.action(h.stopInstance))
+	mux.HandleFunc("POST /instance/stop", h.confirm(h.describeStopInstance, h.action(h.stopInstance)))
 	mux.HandleFunc("POST /instance/suspend", h.action(h.suspendInstance))
 	mux.HandleFunc("POST /instance/activate", h.action(h.activateInstance))
 	mux.HandleFunc("POST /instance/queue", h.action(h.queueInstance))
 	mux.HandleFunc("POST /definitions/suspend", h.action(h.suspendDefinition))
 	mux.HandleFunc("POST /definitions/activate", h.action(h.activateDefinition))
 	mux.HandleFunc("POST /events/enable", h.action(h.enableEvents))
-	mux.HandleFunc("POST /events/disable", h.action(h.disableEvents))
-	mux.HandleFunc("POST /events/prune", h.action(h.pruneEvents))
-	mux.HandleFunc("POST /timers/prune", h.action(h.pruneTimers))
+	mux.HandleFunc("POST /events/disable", h.confirm(h.describeDisableEvents, h.action(h.disableEvents)))
+	mux.HandleFunc("POST /events/prune", h.confirm(h.describePruneEvents, h.action(h.pruneEvents)))
+	mux.HandleFunc("POST /timers/prune", h.confirm(h.describePruneTimers, h.action(h.pruneTimers)))
 	mux.HandleFunc("POST /fairness/enable", h.action(h.enableFairness))
-	mux.HandleFunc("POST /fairness/disable", h.action(h.disableFairness))
+	mux.HandleFunc("POST /fairness/disable", h.confirm(describeDropIndexes(h.tenantIndexes()), h.action(h.disableFairness)))
 	mux.HandleFunc("POST /fetch-indexes/enable", h.action(h.enableFetchIndex))
-	mux.HandleFunc("POST /fetch-indexes/disable", h.action(h.disableFetchIndex))
-	mux.HandleFunc("POST /bulk/jobs", h.bulkAction(h.startBulkJobs))
-	mux.HandleFunc("POST /bulk/retry", h.bulkAction(h.startBulkRetry))
+	mux.HandleFunc("POST /fetch-indexes/disable", h.confirm(describeDropIndexes(h.fetchIndexes()), h.action(h.disableFetchIndex)))
+	mux.HandleFunc("POST /bulk/jobs", h.confirm(h.describeBulkJobs, h.bulkForm(h.bulkJobsSpec)))
+	mux.HandleFunc("POST /bulk/retry", h.confirm(h.describeBulkRetry, h.bulkForm(bulkRetrySpec)))
 	h.mux = mux
 }
 
@@ -204,6 +208,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
 		return
 	}
+	h.takeOver()
 	path := r.URL.Path
 	if h.opts.Prefix != "" {
 		rest, ok := strings.CutPrefix(path, h.opts.Prefix)

@@ -59,6 +59,9 @@ func migrationTruncateTables(version int) []string { //nolint:unparam // grows w
 	if version == 0 || version >= migrationVersionSettings {
 		tables = append(tables, "river_bpmn_setting")
 	}
+	if version == 0 || version >= migrationVersionBulkOperation {
+		tables = append(tables, "river_bpmn_bulk_operation")
+	}
 	return tables
 }
 
@@ -78,6 +81,10 @@ const livenessMigrationVersion = 8
 // migrationVersionSettings is the version of migration 021_settings, which
 // adds river_bpmn_setting (the exclusive scope in force).
 const migrationVersionSettings = 21
+
+// migrationVersionBulkOperation is the version of migration
+// 024_bulk_operation, which adds river_bpmn_bulk_operation.
+const migrationVersionBulkOperation = 24
 
 // migrationVersionLifecycle is the version of migration 011_lifecycle
 // (pending jobs, dependencies, expiration; package lifecycle).

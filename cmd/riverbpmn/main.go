@@ -13,7 +13,7 @@
 //	riverbpmn priority     override JOB_DEFINITION_ID P [--cascade] | clear JOB_DEFINITION_ID | set JOB_ID P
 //	riverbpmn definitions
 //	riverbpmn locks
-//	riverbpmn exclusive-scope [--set process-instance|root-process-instance|none]
+//	riverbpmn exclusive-scope [--set process-instance|root-process-instance|none [--force]]
 //
 // The operator verbs (incidents to locks) take the connection flags and
 // --json.
