@@ -23,8 +23,10 @@
 //
 // Security: every change is a POST carrying a CSRF token (see New); in
 // read-only mode no form is rendered and every POST is refused. Everything
-// read from the database is escaped by html/template. The handler has no
-// authentication of its own: wrap it in the application's (see the README).
+// read from the database is escaped by html/template. Options.Authorize
+// decides per request who may read and who may operate (Authorizer: basic
+// auth or bearer tokens); without it, wrap the handler in the
+// application's authentication.
 package console
 
 import (
@@ -71,6 +73,13 @@ type Options struct {
 	// PageSize is the number of rows a list shows per page (1 to
 	// workflow.MaxPageSize); 0 means DefaultPageSize.
 	PageSize int
+	// Authorize decides, per request, what it may do: AccessOperate,
+	// AccessRead (pages without forms, POST refused) or AccessNone (401
+	// with a basic-auth challenge). Authorizer builds one from credentials;
+	// an application passes its own session check. nil grants every
+	// request AccessOperate (AccessRead with ReadOnly): mount the console
+	// behind the application's authentication then.
+	Authorize func(r *http.Request) Access
 }
 
 // Handler serves the console. Build it with New.
@@ -200,8 +209,15 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("X-Frame-Options", "DENY")
 	w.Header().Set("Content-Security-Policy", "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
 	w.Header().Set("Referrer-Policy", "same-origin")
-	if r.Method == http.MethodPost && h.opts.ReadOnly {
-		http.Error(w, "the console is read-only: changes are refused", http.StatusForbidden)
+	access := h.access(r)
+	if access == AccessNone {
+		w.Header().Set("WWW-Authenticate", `Basic realm="riverbpmn console", charset="UTF-8"`)
+		http.Error(w, "console: authentication required", http.StatusUnauthorized)
+		return
+	}
+	r = withAccess(r, access)
+	if r.Method == http.MethodPost && access < AccessOperate {
+		http.Error(w, "the console is read-only for you: changes are refused", http.StatusForbidden)
 		return
 	}
 	if r.Method != http.MethodGet && r.Method != http.MethodHead && r.Method != http.MethodPost {

@@ -262,3 +262,23 @@ func (e *env) serveHandler(h *console.Handler) *browser {
 	require.NoError(e.t, err)
 	return &browser{t: e.t, server: server, http: &http.Client{Jar: jar}}
 }
+
+// authTransport sets credentials on every request.
+type authTransport struct{ set func(*http.Request) }
+
+func (a authTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	a.set(r)
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// serveWith serves a console as serve does, with a browser that presents
+// credentials (set) on every request.
+func (e *env) serveWith(opts *console.Options, set func(*http.Request)) *browser {
+	e.t.Helper()
+	b := e.serve(opts)
+	b.http.Transport = authTransport{set: set}
+	return b
+}
+
+func stringsReader(s string) io.Reader { return strings.NewReader(s) }

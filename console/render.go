@@ -56,12 +56,12 @@ func (h *Handler) render(w http.ResponseWriter, r *http.Request, status int, nam
 		Title:      title,
 		Nav:        name,
 		Prefix:     h.opts.Prefix,
-		ReadOnly:   h.opts.ReadOnly,
+		ReadOnly:   readOnly(r),
 		Return:     h.opts.Prefix + r.URL.RequestURI(),
 		RiverUIURL: h.opts.RiverUIURL,
 		Data:       data,
 	}
-	if !h.opts.ReadOnly {
+	if !p.ReadOnly {
 		p.CSRF = h.csrfToken(w, r)
 	}
 	if c, err := r.Cookie(flashCookie); err == nil {
