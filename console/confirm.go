@@ -101,6 +101,10 @@ func (h *Handler) post(limit int64, next http.HandlerFunc) http.HandlerFunc {
 			http.Error(w, "console: refused: "+problem, http.StatusForbidden)
 			return
 		}
+		if problem := inputProblem("form field", r.PostForm); problem != "" {
+			http.Error(w, "console: "+problem, http.StatusBadRequest)
+			return
+		}
 		next(w, r)
 	}
 }

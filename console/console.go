@@ -216,6 +216,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	r = withAccess(r, access)
+	if problem := inputProblem("query parameter", r.URL.Query()); problem != "" {
+		h.renderError(w, r, http.StatusBadRequest, errors.New(problem))
+		return
+	}
 	if r.Method == http.MethodPost && access < AccessOperate {
 		http.Error(w, "the console is read-only for you: changes are refused", http.StatusForbidden)
 		return

@@ -137,7 +137,7 @@ func (h *Handler) jobsPage(w http.ResponseWriter, r *http.Request) {
 	}
 	jobs, err := h.engine.SearchJobs(r.Context(), f, cursor, h.pageSize+1)
 	if err != nil {
-		h.renderError(w, r, http.StatusBadRequest, err)
+		h.renderError(w, r, errorStatus(err), err)
 		return
 	}
 	data := &jobsData{Filter: form}
@@ -170,7 +170,7 @@ func (h *Handler) instancesPage(w http.ResponseWriter, r *http.Request) {
 	}
 	list, err := h.engine.SearchProcessInstances(r.Context(), f, cursor, h.pageSize)
 	if err != nil {
-		h.renderError(w, r, http.StatusBadRequest, err)
+		h.renderError(w, r, errorStatus(err), err)
 		return
 	}
 	last := ""
