@@ -64,7 +64,7 @@ func TestRedirectStaysInside(t *testing.T) {
 	_, page := b.get("/locks")
 	token := b.token(page)
 	for back, want := range map[string]string{
-		"/locks?after=x": "/locks?after=x",
+		"/locks?after=x":   "/locks?after=x",
 		"/\t/evil.example": "/", "/%09/evil.example": "/", "/\n/evil.example": "/", "/\\evil.example": "/",
 		"//evil.example": "/", "https://evil.example/": "/", "/%2F/evil.example": "/", "javascript:alert(1)": "/",
 	} {
