@@ -135,7 +135,7 @@ func New(engine *workflow.Engine, opts *Options) (*Handler, error) {
 
 func (h *Handler) parseTemplates() error {
 	h.pages = make(map[string]*template.Template)
-	for _, page := range []string{"incidents", "jobs", "instances", "bulk", "instance", "definitions", "locks", "job", "suspended", "clients", "events", "maintenance", "error", "confirm", "bulklist"} {
+	for _, page := range []string{"incidents", "jobs", "instances", "bulk", "instance", "definitions", "locks", "job", "suspended", "clients", "events", "maintenance", "error", "confirm", "bulklist", "overview"} {
 		t, err := template.New(page).Funcs(h.funcs()).ParseFS(templateFS, "templates/layout.html", "templates/"+page+".html")
 		if err != nil {
 			return fmt.Errorf("console: parsing template %s: %w", page, err)
@@ -149,9 +149,7 @@ func (h *Handler) routes() {
 	mux := http.NewServeMux()
 	static, _ := fs.Sub(staticFS, "static")
 	mux.Handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(static)))
-	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
-		http.Redirect(w, r, h.opts.Prefix+"/incidents", http.StatusSeeOther)
-	})
+	mux.HandleFunc("GET /{$}", h.overviewPage)
 	mux.HandleFunc("GET /incidents", h.incidents)
 	mux.HandleFunc("GET /jobs", h.jobsPage)
 	mux.HandleFunc("GET /instances", h.instancesPage)
@@ -207,7 +205,7 @@ func (h *Handler) routes() {
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.Header().Set("X-Frame-Options", "DENY")
-	w.Header().Set("Content-Security-Policy", "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
+	w.Header().Set("Content-Security-Policy", "default-src 'none'; script-src 'self'; connect-src 'self'; style-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
 	w.Header().Set("Referrer-Policy", "same-origin")
 	access := h.access(r)
 	if access == AccessNone {
@@ -237,7 +235,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		if rest == "" {
-			http.Redirect(w, r, h.opts.Prefix+"/incidents", http.StatusSeeOther)
+			http.Redirect(w, r, h.opts.Prefix+"/", http.StatusSeeOther)
 			return
 		}
 		r2 := new(http.Request)

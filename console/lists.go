@@ -127,6 +127,10 @@ type jobsData struct {
 	Filter *filterForm
 	Jobs   []*search.Job
 	Pager  pager
+	// Total counts the jobs the filter matches (at most search.MaxCount:
+	// AtLeast then).
+	Total   int64
+	AtLeast bool
 }
 
 func (h *Handler) jobsPage(w http.ResponseWriter, r *http.Request) {
@@ -141,6 +145,11 @@ func (h *Handler) jobsPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	data := &jobsData{Filter: form}
+	if data.Total, err = h.engine.CountJobs(r.Context(), f); err != nil {
+		h.renderError(w, r, errorStatus(err), err)
+		return
+	}
+	data.AtLeast = data.Total >= search.MaxCount
 	more := len(jobs) > h.pageSize
 	if more {
 		jobs = jobs[:h.pageSize]

@@ -49,6 +49,8 @@ func int64Param(r *http.Request, name string) (int64, error) {
 type incidentsData struct {
 	Incidents []*workflow.Incident
 	Pager     pager
+	// Total counts the open incidents.
+	Total int64
 }
 
 func (h *Handler) incidents(w http.ResponseWriter, r *http.Request) {
@@ -63,6 +65,10 @@ func (h *Handler) incidents(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	data := &incidentsData{Incidents: list}
+	if data.Total, err = h.engine.CountIncidents(r.Context(), nil); err != nil {
+		h.renderError(w, r, errorStatus(err), err)
+		return
+	}
 	more := len(list) > h.pageSize
 	if more {
 		data.Incidents = list[:h.pageSize]

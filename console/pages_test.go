@@ -192,7 +192,7 @@ func TestPrefix(t *testing.T) {
 	require.NoError(t, err)
 	resp.Body.Close()
 	require.Equal(t, http.StatusOK, resp.StatusCode)
-	require.Equal(t, "/ops/bpmn/incidents", resp.Request.URL.Path)
+	require.Equal(t, "/ops/bpmn/", resp.Request.URL.Path, "the overview")
 
 	status, body := b.get("/incidents")
 	require.Equal(t, http.StatusOK, status)

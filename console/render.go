@@ -243,6 +243,7 @@ func (h *Handler) funcs() template.FuncMap {
 			return out.String()
 		},
 		"fold": newFolded,
+		"add":  func(a, b int64) int64 { return a + b },
 		"truncate": func(n int, s string) string {
 			if r := []rune(s); len(r) > n {
 				return string(r[:n]) + "…"
