@@ -135,7 +135,7 @@ func New(engine *workflow.Engine, opts *Options) (*Handler, error) {
 
 func (h *Handler) parseTemplates() error {
 	h.pages = make(map[string]*template.Template)
-	for _, page := range []string{"incidents", "jobs", "instances", "bulk", "instance", "definitions", "locks", "job", "suspended", "clients", "events", "maintenance", "error", "confirm", "bulklist", "overview"} {
+	for _, page := range []string{"incidents", "jobs", "instances", "bulk", "instance", "definitions", "locks", "job", "suspended", "clients", "events", "maintenance", "error", "confirm", "bulklist", "overview", "queues"} {
 		t, err := template.New(page).Funcs(h.funcs()).ParseFS(templateFS, "templates/layout.html", "templates/"+page+".html")
 		if err != nil {
 			return fmt.Errorf("console: parsing template %s: %w", page, err)
@@ -164,6 +164,7 @@ func (h *Handler) routes() {
 	mux.HandleFunc("GET /maintenance", h.maintenance)
 
 	mux.HandleFunc("GET /bulk", h.bulkList)
+	mux.HandleFunc("GET /queues", h.queuesPage)
 
 	// Changes. The destructive ones (h.confirm) render a confirmation page
 	// saying what they will touch before they run.
@@ -195,6 +196,8 @@ func (h *Handler) routes() {
 	mux.HandleFunc("POST /fairness/disable", h.confirm(describeDropIndexes(h.tenantIndexes()), h.action(h.disableFairness)))
 	mux.HandleFunc("POST /fetch-indexes/enable", h.action(h.enableFetchIndex))
 	mux.HandleFunc("POST /fetch-indexes/disable", h.confirm(describeDropIndexes(h.fetchIndexes()), h.action(h.disableFetchIndex)))
+	mux.HandleFunc("POST /queues/pause", h.confirm(h.describePauseQueue, h.action(h.pauseQueue)))
+	mux.HandleFunc("POST /queues/resume", h.action(h.resumeQueue))
 	mux.HandleFunc("POST /bulk/jobs", h.confirm(h.describeBulkJobs, h.bulkForm(h.bulkJobsSpec)))
 	mux.HandleFunc("POST /bulk/retry", h.confirm(h.describeBulkRetry, h.bulkForm(bulkRetrySpec)))
 	h.mux = mux

@@ -281,6 +281,9 @@ type jobData struct {
 	Finished, Suspended bool
 	// Why says why the job is not running (package diagnose).
 	Why *diagnose.Diagnosis
+	// QueueNote says that no client works the job's queue, or that it is
+	// paused ("" otherwise), from River's record of its queues.
+	QueueNote string
 }
 
 func (h *Handler) job(w http.ResponseWriter, r *http.Request) {
@@ -320,6 +323,12 @@ func (h *Handler) job(w http.ResponseWriter, r *http.Request) {
 	case rivertype.JobStateRunning, rivertype.JobStateCompleted, rivertype.JobStateCancelled:
 	default:
 		data.CanSetRetries = true
+	}
+	if !data.Finished && details.Job.State != rivertype.JobStateRunning {
+		if data.QueueNote, err = h.queueNote(r, details.Job.Queue); err != nil {
+			h.renderError(w, r, errorStatus(err), err)
+			return
+		}
 	}
 	h.render(w, r, http.StatusOK, "job", fmt.Sprintf("Job %d", id), data)
 }

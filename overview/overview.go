@@ -270,37 +270,9 @@ func Read(ctx context.Context, db DB, schema string, opts *Options) (*Overview, 
 		return strings.Compare(a.JobDefinition, b.JobDefinition)
 	})
 
-	err = q("queues", queuesSQL, nil, func(r pgx.Rows) error {
-		var (
-			x        = &Queue{Recorded: true}
-			reported time.Time
-			now      time.Time
-		)
-		if err := r.Scan(&x.Name, &x.PausedAt, &reported, &now, &x.Available, &x.Running, &x.Waiting); err != nil {
-			return err
-		}
-		reported = reported.UTC()
-		x.ReportedAt, x.Worked = &reported, now.Sub(reported) <= opts.WorkedWithin
-		o.Queues = append(o.Queues, x)
-		return nil
-	})
-	if err != nil {
+	if o.Queues, err = Queues(ctx, db, schema, opts.WorkedWithin); err != nil {
 		return nil, err
 	}
-	err = q("queues without a record", unrecordedQueuesSQL, nil, func(r pgx.Rows) error {
-		x := &Queue{}
-		var n int64
-		if err := r.Scan(&x.Name, &n); err != nil {
-			return err
-		}
-		x.Waiting = n
-		o.Queues = append(o.Queues, x)
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	slices.SortFunc(o.Queues, func(a, b *Queue) int { return strings.Compare(a.Name, b.Name) })
 
 	buckets := map[time.Time]*Bucket{}
 	for t := o.Since; !t.After(time.Now()); t = t.Add(opts.Step) {
@@ -354,4 +326,47 @@ func Read(ctx context.Context, db DB, schema string, opts *Options) (*Overview, 
 	}
 	slices.SortFunc(o.Buckets, func(a, b *Bucket) int { return a.Start.Compare(b.Start) })
 	return o, nil
+}
+
+// Queues returns River's queues (river_queue) and the queues with
+// unfinished jobs River has no record of, by name, with their unfinished
+// jobs, and whether a client reported working each within workedWithin.
+func Queues(ctx context.Context, db DB, schema string, workedWithin time.Duration) ([]*Queue, error) {
+	var queues []*Queue
+	scanAll := func(what, sql string, scan func(pgx.Rows) (*Queue, error)) error {
+		rows, err := db.Query(ctx, sqltemplate.Render(sql, schema))
+		if err != nil {
+			return fmt.Errorf("overview: reading %s: %w", what, err)
+		}
+		list, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (*Queue, error) { return scan(row.(pgx.Rows)) })
+		if err != nil {
+			return fmt.Errorf("overview: reading %s: %w", what, err)
+		}
+		queues = append(queues, list...)
+		return nil
+	}
+	err := scanAll("queues", queuesSQL, func(r pgx.Rows) (*Queue, error) {
+		var (
+			x             = &Queue{Recorded: true}
+			reported, now time.Time
+		)
+		if err := r.Scan(&x.Name, &x.PausedAt, &reported, &now, &x.Available, &x.Running, &x.Waiting); err != nil {
+			return nil, err
+		}
+		reported = reported.UTC()
+		x.ReportedAt, x.Worked = &reported, now.Sub(reported) <= workedWithin
+		return x, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	err = scanAll("queues without a record", unrecordedQueuesSQL, func(r pgx.Rows) (*Queue, error) {
+		x := &Queue{}
+		return x, r.Scan(&x.Name, &x.Available, &x.Running, &x.Waiting)
+	})
+	if err != nil {
+		return nil, err
+	}
+	slices.SortFunc(queues, func(a, b *Queue) int { return strings.Compare(a.Name, b.Name) })
+	return queues, nil
 }

@@ -7,6 +7,9 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/riverqueue/river"
+
+	"github.com/riverbpmn/riverbpmn/overview"
 )
 
 // QueueReportInterval is how often a River client working a queue reports
@@ -54,4 +57,47 @@ func (e *Engine) QueueState(ctx context.Context, queue string) (*QueueState, err
 	}
 	updated = updated.UTC()
 	return &QueueState{Name: queue, Recorded: true, ReportedAt: updated, Worked: now.Sub(updated) <= QueueWorkedWithin, Paused: paused != nil}, nil
+}
+
+// Queues lists River's queues and the queues with unfinished jobs River has
+// no record of (package overview), with their unfinished jobs and whether a
+// client works each (a report within QueueWorkedWithin).
+func (e *Engine) Queues(ctx context.Context) ([]*overview.Queue, error) {
+	if e.dbPool == nil {
+		return nil, errNoPool
+	}
+	return overview.Queues(ctx, e.dbPool, e.config.Schema, QueueWorkedWithin)
+}
+
+// PauseQueue pauses queue with River's Client.QueuePause: River's clients
+// stop fetching from it (those listening at once, the others at their next
+// poll of the queue's settings). ResumeQueue undoes it.
+func (e *Engine) PauseQueue(ctx context.Context, queue string) error {
+	return e.queueControl(ctx, queue, true)
+}
+
+// ResumeQueue resumes a paused queue with River's Client.QueueResume.
+func (e *Engine) ResumeQueue(ctx context.Context, queue string) error {
+	return e.queueControl(ctx, queue, false)
+}
+
+func (e *Engine) queueControl(ctx context.Context, queue string, pause bool) error {
+	if queue == "" {
+		return errors.New("workflow: queue is empty")
+	}
+	// An insert-only client of the engine: River's own pause, with its
+	// notification to the clients working the queue.
+	client, err := NewClient(e, &river.Config{Schema: e.config.Schema})
+	if err != nil {
+		return err
+	}
+	if pause {
+		err = client.QueuePause(ctx, queue, nil)
+	} else {
+		err = client.QueueResume(ctx, queue, nil)
+	}
+	if err != nil {
+		return fmt.Errorf("workflow: queue %q: %w", queue, err)
+	}
+	return nil
 }
