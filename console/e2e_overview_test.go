@@ -17,7 +17,7 @@ import (
 // run under the console's CSP); an incident of a 246-character instance id
 // that leaves the page no wider than the window; a bulk suspend over a
 // filter that asks first with the count, runs, and is undone with the
-// "held: suspended" filter; the bulk history; Stop that asks first; Record
+// "held: suspended" filter; the bulk history; the queues; Stop that asks first; Record
 // scope that asks first. It saves screenshots of each.
 func TestBrowserCockpitPages(t *testing.T) {
 	e := newEnv(t)
@@ -98,6 +98,11 @@ func TestBrowserCockpitPages(t *testing.T) {
 	c.open("/bulk", "#bulk-list")
 	require.Contains(t, c.text("#bulk-list"), "Activate every job matching held=suspended")
 	c.screenshot("bulk-list")
+
+	// The queues: the one nobody works is stated.
+	c.open("/queues", "#queues")
+	require.Contains(t, c.text("#queues-total"), "1 that no client works")
+	c.screenshot("queues")
 
 	// Stop asks first; Cancel goes back, Confirm stops.
 	c.open(fmt.Sprintf("/jobs/%d", waiting[0]), "#job-actions")
