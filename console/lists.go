@@ -399,14 +399,14 @@ func bulkRetrySpec(r *http.Request) (*bulk.Spec, string, error) {
 		sel.JobIDs = ids
 		what = fmt.Sprintf("%d selected incident(s)", len(ids))
 	case "all":
-		sel.JobDefinitionID = strings.TrimSpace(r.PostFormValue("job_definition"))
-		sel.InstancePrefix = strings.TrimSpace(r.PostFormValue("instance"))
-		what = "every open incident"
-		if sel.JobDefinitionID != "" {
-			what += fmt.Sprintf(" of job definition %q", sel.JobDefinitionID)
+		s, form, err := parseIncidentSearch(r.PostForm)
+		if err != nil {
+			return nil, "", err
 		}
-		if sel.InstancePrefix != "" {
-			what += fmt.Sprintf(" of instances %q…", sel.InstancePrefix)
+		sel = &s.Incidents
+		what = "every open incident"
+		if q := form.Query; q != "" && q != "order=oldest" && q != "order=newest" {
+			what += " matching " + orAll(q)
 		}
 	default:
 		return nil, "", fmt.Errorf("scope %q is not selected or all", scope)
