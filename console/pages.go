@@ -187,6 +187,10 @@ type instanceData struct {
 	// (nil when free), as seen from the first exclusive job on the page.
 	Key    string
 	Holder *workflow.ExclusiveLock
+	// Root is the instance's root process instance (its own id when it is
+	// a root), and Tree the instances under that root.
+	Root string
+	Tree []*workflow.TreeMember
 }
 
 func (h *Handler) instance(w http.ResponseWriter, r *http.Request) {
@@ -269,6 +273,21 @@ func (h *Handler) instance(w http.ResponseWriter, r *http.Request) {
 			case exclusive && ij.Job.State == rivertype.JobStateAvailable:
 				ij.WaitsFor = data.Holder.JobID
 			}
+		}
+	}
+	for _, ij := range data.Jobs {
+		if ij.Context != nil && ij.Context.RootProcessInstanceID != "" {
+			data.Root = ij.Context.RootProcessInstanceID
+			break
+		}
+	}
+	if data.Root == "" && len(data.Jobs) > 0 {
+		data.Root = id
+	}
+	if data.Root != "" {
+		if data.Tree, err = h.engine.ProcessInstanceTree(ctx, data.Root, workflow.MaxPageSize); err != nil {
+			h.renderError(w, r, errorStatus(err), err)
+			return
 		}
 	}
 	status := http.StatusOK
