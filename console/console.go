@@ -135,7 +135,7 @@ func New(engine *workflow.Engine, opts *Options) (*Handler, error) {
 
 func (h *Handler) parseTemplates() error {
 	h.pages = make(map[string]*template.Template)
-	for _, page := range []string{"incidents", "jobs", "instances", "bulk", "instance", "definitions", "locks", "job", "suspended", "clients", "events", "maintenance", "error", "confirm", "bulklist", "overview", "queues"} {
+	for _, page := range []string{"incidents", "jobs", "instances", "bulk", "instance", "definitions", "locks", "job", "suspended", "clients", "events", "maintenance", "error", "confirm", "bulklist", "overview", "queues", "timers"} {
 		t, err := template.New(page).Funcs(h.funcs()).ParseFS(templateFS, "templates/layout.html", "templates/"+page+".html")
 		if err != nil {
 			return fmt.Errorf("console: parsing template %s: %w", page, err)
@@ -165,6 +165,7 @@ func (h *Handler) routes() {
 
 	mux.HandleFunc("GET /bulk", h.bulkList)
 	mux.HandleFunc("GET /queues", h.queuesPage)
+	mux.HandleFunc("GET /timers", h.timersPage)
 
 	// Changes. The destructive ones (h.confirm) render a confirmation page
 	// saying what they will touch before they run.
