@@ -10,6 +10,9 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/riverqueue/river"
 	"github.com/stretchr/testify/require"
+
+	"github.com/riverbpmn/riverbpmn/handlers"
+	"github.com/riverbpmn/riverbpmn/workflow"
 )
 
 // TestBrowserCockpitPages walks the overview and the safe actions in a real
@@ -17,7 +20,8 @@ import (
 // run under the console's CSP); an incident of a 246-character instance id
 // that leaves the page no wider than the window; a bulk suspend over a
 // filter that asks first with the count, runs, and is undone with the
-// "held: suspended" filter; the bulk history; the queues; Stop that asks first; Record
+// "held: suspended" filter; the bulk history; incidents grouped by error;
+// every timer; the queues; Stop that asks first; Record
 // scope that asks first. It saves screenshots of each.
 func TestBrowserCockpitPages(t *testing.T) {
 	e := newEnv(t)
@@ -98,6 +102,27 @@ func TestBrowserCockpitPages(t *testing.T) {
 	c.open("/bulk", "#bulk-list")
 	require.Contains(t, c.text("#bulk-list"), "Activate every job matching held=suspended")
 	c.screenshot("bulk-list")
+
+	// Incidents grouped by error.
+	c.open("/incidents?group=1", "#incident-groups")
+	require.Contains(t, c.text("#incident-groups"), "payment service answered 503")
+	c.screenshot("incidents-grouped")
+
+	// Every timer, a start event among them.
+	timers := handlers.NewTimers(e.pool, &handlers.TimersConfig{Schema: e.schema})
+	tx, err := e.pool.Begin(e.ctx)
+	require.NoError(t, err)
+	for _, jc := range []workflow.JobContext{
+		{ProcessInstanceID: "order-4901", ProcessDefinitionKey: "order", ActivityID: "payment_reminder"},
+		{ProcessDefinitionKey: "order", ActivityID: "nightly_report"},
+	} {
+		_, err = timers.InsertTx(e.ctx, e.client, tx, reminderArgs{}, handlers.Timer{Cycle: "R3/PT1H"}, jc.InsertOpts())
+		require.NoError(t, err)
+	}
+	require.NoError(t, tx.Commit(e.ctx))
+	c.open("/timers", "#timers")
+	require.Contains(t, c.text("#timers"), "start event")
+	c.screenshot("timers")
 
 	// The queues: the one nobody works is stated.
 	c.open("/queues", "#queues")
