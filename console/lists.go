@@ -473,17 +473,11 @@ func (h *Handler) bulkList(w http.ResponseWriter, r *http.Request) {
 		h.renderError(w, r, errorStatus(err), err)
 		return
 	}
-	more := len(ops) > h.pageSize
-	if more {
-		ops = ops[:h.pageSize]
-	}
 	data := &bulkListData{}
-	last := ""
+	ops, data.Pager = pageOf(h, r, "before", ops, func(op *bulk.Operation) string { return strconv.FormatInt(op.ID, 10) })
 	for _, op := range ops {
 		data.Operations = append(data.Operations, newBulkView(op))
-		last = strconv.FormatInt(op.ID, 10)
 	}
-	data.Pager = h.newPager(r, "before", more, last)
 	h.render(w, r, http.StatusOK, "bulklist", "Bulk actions", data)
 }
 

@@ -155,16 +155,7 @@ func (h *Handler) incidents(w http.ResponseWriter, r *http.Request) {
 		h.renderError(w, r, errorStatus(err), err)
 		return
 	}
-	data.Incidents = list
-	more := len(list) > h.pageSize
-	if more {
-		data.Incidents = list[:h.pageSize]
-	}
-	last := ""
-	if n := len(data.Incidents); n > 0 {
-		last = strconv.FormatInt(data.Incidents[n-1].ID, 10)
-	}
-	data.Pager = h.newPager(r, "after", more, last)
+	data.Incidents, data.Pager = pageOf(h, r, "after", list, func(i *workflow.Incident) string { return strconv.FormatInt(i.ID, 10) })
 	h.render(w, r, http.StatusOK, "incidents", title, data)
 }
 

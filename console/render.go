@@ -18,6 +18,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/riverbpmn/riverbpmn/bulk"
+	"github.com/riverbpmn/riverbpmn/workflow"
 )
 
 // page is what every template gets: the layout's fields and the page's own
@@ -40,6 +41,13 @@ type page struct {
 type suspendForm struct {
 	Page     *page
 	Type, ID string
+}
+
+// timerCells is what the "timer-cells" template gets: the page (prefix,
+// CSRF token, read-only) and the timer.
+type timerCells struct {
+	Page *page
+	T    *workflow.TimerInfo
 }
 
 // filterArgs is what the "filters" template gets.
@@ -162,6 +170,20 @@ func (h *Handler) pageURL(r *http.Request, param, value string) string {
 	return u.String()
 }
 
+// pageOf cuts list, fetched with h.pageSize+1 rows, to a page, and returns
+// its pager: the next page's cursor (param) is cursor of the page's last row.
+func pageOf[T any](h *Handler, r *http.Request, param string, list []T, cursor func(T) string) ([]T, pager) {
+	more := len(list) > h.pageSize
+	if more {
+		list = list[:h.pageSize]
+	}
+	last := ""
+	if len(list) > 0 {
+		last = cursor(list[len(list)-1])
+	}
+	return list, h.newPager(r, param, more, last)
+}
+
 // newPager returns the pager of a list whose cursor is param: next set when
 // the page was full (fetched limit+1 rows), first set when not on the first.
 func (h *Handler) newPager(r *http.Request, param string, more bool, last string) pager {
@@ -196,6 +218,9 @@ func (h *Handler) funcs() template.FuncMap {
 		"bulkBatch": func() int { return bulk.DefaultBatchSize },
 		"filterArgs": func(action string, f *filterForm) filterArgs {
 			return filterArgs{Action: h.opts.Prefix + action, Filter: f}
+		},
+		"timerCells": func(p *page, t *workflow.TimerInfo) timerCells {
+			return timerCells{Page: p, T: t}
 		},
 		"suspendForm": func(p *page, typ, id string) suspendForm {
 			return suspendForm{Page: p, Type: typ, ID: id}

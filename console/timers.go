@@ -69,13 +69,7 @@ func (h *Handler) timersPage(w http.ResponseWriter, r *http.Request) {
 		h.renderError(w, r, errorStatus(err), err)
 		return
 	}
-	more := len(timers) > h.pageSize
-	if more {
-		timers = timers[:h.pageSize]
-	}
-	last := ""
-	if len(timers) > 0 {
-		last = strconv.FormatInt(timers[len(timers)-1].ID, 10)
-	}
-	h.render(w, r, http.StatusOK, "timers", "Timers", &timersData{Filter: form, Timers: timers, Pager: h.newPager(r, "after", more, last)})
+	data := &timersData{Filter: form}
+	data.Timers, data.Pager = pageOf(h, r, "after", timers, func(t *workflow.TimerInfo) string { return strconv.FormatInt(t.ID, 10) })
+	h.render(w, r, http.StatusOK, "timers", "Timers", data)
 }

@@ -3,6 +3,8 @@ package timer
 import (
 	"context"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 )
 
 // ListPage returns one page of the timers of a process instance, by id: those
@@ -14,16 +16,7 @@ func (s *Store) ListPage(ctx context.Context, db Executor, processInstanceID str
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
-	out := []*Info{}
-	for rows.Next() {
-		i, err := scanInfo(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, i)
-	}
-	return out, rows.Err()
+	return collectInfos(rows)
 }
 
 // Filter selects timers across process instances (ListAllPage).
@@ -64,6 +57,11 @@ LIMIT $8`, afterID, f.JobDefinitionID, f.ActivityID, f.StartEvents, from, before
 	if err != nil {
 		return nil, err
 	}
+	return collectInfos(rows)
+}
+
+// collectInfos reads the timers of rows (timer_select.sql's columns).
+func collectInfos(rows pgx.Rows) ([]*Info, error) {
 	defer rows.Close()
 	out := []*Info{}
 	for rows.Next() {
