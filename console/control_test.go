@@ -97,6 +97,7 @@ func TestJobPageProgress(t *testing.T) {
 	_, body := b.get("/jobs/" + id(jobID))
 	require.Contains(t, body, `<span class="status status-RUNNING">RUNNING</span>`)
 	require.Regexp(t, `id="progress"><progress max="100" value="25"></progress> 25% \(250 of 1000\)`, body)
+	require.Contains(t, body, `<table class="kv" id="status" data-refresh="5">`, "a running job's status reloads itself")
 
 	ask, _, body := b.confirm("/jobs/"+id(jobID), "/jobs/"+id(jobID)+"/stop", nil, false)
 	require.Contains(t, ask, "the client running it is asked to cancel its work")
