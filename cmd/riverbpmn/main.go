@@ -30,6 +30,7 @@
 //	riverbpmn activate     (same flags as suspend)
 //	riverbpmn suspended    --database-url URL [--schema S] [--json]
 //	riverbpmn client-sessions --database-url URL [--schema S] [--json]
+//	riverbpmn queues       --database-url URL [--schema S] [--pause Q | --resume Q] [--json]
 //	riverbpmn progress     --database-url URL [--schema S] (--job ID | --process-instance ID) [--json]
 //	riverbpmn stop         --database-url URL [--schema S] (--job ID | --process-instance ID) [--json]
 //	riverbpmn events       --database-url URL [--schema S] [--follow] [--process-instance ID] [--subscription NAME] [--from F] [--json]
@@ -121,6 +122,7 @@ func commands() []command {
 		{"activate", "activate a job definition, process definition, process instance or job", runActivate},
 		{"suspended", "list suspended targets and scheduled suspensions", runSuspended},
 		{"client-sessions", "list the liveness sessions of clients (alive, or dead until taken over)", runClientSessions},
+		{"queues", "list queues: jobs, paused, whether a client works each (--pause Q, --resume Q: River's)", runQueues},
 		{"progress", "show the status and progress of a job (--job) or of every job of a process instance (--process-instance)", runProgress},
 		{"stop", "ask a job (--job) or every job of a process instance (--process-instance) to stop", runStop},
 		{"events", "print job status events (--follow: as they happen, from any process)", runEvents},
