@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -19,8 +20,9 @@ import (
 var sqlFS embed.FS
 
 var (
-	incidentsCountSQL      = sqltemplate.MustRead(sqlFS, "sql/incidents_count.sql")
-	incidentsRetryBatchSQL = sqltemplate.MustRead(sqlFS, "sql/incidents_retry_batch.sql")
+	incidentsFilterSQL     = stripComments(sqltemplate.MustRead(sqlFS, "sql/incidents_filter.sql"))
+	incidentsCountSQL      = withIncidentFilter(sqltemplate.MustRead(sqlFS, "sql/incidents_count.sql"), 2)
+	incidentsRetryBatchSQL = withIncidentFilter(sqltemplate.MustRead(sqlFS, "sql/incidents_retry_batch.sql"), 5)
 	incidentsNewestSQL     = sqltemplate.MustRead(sqlFS, "sql/incidents_newest.sql")
 )
 
@@ -83,6 +85,106 @@ type Incidents struct {
 	JobIDs          []int64 `json:"job_ids,omitempty"`
 	JobDefinitionID string  `json:"job_definition_id,omitempty"`
 	InstancePrefix  string  `json:"instance_prefix,omitempty"`
+	// ActivityID keeps incidents of that activity; ErrorContains those
+	// whose message contains it (case-insensitive); OpenedBefore those
+	// opened before it (zero: any); ProcessDefinitionKey and TenantID those
+	// whose job's context names them.
+	ActivityID           string    `json:"activity_id,omitempty"`
+	ErrorContains        string    `json:"error_contains,omitempty"`
+	OpenedBefore         time.Time `json:"opened_before,omitzero"`
+	ProcessDefinitionKey string    `json:"process_definition_key,omitempty"`
+	TenantID             string    `json:"tenant_id,omitempty"`
+}
+
+// IncidentArgs are an Incidents selection as the incident statements take
+// it (sql/incidents_*.sql and the engine's incident listing): the job ids
+// (nil: any), then job definition, instance LIKE prefix, activity, error
+// ILIKE pattern, opened before, process definition and tenant (nil: any).
+func (sel *Incidents) IncidentArgs() []any {
+	ids, jobDef, prefix := sel.args()
+	opt := func(s string) *string {
+		if s == "" {
+			return nil
+		}
+		return &s
+	}
+	var errorPattern *string
+	if sel.ErrorContains != "" {
+		p := "%" + likeEscape(sel.ErrorContains) + "%"
+		errorPattern = &p
+	}
+	var before *time.Time
+	if !sel.OpenedBefore.IsZero() {
+		before = &sel.OpenedBefore
+	}
+	return []any{ids, jobDef, prefix, opt(sel.ActivityID), errorPattern, before, opt(sel.ProcessDefinitionKey), opt(sel.TenantID)}
+}
+
+// args are the selection as sql/incidents_*.sql take it: the job ids (nil:
+// every job), the job definition and the LIKE pattern of the instance
+// prefix (nil: any).
+func (sel *Incidents) args() (ids []int64, jobDef, prefix *string) {
+	if sel.JobIDs != nil {
+		ids = sel.JobIDs
+	}
+	if sel.JobDefinitionID != "" {
+		jobDef = &sel.JobDefinitionID
+	}
+	if sel.InstancePrefix != "" {
+		p := LikePrefix(sel.InstancePrefix)
+		prefix = &p
+	}
+	return ids, jobDef, prefix
+}
+
+// incidentFilterParams are the parameters of sql/incidents_filter.sql, in
+// the order of IncidentArgs.
+var incidentFilterParams = []string{"ids", "job_definition", "instance_prefix", "activity", "error", "opened_before", "process_definition", "tenant"}
+
+// IncidentFilterSQL is the incident filter (sql/incidents_filter.sql) with
+// its parameters numbered from $first, for a statement that passes
+// IncidentArgs there.
+func IncidentFilterSQL(first int) string {
+	pairs := make([]string, 0, 2*len(incidentFilterParams))
+	for i, name := range incidentFilterParams {
+		pairs = append(pairs, "$"+name+"::", fmt.Sprintf("$%d::", first+i))
+	}
+	return strings.NewReplacer(pairs...).Replace(incidentsFilterSQL)
+}
+
+func withIncidentFilter(tmpl string, first int) string {
+	return strings.ReplaceAll(tmpl, "/* FILTER */", "("+IncidentFilterSQL(first)+")")
+}
+
+// stripComments drops a statement file's comment lines.
+func stripComments(sql string) string {
+	var lines []string
+	for _, line := range strings.Split(sql, "\n") {
+		if !strings.HasPrefix(strings.TrimSpace(line), "--") && strings.TrimSpace(line) != "" {
+			lines = append(lines, line)
+		}
+	}
+	return strings.Join(lines, "\n")
+}
+
+func likeEscape(s string) string {
+	return strings.NewReplacer(`\\`, `\\\\`, `%`, `\\%`, `_`, `\\_`).Replace(s)
+}
+
+// CountIncidents counts the open incidents sel selects: what a bulk retry
+// begun now would walk.
+func CountIncidents(ctx context.Context, db DB, schema string, sel *Incidents) (int64, error) {
+	if sel == nil {
+		sel = &Incidents{}
+	}
+	var upTo, open int64
+	if err := db.QueryRow(ctx, sqltemplate.Render(incidentsNewestSQL, schema)).Scan(&upTo); err != nil {
+		return 0, fmt.Errorf("bulk: reading the newest incident: %w", err)
+	}
+	if err := db.QueryRow(ctx, sqltemplate.Render(incidentsCountSQL, schema), append([]any{upTo}, sel.IncidentArgs()...)...).Scan(&open); err != nil {
+		return 0, fmt.Errorf("bulk: counting incidents: %w", err)
+	}
+	return open, nil
 }
 
 // RetryOpts configure RetryIncidents.
@@ -121,18 +223,7 @@ func RetryIncidents(ctx context.Context, db DB, schema string, sel *Incidents, o
 	if len(sel.JobIDs) > MaxJobIDs {
 		return nil, fmt.Errorf("bulk: %d job ids, more than %d", len(sel.JobIDs), MaxJobIDs)
 	}
-	var ids []int64
-	if sel.JobIDs != nil {
-		ids = sel.JobIDs
-	}
-	var jobDef, prefix *string
-	if sel.JobDefinitionID != "" {
-		jobDef = &sel.JobDefinitionID
-	}
-	if sel.InstancePrefix != "" {
-		p := LikePrefix(sel.InstancePrefix)
-		prefix = &p
-	}
+	args := sel.IncidentArgs()
 	p := &Progress{Action: "retry"}
 	if opts.Resume != nil {
 		p.Cursor, p.UpTo = opts.Resume.Cursor, opts.Resume.UpTo
@@ -141,7 +232,7 @@ func RetryIncidents(ctx context.Context, db DB, schema string, sel *Incidents, o
 		return nil, fmt.Errorf("bulk: reading the newest incident: %w", err)
 	}
 	var open int
-	if err := db.QueryRow(ctx, sqltemplate.Render(incidentsCountSQL, schema), p.UpTo, ids, jobDef, prefix).Scan(&open); err != nil {
+	if err := db.QueryRow(ctx, sqltemplate.Render(incidentsCountSQL, schema), append([]any{p.UpTo}, args...)...).Scan(&open); err != nil {
 		return nil, fmt.Errorf("bulk: counting incidents: %w", err)
 	}
 	p.Total = p.Done + open
@@ -155,7 +246,7 @@ func RetryIncidents(ctx context.Context, db DB, schema string, sel *Incidents, o
 			taken, revived int
 		)
 		err := pgx.BeginFunc(ctx, db, func(tx pgx.Tx) error {
-			return tx.QueryRow(ctx, sql, p.Cursor, batch, p.UpTo, ids, jobDef, prefix, opts.Retries).Scan(&last, &taken, &revived)
+			return tx.QueryRow(ctx, sql, append([]any{p.Cursor, batch, p.UpTo, opts.Retries}, args...)...).Scan(&last, &taken, &revived)
 		})
 		if err != nil {
 			return p, fmt.Errorf("bulk: retry batch after incident %d: %w", p.Cursor, err)

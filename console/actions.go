@@ -3,6 +3,7 @@ package console
 import (
 	"fmt"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -17,16 +18,7 @@ type actionFunc func(r *http.Request) (string, error)
 // action wraps a change: CSRF check (read-only mode is refused earlier, in
 // ServeHTTP), then the change, then a redirect back with the outcome.
 func (h *Handler) action(f actionFunc) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		r.Body = http.MaxBytesReader(w, r.Body, 64<<10)
-		if err := r.ParseForm(); err != nil {
-			http.Error(w, "console: reading the form: "+err.Error(), http.StatusBadRequest)
-			return
-		}
-		if problem := h.csrfProblem(r); problem != "" {
-			http.Error(w, "console: refused: "+problem, http.StatusForbidden)
-			return
-		}
+	return h.post(64<<10, func(w http.ResponseWriter, r *http.Request) {
 		msg, err := f(r)
 		if err != nil {
 			h.setFlash(w, err.Error(), true)
@@ -34,18 +26,34 @@ func (h *Handler) action(f actionFunc) http.HandlerFunc {
 			h.setFlash(w, msg, false)
 		}
 		http.Redirect(w, r, h.returnTo(r), http.StatusSeeOther)
-	}
+	})
 }
 
 // returnTo is the page to go back to after an action: the form's "return"
 // field when it is a path inside the console, else the incidents page.
 func (h *Handler) returnTo(r *http.Request) string {
 	back := r.PostFormValue("return")
-	inside := h.opts.Prefix + "/"
-	if strings.HasPrefix(back, inside) && !strings.HasPrefix(back, "//") && !strings.ContainsAny(back, "\\\r\n") {
+	if h.insidePath(back) {
 		return back
 	}
-	return h.opts.Prefix + "/incidents"
+	return h.opts.Prefix + "/"
+}
+
+// insidePath says whether back is a path inside the console, safe to
+// redirect to: under the prefix, no scheme or host, no backslash, and no
+// control character (browsers drop tabs and newlines from a URL, so
+// "/\t/evil.example" would become the other host "//evil.example").
+func (h *Handler) insidePath(back string) bool {
+	if !strings.HasPrefix(back, h.opts.Prefix+"/") || strings.HasPrefix(back, "//") {
+		return false
+	}
+	bad := func(c rune) bool { return c < 0x20 || c == 0x7f || c == '\\' }
+	if strings.IndexFunc(back, bad) >= 0 {
+		return false
+	}
+	u, err := url.Parse(back)
+	return err == nil && u.Scheme == "" && u.Host == "" && u.User == nil &&
+		strings.IndexFunc(u.Path, bad) < 0 && !strings.HasPrefix(u.Path, "//")
 }
 
 func pathID(r *http.Request, what string) (int64, error) {
@@ -131,7 +139,11 @@ func (h *Handler) setExclusiveScope(r *http.Request) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("scope %q is not one of process-instance, root-process-instance, none", name)
 	}
-	previous, err := h.engine.SetExclusiveScope(r.Context(), scope)
+	set := h.engine.SetExclusiveScope
+	if r.PostFormValue("force") == "yes" {
+		set = h.engine.ForceExclusiveScope
+	}
+	previous, err := set(r.Context(), scope)
 	if err != nil {
 		return "", err
 	}
@@ -175,12 +187,40 @@ func (h *Handler) setTimerDueDate(r *http.Request) (string, error) {
 		return "", fmt.Errorf("due %q is not a date and time (YYYY-MM-DDTHH:MM, UTC)", s)
 	}
 	cascade := r.PostFormValue("cascade") != ""
+	before, err := h.engine.Timer(r.Context(), id)
+	if err != nil {
+		return "", err
+	}
 	shift, err := h.engine.SetTimerDueDate(r.Context(), id, due, cascade)
 	if err != nil {
 		return "", err
 	}
-	return fmt.Sprintf("Timer %d: due %s (moved by %s).", id, due.UTC().Format(time.RFC3339), shift), nil
+	return timerMoveText(id, before.NextDueAt, due, cascade, shift), nil
 }
+
+// timerMoveText says how far a timer's due date moved (from was, when it
+// had one, to due), and how far its later occurrences move with cascade.
+func timerMoveText(id int64, was *time.Time, due time.Time, cascade bool, shift time.Duration) string {
+	msg := fmt.Sprintf("Timer %d: due %s", id, due.UTC().Format(time.RFC3339))
+	if was != nil {
+		move := due.Sub(*was)
+		switch {
+		case move > 0:
+			msg += fmt.Sprintf(" (moved %s later, from %s)", formatDuration(move), was.UTC().Format(time.RFC3339))
+		case move < 0:
+			msg += fmt.Sprintf(" (moved %s earlier, from %s)", formatDuration(-move), was.UTC().Format(time.RFC3339))
+		default:
+			msg += " (unchanged)"
+		}
+	}
+	if cascade {
+		msg += fmt.Sprintf("; its later occurrences move by %s too", formatDuration(shift))
+	}
+	return msg + "."
+}
+
+// formatDuration writes d rounded to the second, as Go does ("1h30m0s").
+func formatDuration(d time.Duration) string { return d.Round(time.Second).String() }
 
 func (h *Handler) cancelTimer(r *http.Request) (string, error) {
 	id, err := pathID(r, "timer")

@@ -23,8 +23,10 @@
 //
 // Security: every change is a POST carrying a CSRF token (see New); in
 // read-only mode no form is rendered and every POST is refused. Everything
-// read from the database is escaped by html/template. The handler has no
-// authentication of its own: wrap it in the application's (see the README).
+// read from the database is escaped by html/template. Options.Authorize
+// decides per request who may read and who may operate (Authorizer: basic
+// auth or bearer tokens); without it, wrap the handler in the
+// application's authentication.
 package console
 
 import (
@@ -71,6 +73,13 @@ type Options struct {
 	// PageSize is the number of rows a list shows per page (1 to
 	// workflow.MaxPageSize); 0 means DefaultPageSize.
 	PageSize int
+	// Authorize decides, per request, what it may do: AccessOperate,
+	// AccessRead (pages without forms, POST refused) or AccessNone (401
+	// with a basic-auth challenge). Authorizer builds one from credentials;
+	// an application passes its own session check. nil grants every
+	// request AccessOperate (AccessRead with ReadOnly): mount the console
+	// behind the application's authentication then.
+	Authorize func(r *http.Request) Access
 }
 
 // Handler serves the console. Build it with New.
@@ -81,7 +90,7 @@ type Handler struct {
 	pages    map[string]*template.Template
 	mux      *http.ServeMux
 	pageSize int
-	bulk     bulkOps
+	bulk     *bulkRunner
 }
 
 // New returns the console for engine. It checks the options and names the
@@ -90,7 +99,7 @@ func New(engine *workflow.Engine, opts *Options) (*Handler, error) {
 	if engine == nil {
 		return nil, errors.New("console: engine is nil")
 	}
-	h := &Handler{engine: engine}
+	h := &Handler{engine: engine, bulk: newBulkRunner()}
 	if opts != nil {
 		h.opts = *opts
 	}
@@ -126,7 +135,7 @@ func New(engine *workflow.Engine, opts *Options) (*Handler, error) {
 
 func (h *Handler) parseTemplates() error {
 	h.pages = make(map[string]*template.Template)
-	for _, page := range []string{"incidents", "jobs", "instances", "bulk", "instance", "definitions", "locks", "job", "suspended", "clients", "events", "maintenance", "deployments", "deployment_delete", "error"} {
+	for _, page := range []string{"incidents", "jobs", "instances", "bulk", "instance", "definitions", "locks", "job", "suspended", "clients", "events", "maintenance", "deployments", "deployment_delete", "error", "confirm", "bulklist", "overview", "queues", "timers"} {
 		t, err := template.New(page).Funcs(h.funcs()).ParseFS(templateFS, "templates/layout.html", "templates/"+page+".html")
 		if err != nil {
 			return fmt.Errorf("console: parsing template %s: %w", page, err)
@@ -140,9 +149,7 @@ func (h *Handler) routes() {
 	mux := http.NewServeMux()
 	static, _ := fs.Sub(staticFS, "static")
 	mux.Handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(static)))
-	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
-		http.Redirect(w, r, h.opts.Prefix+"/incidents", http.StatusSeeOther)
-	})
+	mux.HandleFunc("GET /{$}", h.overviewPage)
 	mux.HandleFunc("GET /incidents", h.incidents)
 	mux.HandleFunc("GET /jobs", h.jobsPage)
 	mux.HandleFunc("GET /instances", h.instancesPage)
@@ -158,37 +165,45 @@ func (h *Handler) routes() {
 	mux.HandleFunc("GET /deployments", h.deployments)
 	mux.HandleFunc("GET /deployments/{id}/delete", h.deploymentDelete)
 
+	mux.HandleFunc("GET /bulk", h.bulkList)
+	mux.HandleFunc("GET /queues", h.queuesPage)
+	mux.HandleFunc("GET /timers", h.timersPage)
+
+	// Changes. The destructive ones (h.confirm) render a confirmation page
+	// saying what they will touch before they run.
 	mux.HandleFunc("POST /deployments/{id}/delete", h.action(h.deleteDeployment))
 	mux.HandleFunc("POST /jobs/{id}/retries", h.action(h.setRetries))
 	mux.HandleFunc("POST /jobs/{id}/priority", h.action(h.setJobPriority))
 	mux.HandleFunc("POST /definitions/priority", h.action(h.setOverride))
 	mux.HandleFunc("POST /definitions/priority/clear", h.action(h.clearOverride))
 	mux.HandleFunc("POST /locks/delete-stale", h.action(h.deleteStaleLocks))
-	mux.HandleFunc("POST /locks/scope", h.action(h.setExclusiveScope))
+	mux.HandleFunc("POST /locks/scope", h.confirm(h.describeSetScope, h.action(h.setExclusiveScope)))
 	mux.HandleFunc("POST /timers/{id}/due-date", h.action(h.setTimerDueDate))
-	mux.HandleFunc("POST /timers/{id}/cancel", h.action(h.cancelTimer))
-	mux.HandleFunc("POST /jobs/{id}/stop", h.action(h.stopJob))
+	mux.HandleFunc("POST /timers/{id}/cancel", h.confirm(h.describeCancelTimer, h.action(h.cancelTimer)))
+	mux.HandleFunc("POST /jobs/{id}/stop", h.confirm(h.describeStopJob, h.action(h.stopJob)))
 	mux.HandleFunc("POST /jobs/{id}/suspend", h.action(h.suspendJob))
 	mux.HandleFunc("POST /jobs/{id}/activate", h.action(h.activateJob))
 	mux.HandleFunc("POST /jobs/{id}/queue", h.action(h.queueJob))
 	mux.HandleFunc("POST /jobs/{id}/execute", h.action(h.executeJob))
 	mux.HandleFunc("POST /suspended/{id}/apply", h.action(h.applyScheduledSuspension))
-	mux.HandleFunc("POST /instance/stop", h.action(h.stopInstance))
+	mux.HandleFunc("POST /instance/stop", h.confirm(h.describeStopInstance, h.action(h.stopInstance)))
 	mux.HandleFunc("POST /instance/suspend", h.action(h.suspendInstance))
 	mux.HandleFunc("POST /instance/activate", h.action(h.activateInstance))
 	mux.HandleFunc("POST /instance/queue", h.action(h.queueInstance))
 	mux.HandleFunc("POST /definitions/suspend", h.action(h.suspendDefinition))
 	mux.HandleFunc("POST /definitions/activate", h.action(h.activateDefinition))
 	mux.HandleFunc("POST /events/enable", h.action(h.enableEvents))
-	mux.HandleFunc("POST /events/disable", h.action(h.disableEvents))
-	mux.HandleFunc("POST /events/prune", h.action(h.pruneEvents))
-	mux.HandleFunc("POST /timers/prune", h.action(h.pruneTimers))
+	mux.HandleFunc("POST /events/disable", h.confirm(h.describeDisableEvents, h.action(h.disableEvents)))
+	mux.HandleFunc("POST /events/prune", h.confirm(h.describePruneEvents, h.action(h.pruneEvents)))
+	mux.HandleFunc("POST /timers/prune", h.confirm(h.describePruneTimers, h.action(h.pruneTimers)))
 	mux.HandleFunc("POST /fairness/enable", h.action(h.enableFairness))
-	mux.HandleFunc("POST /fairness/disable", h.action(h.disableFairness))
+	mux.HandleFunc("POST /fairness/disable", h.confirm(describeDropIndexes(h.tenantIndexes()), h.action(h.disableFairness)))
 	mux.HandleFunc("POST /fetch-indexes/enable", h.action(h.enableFetchIndex))
-	mux.HandleFunc("POST /fetch-indexes/disable", h.action(h.disableFetchIndex))
-	mux.HandleFunc("POST /bulk/jobs", h.bulkAction(h.startBulkJobs))
-	mux.HandleFunc("POST /bulk/retry", h.bulkAction(h.startBulkRetry))
+	mux.HandleFunc("POST /fetch-indexes/disable", h.confirm(describeDropIndexes(h.fetchIndexes()), h.action(h.disableFetchIndex)))
+	mux.HandleFunc("POST /queues/pause", h.confirm(h.describePauseQueue, h.action(h.pauseQueue)))
+	mux.HandleFunc("POST /queues/resume", h.action(h.resumeQueue))
+	mux.HandleFunc("POST /bulk/jobs", h.confirm(h.describeBulkJobs, h.bulkForm(h.bulkJobsSpec)))
+	mux.HandleFunc("POST /bulk/retry", h.confirm(h.describeBulkRetry, h.bulkForm(bulkRetrySpec)))
 	h.mux = mux
 }
 
@@ -197,16 +212,28 @@ func (h *Handler) routes() {
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.Header().Set("X-Frame-Options", "DENY")
-	w.Header().Set("Content-Security-Policy", "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
+	w.Header().Set("Content-Security-Policy", "default-src 'none'; script-src 'self'; connect-src 'self'; style-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
 	w.Header().Set("Referrer-Policy", "same-origin")
-	if r.Method == http.MethodPost && h.opts.ReadOnly {
-		http.Error(w, "the console is read-only: changes are refused", http.StatusForbidden)
+	access := h.access(r)
+	if access == AccessNone {
+		w.Header().Set("WWW-Authenticate", `Basic realm="riverbpmn console", charset="UTF-8"`)
+		http.Error(w, "console: authentication required", http.StatusUnauthorized)
+		return
+	}
+	r = withAccess(r, access)
+	if problem := inputProblem("query parameter", r.URL.Query()); problem != "" {
+		h.renderError(w, r, http.StatusBadRequest, errors.New(problem))
+		return
+	}
+	if r.Method == http.MethodPost && access < AccessOperate {
+		http.Error(w, "the console is read-only for you: changes are refused", http.StatusForbidden)
 		return
 	}
 	if r.Method != http.MethodGet && r.Method != http.MethodHead && r.Method != http.MethodPost {
 		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
 		return
 	}
+	h.takeOver()
 	path := r.URL.Path
 	if h.opts.Prefix != "" {
 		rest, ok := strings.CutPrefix(path, h.opts.Prefix)
@@ -215,7 +242,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		if rest == "" {
-			http.Redirect(w, r, h.opts.Prefix+"/incidents", http.StatusSeeOther)
+			http.Redirect(w, r, h.opts.Prefix+"/", http.StatusSeeOther)
 			return
 		}
 		r2 := new(http.Request)

@@ -44,7 +44,7 @@ func TestIncidentsPageAndRetry(t *testing.T) {
 	other := e.insert("pi-2", nil) // no incident
 	b := e.serve(nil)
 
-	status, body := b.get("/")
+	status, body := b.get("/incidents")
 	require.Equal(t, http.StatusOK, status)
 	require.Contains(t, body, "<h1>Open incidents</h1>")
 	require.Contains(t, body, `href="/jobs/`+id(jobID)+`"`)
@@ -176,7 +176,7 @@ func TestEscaping(t *testing.T) {
 	for _, path := range []string{"/incidents", "/instance?id=" + url.QueryEscape(evil), "/jobs/" + id(jobID)} {
 		status, body := b.get(path)
 		require.Equal(t, http.StatusOK, status, path)
-		require.NotContains(t, body, "<script", path)
+		require.NotContains(t, body, "<script>alert", path)
 		require.Contains(t, body, "&lt;script&gt;", path)
 	}
 	// In a link's query the id is percent-encoded.
@@ -230,7 +230,9 @@ func TestInstancePage(t *testing.T) {
 	info, err := e.engine.Timer(e.ctx, timer.TimerID)
 	require.NoError(t, err)
 	require.WithinDuration(t, due, *info.NextDueAt, time.Second)
-	_, body = b.submit("/instance?id=pi-1", "/timers/"+id(timer.TimerID)+"/cancel", nil)
+	ask, _, body := b.confirm("/instance?id=pi-1", "/timers/"+id(timer.TimerID)+"/cancel", nil, false)
+	require.Contains(t, ask, fmt.Sprintf("Timer %d, cycle R3/PT1H of process instance &#34;pi-1&#34;", timer.TimerID))
+	require.Contains(t, ask, "2 repetition(s) left now dropped")
 	require.Contains(t, body, fmt.Sprintf("Timer %d cancelled", timer.TimerID))
 	info, err = e.engine.Timer(e.ctx, timer.TimerID)
 	require.NoError(t, err)

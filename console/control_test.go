@@ -65,13 +65,14 @@ func TestJobControlButtons(t *testing.T) {
 	require.Equal(t, rivertype.JobStatePending, e.jobState(jobID))
 
 	// Stopped while it waits: ABORTED at once, no button left but the page.
-	_, body = b.submit(page, page+"/stop", nil)
+	ask, _, body := b.confirm(page, page+"/stop", nil, false)
+	require.Contains(t, ask, "Waiting job "+id(jobID)+" (console_task, pending, process instance pi-ctl): it is cancelled before it starts")
 	require.Contains(t, body, "Job "+id(jobID)+": aborted before it started.")
 	require.Contains(t, body, `<span class="status status-ABORTED">ABORTED</span>`)
-	require.NotContains(t, body, ">Stop</button>")
+	require.NotContains(t, body, ">Stop…</button>")
 	require.Equal(t, rivertype.JobStateCancelled, e.jobState(jobID))
 	_, form := b.get("/definitions")
-	_, body = b.post(page+"/stop", url.Values{"csrf": {b.token(form)}, "return": {page}})
+	_, body = b.post(page+"/stop", url.Values{"csrf": {b.token(form)}, "return": {page}, "confirmed": {"yes"}})
 	require.Contains(t, body, "already finished, left as it is")
 
 	// Unknown job: a clear error, no change.
@@ -96,8 +97,10 @@ func TestJobPageProgress(t *testing.T) {
 	_, body := b.get("/jobs/" + id(jobID))
 	require.Contains(t, body, `<span class="status status-RUNNING">RUNNING</span>`)
 	require.Regexp(t, `id="progress"><progress max="100" value="25"></progress> 25% \(250 of 1000\)`, body)
+	require.Contains(t, body, `<table class="kv" id="status" data-refresh="5">`, "a running job's status reloads itself")
 
-	_, body = b.submit("/jobs/"+id(jobID), "/jobs/"+id(jobID)+"/stop", nil)
+	ask, _, body := b.confirm("/jobs/"+id(jobID), "/jobs/"+id(jobID)+"/stop", nil, false)
+	require.Contains(t, ask, "the client running it is asked to cancel its work")
 	require.Contains(t, body, "stop requested")
 	require.Contains(t, body, "stop requested</span>")
 }
@@ -116,7 +119,7 @@ func TestInstanceControlButtons(t *testing.T) {
 	form := func() url.Values { return url.Values{"instance": {"pi-inst"}} }
 
 	_, body := b.get(page)
-	require.Contains(t, body, ">Stop all jobs</button>")
+	require.Contains(t, body, ">Stop all jobs…</button>")
 
 	_, body = b.submit(page, "/instance/suspend", form())
 	require.Contains(t, body, `Process instance &#34;pi-inst&#34; suspended; 2 existing job(s) suspended.`)
@@ -134,7 +137,9 @@ func TestInstanceControlButtons(t *testing.T) {
 	require.Contains(t, body, `Process instance &#34;pi-inst&#34;: Job `+id(pending)+` queued`)
 	require.Equal(t, rivertype.JobStateAvailable, e.jobState(pending))
 
-	_, body = b.submit(page, "/instance/stop", form())
+	ask, _, body := b.confirm(page, "/instance/stop", form(), false)
+	require.Contains(t, ask, "2 waiting job(s) are cancelled before they start.")
+	require.Contains(t, ask, ">Stop 2 job(s)</button>")
 	require.Contains(t, body, `Process instance &#34;pi-inst&#34;: 2 waiting job(s) aborted, stop requested for 0 running job(s), 0 already finished.`)
 	require.Equal(t, rivertype.JobStateCancelled, e.jobState(waiting))
 	require.Equal(t, rivertype.JobStateAvailable, e.jobState(other), "another instance is left alone")

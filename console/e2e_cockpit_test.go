@@ -171,8 +171,14 @@ func TestBrowserBulkActions(t *testing.T) {
 			c.do(chromedp.Click(chromedp.CSS(fmt.Sprintf(`input[type=checkbox][value="%d"]`, id))))
 		}
 	}
+	// confirmIt presses the confirmation page's button (a bulk action asks
+	// first, with the count it will touch).
+	confirmIt := func() {
+		c.do(chromedp.WaitVisible(chromedp.CSS("#confirm-button")), chromedp.Click(chromedp.CSS("#confirm-button")))
+	}
 	apply := func(action string) {
 		c.do(chromedp.SetValue(chromedp.CSS("#bulk-action"), action), chromedp.Click(chromedp.CSS("#bulk-apply")))
+		confirmIt()
 	}
 
 	// Filter: available jobs, oldest first.
@@ -216,9 +222,11 @@ func TestBrowserBulkActions(t *testing.T) {
 	c.screenshot("incidents-bulk")
 	tick(ids[4])
 	c.do(chromedp.Click(chromedp.CSS("#bulk-retry")))
+	confirmIt()
 	require.Contains(t, c.waitBulk(), "1 of 1 done, 1 changed")
 	c.open("/incidents", "#bulk-retry-form")
 	c.do(chromedp.Click(chromedp.CSS(`#bulk-retry-form input[name=scope][value=all]`)), chromedp.Click(chromedp.CSS("#bulk-retry")))
+	confirmIt()
 	require.Contains(t, c.waitBulk(), "1 of 1 done, 1 changed")
 	open, err := e.engine.OpenIncidents(e.ctx)
 	require.NoError(t, err)

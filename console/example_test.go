@@ -87,3 +87,30 @@ func ExampleNew() {
 	// without credentials: 401
 	// as an operator: 200 Open incidents
 }
+
+// ExampleAuthorizer gives the console its own access rule: operators by
+// basic auth or by a bearer token, a read-only viewer, nobody else.
+func ExampleAuthorizer() {
+	authorize := console.Authorizer(
+		console.Credential{User: "ops", Secret: "op-s3cret", Access: console.AccessOperate},
+		console.Credential{User: "viewer", Secret: "view-s3cret", Access: console.AccessRead},
+		console.Credential{Secret: "ci-token-5d2f", Access: console.AccessOperate}, // Authorization: Bearer
+	)
+	opts := &console.Options{Prefix: "/bpmn", Authorize: authorize}
+
+	for _, set := range []func(*http.Request){
+		func(r *http.Request) {},
+		func(r *http.Request) { r.SetBasicAuth("viewer", "view-s3cret") },
+		func(r *http.Request) { r.SetBasicAuth("ops", "op-s3cret") },
+		func(r *http.Request) { r.Header.Set("Authorization", "Bearer ci-token-5d2f") },
+	} {
+		req := httptest.NewRequest(http.MethodGet, "/bpmn/incidents", nil)
+		set(req)
+		fmt.Println(opts.Authorize(req))
+	}
+	// Output:
+	// none
+	// read-only
+	// operator
+	// operator
+}

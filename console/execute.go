@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net/http"
 	"time"
+
+	"github.com/riverbpmn/riverbpmn/workflow"
 )
 
 // ExecuteTimeout is how long the job page's Execute button waits for the
@@ -16,6 +18,9 @@ const ExecuteTimeout = 30 * time.Second
 func (h *Handler) executeJob(r *http.Request) (string, error) {
 	id, err := pathID(r, "job")
 	if err != nil {
+		return "", err
+	}
+	if err := h.queueWorked(r.Context(), id); err != nil {
 		return "", err
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), ExecuteTimeout)
@@ -32,6 +37,29 @@ func (h *Handler) executeJob(r *http.Request) (string, error) {
 		msg += "; an incident is open"
 	}
 	return msg, nil
+}
+
+// queueWorked refuses at once to execute a job of a queue no client works
+// (River has no recent report of it) or that is paused: nothing would take
+// the job, and the button would wait ExecuteTimeout for nothing.
+func (h *Handler) queueWorked(ctx context.Context, jobID int64) error {
+	d, err := h.engine.JobDetails(ctx, jobID)
+	if err != nil {
+		return err
+	}
+	q, err := h.engine.QueueState(ctx, d.Job.Queue)
+	if err != nil {
+		return err
+	}
+	switch {
+	case !q.Recorded:
+		return fmt.Errorf("job %d not executed: no client works its queue %q (River has no record of that queue: no client has worked it); start a client with that queue, or move the job", jobID, q.Name)
+	case !q.Worked:
+		return fmt.Errorf("job %d not executed: no client works its queue %q (its last report by a client was at %s; working clients report every %s)", jobID, q.Name, q.ReportedAt.Format(time.RFC3339), workflow.QueueReportInterval)
+	case q.Paused:
+		return fmt.Errorf("job %d not executed: its queue %q is paused: resume it first", jobID, q.Name)
+	}
+	return nil
 }
 
 // applyScheduledSuspension applies a scheduled suspension or activation now

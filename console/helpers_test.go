@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"html"
 	"io"
 	"net/http"
 	"net/http/cookiejar"
@@ -154,6 +155,7 @@ func (e *env) serve(opts *console.Options) *browser {
 	e.t.Helper()
 	h, err := console.New(e.engine, opts)
 	require.NoError(e.t, err)
+	e.t.Cleanup(h.Close)
 	server := httptest.NewServer(h)
 	e.t.Cleanup(server.Close)
 	jar, err := cookiejar.New(nil)
@@ -213,3 +215,70 @@ func (b *browser) submit(page, action string, form url.Values) (int, string) {
 }
 
 func countOf(body, s string) int { return strings.Count(body, s) }
+
+var hiddenRE = regexp.MustCompile(`<input type="hidden" name="([^"]+)" value="([^"]*)">`)
+
+// confirmForm reads the confirmation page's form: its action and fields.
+func confirmForm(t *testing.T, page string) (string, url.Values) {
+	t.Helper()
+	start := strings.Index(page, `<form method="post" action="`)
+	require.GreaterOrEqual(t, start, 0, "no confirmation form on the page: %s", page)
+	end := strings.Index(page[start:], "</form>")
+	form := page[start : start+end]
+	action := form[len(`<form method="post" action="`):]
+	action = html.UnescapeString(action[:strings.Index(action, `"`)])
+	values := url.Values{}
+	for _, m := range hiddenRE.FindAllStringSubmatch(form, -1) {
+		values.Add(html.UnescapeString(m[1]), html.UnescapeString(m[2]))
+	}
+	require.Equal(t, "yes", values.Get("confirmed"))
+	return action, values
+}
+
+// confirm submits a destructive form as submit does, checks that the
+// answer is the confirmation page (nothing done yet) and returns it; then
+// presses its confirm button (with force ticked when force) and returns
+// the final status and body.
+func (b *browser) confirm(page, action string, form url.Values, force bool) (confirmPage string, status int, body string) {
+	b.t.Helper()
+	status, confirmPage = b.submit(page, action, form)
+	require.Equal(b.t, http.StatusOK, status, confirmPage)
+	require.Contains(b.t, confirmPage, `id="confirm"`, "a destructive action asks first")
+	target, values := confirmForm(b.t, confirmPage)
+	if force {
+		values.Set("force", "yes")
+	}
+	require.Equal(b.t, b.prefix+action, target)
+	status, body = b.post(strings.TrimPrefix(target, b.prefix), values)
+	return confirmPage, status, body
+}
+
+// serveHandler serves h as serve does.
+func (e *env) serveHandler(h *console.Handler) *browser {
+	e.t.Helper()
+	server := httptest.NewServer(h)
+	e.t.Cleanup(server.Close)
+	jar, err := cookiejar.New(nil)
+	require.NoError(e.t, err)
+	return &browser{t: e.t, server: server, http: &http.Client{Jar: jar}}
+}
+
+// authTransport sets credentials on every request.
+type authTransport struct{ set func(*http.Request) }
+
+func (a authTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	a.set(r)
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// serveWith serves a console as serve does, with a browser that presents
+// credentials (set) on every request.
+func (e *env) serveWith(opts *console.Options, set func(*http.Request)) *browser {
+	e.t.Helper()
+	b := e.serve(opts)
+	b.http.Transport = authTransport{set: set}
+	return b
+}
+
+func stringsReader(s string) io.Reader { return strings.NewReader(s) }

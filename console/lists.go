@@ -12,9 +12,11 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/riverqueue/river/rivertype"
@@ -28,6 +30,8 @@ type filterForm struct {
 	States                                    []string
 	Kind, JobDefinition, ProcessDefinition    string
 	Tenant, Instance, From, To, Order, Cursor string
+	// Held is the hold reason the form keeps ("suspended").
+	Held string
 	// Query is the filter as a URL query (no cursor), for links and the
 	// bulk form.
 	Query string
@@ -53,10 +57,11 @@ func parseFilter(values url.Values) (*search.Filter, *filterForm, error) {
 		JobDefinition: strings.TrimSpace(values.Get("job_definition")), ProcessDefinition: strings.TrimSpace(values.Get("process_definition")),
 		Tenant: strings.TrimSpace(values.Get("tenant")), Instance: strings.TrimSpace(values.Get("instance")),
 		From: strings.TrimSpace(values.Get("from")), To: strings.TrimSpace(values.Get("to")), Order: values.Get("order"),
+		Held: strings.TrimSpace(values.Get("held")),
 	}
 	f := &search.Filter{
 		Kind: form.Kind, JobDefinitionID: form.JobDefinition, ProcessDefinitionKey: form.ProcessDefinition,
-		TenantID: form.Tenant, InstancePrefix: form.Instance,
+		TenantID: form.Tenant, InstancePrefix: form.Instance, Held: form.Held,
 	}
 	for _, s := range form.States {
 		if s != "" {
@@ -93,7 +98,7 @@ func parseFilter(values url.Values) (*search.Filter, *filterForm, error) {
 		}
 	}
 	for k, v := range map[string]string{"kind": form.Kind, "job_definition": form.JobDefinition, "process_definition": form.ProcessDefinition,
-		"tenant": form.Tenant, "instance": form.Instance, "from": form.From, "to": form.To, "order": form.Order} {
+		"tenant": form.Tenant, "instance": form.Instance, "from": form.From, "to": form.To, "order": form.Order, "held": form.Held} {
 		if v != "" {
 			q.Set(k, v)
 		}
@@ -122,6 +127,10 @@ type jobsData struct {
 	Filter *filterForm
 	Jobs   []*search.Job
 	Pager  pager
+	// Total counts the jobs the filter matches (at most search.MaxCount:
+	// AtLeast then).
+	Total   int64
+	AtLeast bool
 }
 
 func (h *Handler) jobsPage(w http.ResponseWriter, r *http.Request) {
@@ -132,10 +141,24 @@ func (h *Handler) jobsPage(w http.ResponseWriter, r *http.Request) {
 	}
 	jobs, err := h.engine.SearchJobs(r.Context(), f, cursor, h.pageSize+1)
 	if err != nil {
-		h.renderError(w, r, http.StatusBadRequest, err)
+		h.renderError(w, r, errorStatus(err), err)
 		return
 	}
 	data := &jobsData{Filter: form}
+	// The total is worth at most countTimeout: a filter no index serves
+	// (an instance prefix over a million jobs) is listed a page at a time
+	// but would be counted over the whole table.
+	countCtx, cancel := context.WithTimeout(r.Context(), countTimeout)
+	data.Total, err = h.engine.CountJobs(countCtx, f)
+	cancel()
+	switch {
+	case err != nil && countCtx.Err() != nil && r.Context().Err() == nil:
+		data.Total = -1
+	case err != nil:
+		h.renderError(w, r, errorStatus(err), err)
+		return
+	}
+	data.AtLeast = data.Total >= search.MaxCount
 	more := len(jobs) > h.pageSize
 	if more {
 		jobs = jobs[:h.pageSize]
@@ -148,6 +171,10 @@ func (h *Handler) jobsPage(w http.ResponseWriter, r *http.Request) {
 	data.Pager = h.newPager(r, "cursor", more, last)
 	h.render(w, r, http.StatusOK, "jobs", "Jobs", data)
 }
+
+// countTimeout bounds the count of the jobs a filter matches on the Jobs
+// page.
+const countTimeout = time.Second
 
 // ---- process instances ----
 
@@ -165,7 +192,7 @@ func (h *Handler) instancesPage(w http.ResponseWriter, r *http.Request) {
 	}
 	list, err := h.engine.SearchProcessInstances(r.Context(), f, cursor, h.pageSize)
 	if err != nil {
-		h.renderError(w, r, http.StatusBadRequest, err)
+		h.renderError(w, r, errorStatus(err), err)
 		return
 	}
 	last := ""
@@ -180,111 +207,120 @@ func (h *Handler) instancesPage(w http.ResponseWriter, r *http.Request) {
 
 // ---- bulk actions ----
 
-// bulkOp is a bulk action running in the background.
-type bulkOp struct {
-	ID, What string
-	Started  time.Time
-
-	mu       sync.Mutex
-	progress bulk.Progress
-	err      error
-	done     bool
-}
+// Bulk actions are rows (package bulk, Engine.CreateBulkOperation): the
+// form records one and this console runs it in the background; its page
+// reads the row. A console that stops gives its running operations up
+// (Close), and one that dies stops proving it runs them: any console of
+// the schema takes them over (takeOver) and resumes them where they were.
 
 // bulkView is what the bulk page shows of an operation.
 type bulkView struct {
-	ID, What string
-	Started  time.Time
-	Progress bulk.Progress
-	Err      string
-	Done     bool
-	Percent  int
+	*bulk.Operation
+	Percent int
 }
 
-func (op *bulkOp) view() *bulkView {
-	op.mu.Lock()
-	defer op.mu.Unlock()
-	v := &bulkView{ID: op.ID, What: op.What, Started: op.Started, Progress: op.progress, Done: op.done}
-	if op.err != nil {
-		v.Err = op.err.Error()
-	}
+func newBulkView(op *bulk.Operation) *bulkView {
+	v := &bulkView{Operation: op}
 	switch {
-	case op.done && op.err == nil:
+	case op.State == bulk.StateFinished:
 		v.Percent = 100
-	case op.progress.Total > 0:
-		v.Percent = min(100, op.progress.Done*100/op.progress.Total)
+	case op.Progress.Total > 0:
+		v.Percent = min(100, op.Progress.Done*100/op.Progress.Total)
 	}
 	return v
 }
 
-// maxBulkOps caps the operations a console remembers (finished ones are
-// forgotten oldest first).
-const maxBulkOps = 100
-
-type bulkOps struct {
-	mu    sync.Mutex
-	ops   map[string]*bulkOp
-	order []string
+// bulkRunner runs this console's bulk operations in the background.
+type bulkRunner struct {
+	owner string
+	ctx   context.Context
+	stop  context.CancelFunc
+	wg    sync.WaitGroup
+	// lastTakeOver is when the console last looked for operations to take
+	// over (unix nanoseconds).
+	lastTakeOver atomic.Int64
 }
 
-func (b *bulkOps) start(what string, run func(ctx context.Context, report func(bulk.Progress)) (*bulk.Progress, error)) *bulkOp {
-	id := make([]byte, 8)
-	_, _ = rand.Read(id)
-	op := &bulkOp{ID: hex.EncodeToString(id), What: what, Started: time.Now().UTC()}
-	b.mu.Lock()
-	if b.ops == nil {
-		b.ops = map[string]*bulkOp{}
-	}
-	b.ops[op.ID] = op
-	b.order = append(b.order, op.ID)
-	for len(b.order) > maxBulkOps {
-		delete(b.ops, b.order[0])
-		b.order = b.order[1:]
-	}
-	b.mu.Unlock()
+func newBulkRunner() *bulkRunner {
+	host, _ := os.Hostname()
+	b := make([]byte, 4)
+	_, _ = rand.Read(b)
+	ctx, stop := context.WithCancel(context.Background())
+	return &bulkRunner{owner: fmt.Sprintf("console@%s/%d/%s", host, os.Getpid(), hex.EncodeToString(b)), ctx: ctx, stop: stop}
+}
+
+// takeOverEvery is how often a console looks for bulk operations whose
+// runner died, on the requests it serves.
+const takeOverEvery = 10 * time.Second
+
+// run runs op in the background until it ends or the console closes.
+func (h *Handler) run(op *bulk.Operation) {
+	h.bulk.wg.Add(1)
 	go func() {
-		p, err := run(context.Background(), func(p bulk.Progress) {
-			op.mu.Lock()
-			op.progress = p
-			op.mu.Unlock()
-		})
-		op.mu.Lock()
-		defer op.mu.Unlock()
-		if p != nil {
-			op.progress = *p
-		}
-		op.err, op.done = err, true
+		defer h.bulk.wg.Done()
+		_ = h.engine.RunBulkOperation(h.bulk.ctx, op, h.bulk.owner) // the outcome is in the row
 	}()
-	return op
 }
 
-func (b *bulkOps) get(id string) *bulkOp {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.ops[id]
+// takeOver resumes the bulk operations of the schema whose runner died or
+// stopped, at most once per takeOverEvery, in the background.
+func (h *Handler) takeOver() {
+	now := time.Now().UnixNano()
+	last := h.bulk.lastTakeOver.Load()
+	if now-last < int64(takeOverEvery) || !h.bulk.lastTakeOver.CompareAndSwap(last, now) || h.bulk.ctx.Err() != nil {
+		return
+	}
+	h.bulk.wg.Add(1)
+	go func() {
+		defer h.bulk.wg.Done()
+		ops, err := h.engine.ClaimStaleBulkOperations(h.bulk.ctx, h.bulk.owner, 10)
+		if err != nil {
+			return // the next request tries again
+		}
+		for _, op := range ops {
+			h.run(op)
+		}
+	}()
 }
 
-// bulkAction wraps a form that starts a bulk operation: CSRF check, then
-// the start, then a redirect to the operation's page.
-func (h *Handler) bulkAction(start func(r *http.Request) (*bulkOp, error)) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		r.Body = http.MaxBytesReader(w, r.Body, 4<<20)
-		if err := r.ParseForm(); err != nil {
-			http.Error(w, "console: reading the form: "+err.Error(), http.StatusBadRequest)
-			return
-		}
-		if problem := h.csrfProblem(r); problem != "" {
-			http.Error(w, "console: refused: "+problem, http.StatusForbidden)
-			return
-		}
-		op, err := start(r)
+// Close stops the bulk operations this console runs, saving their
+// progress and giving them up to be resumed by the next console that
+// serves a request (this one after a restart, or another), and waits for
+// them. The handler serves pages after Close, but starts no bulk action.
+func (h *Handler) Close() {
+	h.bulk.stop()
+	h.bulk.wg.Wait()
+}
+
+// startBulk records spec and runs it, then shows its page.
+func (h *Handler) startBulk(w http.ResponseWriter, r *http.Request, spec *bulk.Spec, what string) {
+	if h.bulk.ctx.Err() != nil {
+		h.setFlash(w, "the console is stopping: start the bulk action again once it is back", true)
+		http.Redirect(w, r, h.returnTo(r), http.StatusSeeOther)
+		return
+	}
+	op, err := h.engine.CreateBulkOperation(r.Context(), spec, what, h.bulk.owner)
+	if err != nil {
+		h.setFlash(w, err.Error(), true)
+		http.Redirect(w, r, h.returnTo(r), http.StatusSeeOther)
+		return
+	}
+	h.run(op)
+	http.Redirect(w, r, fmt.Sprintf("%s/bulk/%d", h.opts.Prefix, op.ID), http.StatusSeeOther)
+}
+
+// bulkForm wraps a form that starts a bulk operation: its spec is read
+// from the form (read, on error, back to the form with the message).
+func (h *Handler) bulkForm(spec func(r *http.Request) (*bulk.Spec, string, error)) http.HandlerFunc {
+	return h.post(4<<20, func(w http.ResponseWriter, r *http.Request) {
+		s, what, err := spec(r)
 		if err != nil {
 			h.setFlash(w, err.Error(), true)
 			http.Redirect(w, r, h.returnTo(r), http.StatusSeeOther)
 			return
 		}
-		http.Redirect(w, r, h.opts.Prefix+"/bulk/"+op.ID, http.StatusSeeOther)
-	}
+		h.startBulk(w, r, s, what)
+	})
 }
 
 // selectedIDs reads the checked rows (form field "job"), at most
@@ -305,76 +341,62 @@ func selectedIDs(r *http.Request) ([]int64, error) {
 	return ids, nil
 }
 
-// startBulkJobs starts a bulk action on jobs: the checked ones (scope
+// bulkJobsSpec reads a bulk action on jobs: the checked ones (scope
 // "selected") or every job the posted filter matches (scope "filter").
-func (h *Handler) startBulkJobs(r *http.Request) (*bulkOp, error) {
+func (h *Handler) bulkJobsSpec(r *http.Request) (*bulk.Spec, string, error) {
 	sel := &bulk.Jobs{}
 	var what string
 	switch scope := r.PostFormValue("scope"); scope {
 	case "selected":
 		ids, err := selectedIDs(r)
 		if err != nil {
-			return nil, err
+			return nil, "", err
 		}
 		if len(ids) == 0 {
-			return nil, fmt.Errorf("no job selected: tick the jobs first, or apply to every job the filter matches")
+			return nil, "", fmt.Errorf("no job selected: tick the jobs first, or apply to every job the filter matches")
 		}
 		sel.JobIDs = ids
 		what = fmt.Sprintf("%d selected job(s)", len(ids))
 	case "filter":
 		f, form, err := parseFilter(r.PostForm)
 		if err != nil {
-			return nil, err
+			return nil, "", err
 		}
 		sel.Filter = *f
 		what = "every job matching " + orAll(form.Query)
 	default:
-		return nil, fmt.Errorf("scope %q is not selected or filter", scope)
+		return nil, "", fmt.Errorf("scope %q is not selected or filter", scope)
 	}
-	e := h.engine
 	switch action := r.PostFormValue("action"); action {
-	case "suspend":
-		return h.bulk.start("Suspend "+what, func(ctx context.Context, report func(bulk.Progress)) (*bulk.Progress, error) {
-			return e.BulkSuspendJobs(ctx, sel, &bulk.JobOpts{OnProgress: report})
-		}), nil
-	case "activate":
-		return h.bulk.start("Activate "+what, func(ctx context.Context, report func(bulk.Progress)) (*bulk.Progress, error) {
-			return e.BulkActivateJobs(ctx, sel, &bulk.JobOpts{OnProgress: report})
-		}), nil
-	case "stop":
-		return h.bulk.start("Stop "+what, func(ctx context.Context, report func(bulk.Progress)) (*bulk.Progress, error) {
-			return e.BulkStopJobs(ctx, sel, &bulk.JobOpts{OnProgress: report})
-		}), nil
-	case "priority":
+	case bulk.ActionSuspend, bulk.ActionActivate, bulk.ActionStop:
+		spec := &bulk.Spec{Action: action, Jobs: sel}
+		return spec, actionVerb(spec) + " " + what, nil
+	case bulk.ActionPriority:
 		p, err := formInt(r, "priority")
 		if err != nil {
-			return nil, err
+			return nil, "", err
 		}
-		return h.bulk.start(fmt.Sprintf("Set priority %d on %s", p, what), func(ctx context.Context, report func(bulk.Progress)) (*bulk.Progress, error) {
-			return e.BulkSetJobPriority(ctx, sel, p, &bulk.JobOpts{OnProgress: report})
-		}), nil
-	case "retry":
+		return &bulk.Spec{Action: action, Jobs: sel, Priority: p}, fmt.Sprintf("Set priority %d on %s", p, what), nil
+	case bulk.ActionRetry:
 		n, err := retriesField(r)
 		if err != nil {
-			return nil, err
+			return nil, "", err
 		}
 		if sel.JobIDs == nil {
-			return nil, fmt.Errorf("retry applies to selected jobs, or to incidents (Incidents page: retry every open incident)")
+			return nil, "", fmt.Errorf("retry applies to selected jobs, or to incidents (Incidents page: retry every open incident)")
 		}
-		return h.bulk.start(fmt.Sprintf("Retry (%d retries) %s", n, what), func(ctx context.Context, report func(bulk.Progress)) (*bulk.Progress, error) {
-			return e.BulkRetryIncidents(ctx, &bulk.Incidents{JobIDs: sel.JobIDs}, &bulk.RetryOpts{Retries: n, OnProgress: report})
-		}), nil
+		return &bulk.Spec{Action: action, Incidents: &bulk.Incidents{JobIDs: sel.JobIDs}, Retries: n}, fmt.Sprintf("Retry (%d retries) %s", n, what), nil
 	default:
-		return nil, fmt.Errorf("action %q is not suspend, activate, stop, priority or retry", action)
+		return nil, "", fmt.Errorf("action %q is not suspend, activate, stop, priority or retry", action)
 	}
 }
 
-// startBulkRetry starts a bulk retry of incidents: the checked ones, or
+// bulkRetrySpec reads a bulk retry of incidents: the checked ones, or
 // every open one of the posted job definition and instance prefix.
-func (h *Handler) startBulkRetry(r *http.Request) (*bulkOp, error) {
+func bulkRetrySpec(r *http.Request) (*bulk.Spec, string, error) {
 	n, err := retriesField(r)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	sel := &bulk.Incidents{}
 	var what string
@@ -382,29 +404,27 @@ func (h *Handler) startBulkRetry(r *http.Request) (*bulkOp, error) {
 	case "selected":
 		ids, err := selectedIDs(r)
 		if err != nil {
-			return nil, err
+			return nil, "", err
 		}
 		if len(ids) == 0 {
-			return nil, fmt.Errorf("no incident selected: tick the incidents first, or retry every open incident")
+			return nil, "", fmt.Errorf("no incident selected: tick the incidents first, or retry every open incident")
 		}
 		sel.JobIDs = ids
 		what = fmt.Sprintf("%d selected incident(s)", len(ids))
 	case "all":
-		sel.JobDefinitionID = strings.TrimSpace(r.PostFormValue("job_definition"))
-		sel.InstancePrefix = strings.TrimSpace(r.PostFormValue("instance"))
-		what = "every open incident"
-		if sel.JobDefinitionID != "" {
-			what += fmt.Sprintf(" of job definition %q", sel.JobDefinitionID)
+		s, form, err := parseIncidentSearch(r.PostForm)
+		if err != nil {
+			return nil, "", err
 		}
-		if sel.InstancePrefix != "" {
-			what += fmt.Sprintf(" of instances %q…", sel.InstancePrefix)
+		sel = &s.Incidents
+		what = "every open incident"
+		if q := form.Query; q != "" && q != "order=oldest" && q != "order=newest" {
+			what += " matching " + orAll(q)
 		}
 	default:
-		return nil, fmt.Errorf("scope %q is not selected or all", scope)
+		return nil, "", fmt.Errorf("scope %q is not selected or all", scope)
 	}
-	return h.bulk.start(fmt.Sprintf("Retry (%d retries) %s", n, what), func(ctx context.Context, report func(bulk.Progress)) (*bulk.Progress, error) {
-		return h.engine.BulkRetryIncidents(ctx, sel, &bulk.RetryOpts{Retries: n, OnProgress: report})
-	}), nil
+	return &bulk.Spec{Action: bulk.ActionRetry, Incidents: sel, Retries: n}, fmt.Sprintf("Retry (%d retries) %s", n, what), nil
 }
 
 func retriesField(r *http.Request) (int, error) {
@@ -419,16 +439,46 @@ func retriesField(r *http.Request) (int, error) {
 }
 
 func (h *Handler) bulkPage(w http.ResponseWriter, r *http.Request) {
-	op := h.bulk.get(r.PathValue("id"))
-	if op == nil {
-		h.renderError(w, r, http.StatusNotFound, fmt.Errorf("bulk operation %q is not known to this console (finished long ago, or the console restarted: the action can be run again safely)", r.PathValue("id")))
+	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
+	if err != nil || id <= 0 {
+		h.renderError(w, r, http.StatusBadRequest, fmt.Errorf("bulk operation id %q is not a positive integer", r.PathValue("id")))
 		return
 	}
-	v := op.view()
-	if !v.Done {
+	op, err := h.engine.BulkOperation(r.Context(), id)
+	if err != nil {
+		h.renderError(w, r, errorStatus(err), err)
+		return
+	}
+	if op.State == bulk.StateRunning {
 		w.Header().Set("Refresh", "1") // reload until it ends; no JavaScript
 	}
-	h.render(w, r, http.StatusOK, "bulk", "Bulk action", v)
+	h.render(w, r, http.StatusOK, "bulk", "Bulk action", newBulkView(op))
+}
+
+type bulkListData struct {
+	Operations []*bulkView
+	Pager      pager
+}
+
+// bulkList lists the bulk operations, newest first: the running ones and
+// the history.
+func (h *Handler) bulkList(w http.ResponseWriter, r *http.Request) {
+	before, err := int64Param(r, "before")
+	if err != nil {
+		h.renderError(w, r, http.StatusBadRequest, err)
+		return
+	}
+	ops, err := h.engine.BulkOperations(r.Context(), before, h.pageSize+1)
+	if err != nil {
+		h.renderError(w, r, errorStatus(err), err)
+		return
+	}
+	data := &bulkListData{}
+	ops, data.Pager = pageOf(h, r, "before", ops, func(op *bulk.Operation) string { return strconv.FormatInt(op.ID, 10) })
+	for _, op := range ops {
+		data.Operations = append(data.Operations, newBulkView(op))
+	}
+	h.render(w, r, http.StatusOK, "bulklist", "Bulk actions", data)
 }
 
 func orAll(query string) string {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver"
+	"github.com/riverqueue/river/rivertype"
 	"github.com/stretchr/testify/require"
 
 	"github.com/riverbpmn/riverbpmn/console"
@@ -54,7 +55,7 @@ func TestJobsPageFiltersAndPages(t *testing.T) {
 	require.NotContains(t, body, `href="/instance?id=order-5"`)
 }
 
-var bulkLocation = regexp.MustCompile(`^/bulk/[0-9a-f]{16}$`)
+var bulkLocation = regexp.MustCompile(`^/bulk/[0-9]+$`)
 
 // waitBulk follows a bulk action's page until it has finished, and returns
 // the page.
@@ -91,8 +92,15 @@ func TestBulkActionsFromTheConsole(t *testing.T) {
 	_, page := b.get("/jobs")
 	token := b.token(page)
 
-	// Suspend two selected jobs.
+	// Suspend two selected jobs: first the count, nothing done; then,
+	// confirmed, the action.
 	form := url.Values{"csrf": {token}, "scope": {"selected"}, "action": {"suspend"}, "job": {fmt.Sprint(ids[0]), fmt.Sprint(ids[1])}}
+	status, ask := b.post("/bulk/jobs", form)
+	require.Equal(t, http.StatusOK, status)
+	require.Contains(t, ask, ">Suspend 2 job(s)</button>")
+	require.Contains(t, ask, "2 job(s) are suspended")
+	require.Equal(t, rivertype.JobStateAvailable, e.jobState(ids[0]), "nothing before the confirmation")
+	form.Set("confirmed", "yes")
 	status, loc := b.postNoRedirect("/bulk/jobs", form)
 	require.Equal(t, http.StatusSeeOther, status)
 	require.Regexp(t, bulkLocation, loc)
@@ -101,8 +109,30 @@ func TestBulkActionsFromTheConsole(t *testing.T) {
 	_, body = b.get("/jobs?state=pending")
 	require.Equal(t, 2, countOf(body, `<tr id="job-`))
 
+	// Undone with the filter "held: suspended": River shows them pending.
+	undo := url.Values{"csrf": {token}, "scope": {"filter"}, "action": {"activate"}, "held": {"suspended"}}
+	_, ask = b.post("/bulk/jobs", undo)
+	require.Contains(t, ask, ">Activate 2 job(s)</button>")
+	undo.Set("confirmed", "yes")
+	_, loc = b.postNoRedirect("/bulk/jobs", undo)
+	require.Contains(t, waitBulk(t, b, loc), "2 of 2 done, 2 changed, 0 failed")
+	_, body = b.get("/jobs?held=suspended")
+	require.Equal(t, 0, countOf(body, `<tr id="job-`))
+	require.Equal(t, rivertype.JobStateAvailable, e.jobState(ids[0]))
+
+	// Suspend them again, for the rest of the test.
+	form.Set("confirmed", "yes")
+	_, loc = b.postNoRedirect("/bulk/jobs", form)
+	require.Contains(t, waitBulk(t, b, loc), "2 of 2 done, 2 changed, 0 failed")
+	_, body = b.get("/jobs?held=suspended")
+	require.Equal(t, 2, countOf(body, `<tr id="job-`))
+
 	// Set the priority of every available job (the filter's).
 	form = url.Values{"csrf": {token}, "scope": {"filter"}, "action": {"priority"}, "priority": {"9"}, "state": {"available"}}
+	_, ask = b.post("/bulk/jobs", form)
+	require.Contains(t, ask, ">Set the priority of 3 job(s)</button>")
+	require.Contains(t, ask, `<input type="hidden" name="state" value="available">`)
+	form.Set("confirmed", "yes")
 	status, loc = b.postNoRedirect("/bulk/jobs", form)
 	require.Equal(t, http.StatusSeeOther, status)
 	body = waitBulk(t, b, loc)
@@ -114,7 +144,11 @@ func TestBulkActionsFromTheConsole(t *testing.T) {
 	}
 	_, page = b.get("/incidents")
 	require.Contains(t, page, `id="bulk-retry-form"`)
-	status, loc = b.postNoRedirect("/bulk/retry", url.Values{"csrf": {b.token(page)}, "scope": {"all"}, "retries": {"2"}})
+	retry := url.Values{"csrf": {b.token(page)}, "scope": {"all"}, "retries": {"2"}}
+	_, ask = b.post("/bulk/retry", retry)
+	require.Contains(t, ask, "3 open incident(s): each job gets 2 retries")
+	retry.Set("confirmed", "yes")
+	status, loc = b.postNoRedirect("/bulk/retry", retry)
 	require.Equal(t, http.StatusSeeOther, status)
 	body = waitBulk(t, b, loc)
 	require.Contains(t, body, "3 of 3 done, 3 changed")
@@ -144,7 +178,14 @@ func TestBulkActionsFromTheConsole(t *testing.T) {
 	require.Equal(t, http.StatusForbidden, status)
 
 	status, _ = b.get("/bulk/0123456789abcdef")
+	require.Equal(t, http.StatusBadRequest, status)
+	status, _ = b.get("/bulk/987654321")
 	require.Equal(t, http.StatusNotFound, status)
+
+	// The history lists every action, newest first.
+	_, body = b.get("/bulk")
+	require.Equal(t, 5, countOf(body, `<a href="/bulk/`), body)
+	require.Contains(t, body, "Retry (2 retries) every open incident")
 }
 
 func TestJobPageSaysWhyNotRunning(t *testing.T) {

@@ -4,8 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"slices"
 	"strconv"
+	"strings"
+	"time"
 
 	"github.com/riverqueue/river/rivertype"
 
@@ -46,33 +49,114 @@ func int64Param(r *http.Request, name string) (int64, error) {
 
 // ---- incidents ----
 
+// incidentForm is an incident search as the filter form holds it.
+type incidentForm struct {
+	JobDefinition, Activity, ProcessDefinition, Tenant string
+	Error, Instance, OlderThan, Order                  string
+	Resolved, Group                                    bool
+	// Query is the filter as a URL query (no cursor), for links.
+	Query string
+}
+
+// parseIncidentSearch reads an incident search from values (a GET query or
+// a POSTed form).
+func parseIncidentSearch(values url.Values) (*workflow.IncidentSearch, *incidentForm, error) {
+	f := &incidentForm{
+		JobDefinition: strings.TrimSpace(values.Get("job_definition")), Activity: strings.TrimSpace(values.Get("activity")),
+		ProcessDefinition: strings.TrimSpace(values.Get("process_definition")), Tenant: strings.TrimSpace(values.Get("tenant")),
+		Error: strings.TrimSpace(values.Get("error")), Instance: strings.TrimSpace(values.Get("instance")),
+		OlderThan: strings.TrimSpace(values.Get("older_than")), Order: values.Get("order"),
+		Resolved: values.Get("resolved") != "", Group: values.Get("group") != "",
+	}
+	s := &workflow.IncidentSearch{Resolved: f.Resolved}
+	s.JobDefinitionID, s.ActivityID, s.ProcessDefinitionKey, s.TenantID = f.JobDefinition, f.Activity, f.ProcessDefinition, f.Tenant
+	s.ErrorContains, s.InstancePrefix = f.Error, f.Instance
+	switch f.Order {
+	case "", "oldest":
+		s.Oldest = true
+	case "newest":
+	default:
+		return nil, nil, fmt.Errorf("order %q is not newest or oldest", f.Order)
+	}
+	if f.OlderThan != "" {
+		d, err := time.ParseDuration(f.OlderThan)
+		if err != nil || d < 0 {
+			return nil, nil, fmt.Errorf("older_than %q is not a duration (for example 30m, 24h)", f.OlderThan)
+		}
+		s.OpenedBefore = time.Now().Add(-d).UTC()
+	}
+	q := url.Values{}
+	for k, v := range map[string]string{"job_definition": f.JobDefinition, "activity": f.Activity, "process_definition": f.ProcessDefinition,
+		"tenant": f.Tenant, "error": f.Error, "instance": f.Instance, "older_than": f.OlderThan, "order": f.Order} {
+		if v != "" {
+			q.Set(k, v)
+		}
+	}
+	if f.Resolved {
+		q.Set("resolved", "1")
+	}
+	f.Query = q.Encode()
+	return s, f, nil
+}
+
 type incidentsData struct {
+	Filter    *incidentForm
 	Incidents []*workflow.Incident
+	Groups    []*incidentGroup
 	Pager     pager
+	// Total counts the open incidents the filter keeps.
+	Total int64
+}
+
+// incidentGroup is a group of the "group by error" view, with the link to
+// its incidents.
+type incidentGroup struct {
+	*workflow.IncidentGroup
+	Link string
 }
 
 func (h *Handler) incidents(w http.ResponseWriter, r *http.Request) {
+	s, form, err := parseIncidentSearch(r.URL.Query())
+	if err != nil {
+		h.renderError(w, r, http.StatusBadRequest, err)
+		return
+	}
 	after, err := int64Param(r, "after")
 	if err != nil {
 		h.renderError(w, r, http.StatusBadRequest, err)
 		return
 	}
-	list, err := h.engine.OpenIncidentsPage(r.Context(), after, h.pageSize+1)
+	ctx := r.Context()
+	data := &incidentsData{Filter: form}
+	if data.Total, err = h.engine.CountIncidents(ctx, &s.Incidents); err != nil {
+		h.renderError(w, r, errorStatus(err), err)
+		return
+	}
+	title := "Open incidents"
+	if form.Resolved {
+		title = "Incidents"
+	}
+	if form.Group {
+		groups, err := h.engine.IncidentGroups(ctx, s)
+		if err != nil {
+			h.renderError(w, r, errorStatus(err), err)
+			return
+		}
+		for _, g := range groups {
+			q, _ := url.ParseQuery(form.Query)
+			q.Set("error", g.Error)
+			data.Groups = append(data.Groups, &incidentGroup{IncidentGroup: g, Link: h.opts.Prefix + "/incidents?" + q.Encode()})
+		}
+		h.render(w, r, http.StatusOK, "incidents", title, data)
+		return
+	}
+	list, err := h.engine.SearchIncidents(ctx, s, after, h.pageSize+1)
 	if err != nil {
 		h.renderError(w, r, errorStatus(err), err)
 		return
 	}
-	data := &incidentsData{Incidents: list}
-	more := len(list) > h.pageSize
-	if more {
-		data.Incidents = list[:h.pageSize]
-	}
-	last := ""
-	if n := len(data.Incidents); n > 0 {
-		last = strconv.FormatInt(data.Incidents[n-1].ID, 10)
-	}
-	data.Pager = h.newPager(r, "after", more, last)
-	h.render(w, r, http.StatusOK, "incidents", "Open incidents", data)
+	data.Incidents, data.Pager = pageOf(h, r, "after", list, func(i *workflow.Incident) string { return strconv.FormatInt(i.ID, 10) })
+	h.render(w, r, http.StatusOK, "incidents", title, data)
 }
 
 // ---- process instance ----
@@ -94,6 +178,10 @@ type instanceData struct {
 	// (nil when free), as seen from the first exclusive job on the page.
 	Key    string
 	Holder *workflow.ExclusiveLock
+	// Root is the instance's root process instance (its own id when it is
+	// a root), and Tree the instances under that root.
+	Root string
+	Tree []*workflow.TreeMember
 }
 
 func (h *Handler) instance(w http.ResponseWriter, r *http.Request) {
@@ -176,6 +264,21 @@ func (h *Handler) instance(w http.ResponseWriter, r *http.Request) {
 			case exclusive && ij.Job.State == rivertype.JobStateAvailable:
 				ij.WaitsFor = data.Holder.JobID
 			}
+		}
+	}
+	for _, ij := range data.Jobs {
+		if ij.Context != nil && ij.Context.RootProcessInstanceID != "" {
+			data.Root = ij.Context.RootProcessInstanceID
+			break
+		}
+	}
+	if data.Root == "" && len(data.Jobs) > 0 {
+		data.Root = id
+	}
+	if data.Root != "" {
+		if data.Tree, err = h.engine.ProcessInstanceTree(ctx, data.Root, workflow.MaxPageSize); err != nil {
+			h.renderError(w, r, errorStatus(err), err)
+			return
 		}
 	}
 	status := http.StatusOK
@@ -275,6 +378,9 @@ type jobData struct {
 	Finished, Suspended bool
 	// Why says why the job is not running (package diagnose).
 	Why *diagnose.Diagnosis
+	// QueueNote says that no client works the job's queue, or that it is
+	// paused ("" otherwise), from River's record of its queues.
+	QueueNote string
 }
 
 func (h *Handler) job(w http.ResponseWriter, r *http.Request) {
@@ -314,6 +420,12 @@ func (h *Handler) job(w http.ResponseWriter, r *http.Request) {
 	case rivertype.JobStateRunning, rivertype.JobStateCompleted, rivertype.JobStateCancelled:
 	default:
 		data.CanSetRetries = true
+	}
+	if !data.Finished && details.Job.State != rivertype.JobStateRunning {
+		if data.QueueNote, err = h.queueNote(r, details.Job.Queue); err != nil {
+			h.renderError(w, r, errorStatus(err), err)
+			return
+		}
 	}
 	h.render(w, r, http.StatusOK, "job", fmt.Sprintf("Job %d", id), data)
 }

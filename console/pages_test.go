@@ -111,7 +111,11 @@ func TestLocksPageExclusiveScope(t *testing.T) {
 	_, body := b.get("/locks")
 	require.Contains(t, body, "Exclusive scope in force: <strong>process instance</strong> (not recorded yet")
 
-	_, body = b.submit("/locks", "/locks/scope", url.Values{"scope": {"root-process-instance"}})
+	require.Contains(t, body, ">Record scope…</button>")
+	require.NotContains(t, body, "onclick", "no script: the CSP forbids it")
+	ask, _, body := b.confirm("/locks", "/locks/scope", url.Values{"scope": {"root-process-instance"}}, false)
+	require.Contains(t, ask, "No scope is recorded yet; every client of the schema must agree with root process instance from now on")
+	require.NotContains(t, ask, `id="confirm-alive"`, "no client is alive")
 	require.Contains(t, body, "Recorded the exclusive scope root process instance (none recorded).")
 	require.Contains(t, body, "Exclusive scope in force: <strong>root process instance</strong> (recorded ")
 	recorded, err := e.engine.RecordedExclusiveScope(e.ctx)
@@ -188,7 +192,7 @@ func TestPrefix(t *testing.T) {
 	require.NoError(t, err)
 	resp.Body.Close()
 	require.Equal(t, http.StatusOK, resp.StatusCode)
-	require.Equal(t, "/ops/bpmn/incidents", resp.Request.URL.Path)
+	require.Equal(t, "/ops/bpmn/", resp.Request.URL.Path, "the overview")
 
 	status, body := b.get("/incidents")
 	require.Equal(t, http.StatusOK, status)

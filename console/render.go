@@ -2,8 +2,10 @@ package console
 
 import (
 	"bytes"
+	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"html/template"
 	"net/http"
@@ -11,8 +13,12 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
+
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/riverbpmn/riverbpmn/bulk"
+	"github.com/riverbpmn/riverbpmn/workflow"
 )
 
 // page is what every template gets: the layout's fields and the page's own
@@ -37,6 +43,13 @@ type suspendForm struct {
 	Type, ID string
 }
 
+// timerCells is what the "timer-cells" template gets: the page (prefix,
+// CSRF token, read-only) and the timer.
+type timerCells struct {
+	Page *page
+	T    *workflow.TimerInfo
+}
+
 // filterArgs is what the "filters" template gets.
 type filterArgs struct {
 	Action string
@@ -56,12 +69,12 @@ func (h *Handler) render(w http.ResponseWriter, r *http.Request, status int, nam
 		Title:      title,
 		Nav:        name,
 		Prefix:     h.opts.Prefix,
-		ReadOnly:   h.opts.ReadOnly,
+		ReadOnly:   readOnly(r),
 		Return:     h.opts.Prefix + r.URL.RequestURI(),
 		RiverUIURL: h.opts.RiverUIURL,
 		Data:       data,
 	}
-	if !h.opts.ReadOnly {
+	if !p.ReadOnly {
 		p.CSRF = h.csrfToken(w, r)
 	}
 	if c, err := r.Cookie(flashCookie); err == nil {
@@ -83,9 +96,50 @@ func (h *Handler) render(w http.ResponseWriter, r *http.Request, status int, nam
 	_, _ = w.Write(buf.Bytes())
 }
 
-// renderError renders the error page with status.
+// renderError renders the error page with status: the error's message
+// for a bad request, a short one for a failure of the server (500), which
+// says what failed without the statement or its arguments.
 func (h *Handler) renderError(w http.ResponseWriter, r *http.Request, status int, err error) {
-	h.render(w, r, status, "error", http.StatusText(status), err.Error())
+	msg := err.Error()
+	if status >= http.StatusInternalServerError {
+		msg = shortError(err)
+	}
+	h.render(w, r, status, "error", http.StatusText(status), msg)
+}
+
+// shortError says in a line what failed: PostgreSQL's message and code, or
+// the error's first line, at most 300 characters.
+func shortError(err error) string {
+	var pgErr *pgconn.PgError
+	switch {
+	case errors.As(err, &pgErr):
+		return fmt.Sprintf("The database failed: %s (SQLSTATE %s).", pgErr.Message, pgErr.Code)
+	case errors.Is(err, context.DeadlineExceeded):
+		return "The database did not answer in time."
+	case errors.Is(err, context.Canceled):
+		return "The request was cancelled."
+	}
+	msg, _, _ := strings.Cut(err.Error(), "\n")
+	if r := []rune(msg); len(r) > 300 {
+		msg = string(r[:300]) + "…"
+	}
+	return msg
+}
+
+// inputProblem names the first value of values that PostgreSQL cannot take
+// (a NUL byte, invalid UTF-8): such a value answers 400 before any query.
+func inputProblem(what string, values map[string][]string) string {
+	for name, vs := range values {
+		for _, v := range vs {
+			if strings.ContainsRune(name+v, 0) {
+				return fmt.Sprintf("%s %s %q holds a NUL byte", what, strings.ReplaceAll(name, "\x00", "\\0"), v)
+			}
+			if !utf8.ValidString(name + v) {
+				return fmt.Sprintf("%s %s is not valid UTF-8", what, strings.ToValidUTF8(name, "?"))
+			}
+		}
+	}
+	return ""
 }
 
 // setFlash leaves a message for the next page the browser loads (after the
@@ -114,6 +168,20 @@ func (h *Handler) pageURL(r *http.Request, param, value string) string {
 	}
 	u := url.URL{Path: h.opts.Prefix + r.URL.Path, RawQuery: q.Encode()}
 	return u.String()
+}
+
+// pageOf cuts list, fetched with h.pageSize+1 rows, to a page, and returns
+// its pager: the next page's cursor (param) is cursor of the page's last row.
+func pageOf[T any](h *Handler, r *http.Request, param string, list []T, cursor func(T) string) ([]T, pager) {
+	more := len(list) > h.pageSize
+	if more {
+		list = list[:h.pageSize]
+	}
+	last := ""
+	if len(list) > 0 {
+		last = cursor(list[len(list)-1])
+	}
+	return list, h.newPager(r, param, more, last)
 }
 
 // newPager returns the pager of a list whose cursor is param: next set when
@@ -150,6 +218,9 @@ func (h *Handler) funcs() template.FuncMap {
 		"bulkBatch": func() int { return bulk.DefaultBatchSize },
 		"filterArgs": func(action string, f *filterForm) filterArgs {
 			return filterArgs{Action: h.opts.Prefix + action, Filter: f}
+		},
+		"timerCells": func(p *page, t *workflow.TimerInfo) timerCells {
+			return timerCells{Page: p, T: t}
 		},
 		"suspendForm": func(p *page, typ, id string) suspendForm {
 			return suspendForm{Page: p, Type: typ, ID: id}
@@ -196,6 +267,8 @@ func (h *Handler) funcs() template.FuncMap {
 			}
 			return out.String()
 		},
+		"fold": newFolded,
+		"add":  func(a, b int64) int64 { return a + b },
 		"truncate": func(n int, s string) string {
 			if r := []rune(s); len(r) > n {
 				return string(r[:n]) + "…"
@@ -209,6 +282,34 @@ func (h *Handler) funcs() template.FuncMap {
 			return h.opts.RiverUIURL + "/jobs/" + strconv.FormatInt(id, 10)
 		},
 	}
+}
+
+// folded is a long text shown folded: its start, and the rest behind a
+// <details> (template "fold").
+type folded struct {
+	Short, Full string
+	Long        bool
+	Size        int
+}
+
+// foldAt is the length beyond which a text is folded; foldMax caps what
+// the page holds of it.
+const (
+	foldAt  = 400
+	foldMax = 20_000
+)
+
+func newFolded(s string) folded {
+	r := []rune(s)
+	f := folded{Full: s, Size: len(r)}
+	if len(r) <= foldAt {
+		return f
+	}
+	f.Long, f.Short = true, string(r[:300])+"…"
+	if len(r) > foldMax {
+		f.Full = string(r[:foldMax]) + fmt.Sprintf("… (%d more characters: riverbpmn job ID --json shows them all)", len(r)-foldMax)
+	}
+	return f
 }
 
 // formatAge writes a duration the way an operator reads an age: its two

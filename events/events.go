@@ -104,6 +104,7 @@ var (
 	horizonSQL            = sqltemplate.MustRead(sqlFS, "sql/horizon.sql")
 	lastSQL               = sqltemplate.MustRead(sqlFS, "sql/last.sql")
 	pruneSQL              = sqltemplate.MustRead(sqlFS, "sql/prune.sql")
+	pruneCountSQL         = sqltemplate.MustRead(sqlFS, "sql/prune_count.sql")
 	prunedSQL             = sqltemplate.MustRead(sqlFS, "sql/pruned.sql")
 	subscriptionGetSQL    = sqltemplate.MustRead(sqlFS, "sql/subscription_get.sql")
 	subscriptionCreateSQL = sqltemplate.MustRead(sqlFS, "sql/subscription_create.sql")
@@ -370,6 +371,15 @@ const DefaultPruneBatch = 1_000
 // stops at the first event written later), batch outbox rows per statement
 // (DefaultPruneBatch if batch <= 0). An outbox row holds the events of one
 // statement on river_job, all written at the same time, so they go
+// PruneCount returns how many events Prune with olderThan would delete now.
+func PruneCount(ctx context.Context, db DB, schema string, olderThan time.Time) (int64, error) {
+	var n int64
+	if err := db.QueryRow(ctx, sqltemplate.Render(pruneCountSQL, schema), olderThan).Scan(&n); err != nil {
+		return 0, fmt.Errorf("events: counting the events to prune: %w%s", err, migrationHint(err))
+	}
+	return n, nil
+}
+
 // together. It returns how many events it deleted.
 func Prune(ctx context.Context, db DB, schema string, olderThan time.Time, batch int) (int64, error) {
 	if batch <= 0 {

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river/rivertype"
@@ -20,6 +21,7 @@ var sqlFS embed.FS
 
 var (
 	jobsSQL      = sqltemplate.MustRead(sqlFS, "sql/jobs.sql")
+	countSQL     = sqltemplate.MustRead(sqlFS, "sql/count.sql")
 	instancesSQL = sqltemplate.MustRead(sqlFS, "sql/instances.sql")
 	settingsSQL  = sqltemplate.MustRead(sqlFS, "sql/page_settings.sql")
 	filterSQL    = parseFilters(sqltemplate.MustRead(sqlFS, "sql/filters.sql"))
@@ -52,6 +54,9 @@ type Filter struct {
 	TenantID             string `json:"tenant_id,omitempty"`
 	// InstancePrefix keeps jobs whose process instance id starts with it.
 	InstancePrefix string `json:"instance_prefix,omitempty"`
+	// Held keeps jobs held for this reason (package hold; "suspended" for
+	// the suspended ones, which River shows as pending).
+	Held string `json:"held,omitempty"`
 	// CreatedFrom and CreatedTo keep jobs created at or after CreatedFrom
 	// and before CreatedTo (either zero: unbounded).
 	CreatedFrom time.Time `json:"created_from,omitzero"`
@@ -69,10 +74,17 @@ func (f *Filter) Validate() error {
 	}
 	for _, v := range []struct{ name, value string }{
 		{"kind", f.Kind}, {"job_definition_id", f.JobDefinitionID}, {"process_definition_key", f.ProcessDefinitionKey},
-		{"tenant_id", f.TenantID}, {"instance_prefix", f.InstancePrefix},
+		{"tenant_id", f.TenantID}, {"instance_prefix", f.InstancePrefix}, {"held", f.Held},
 	} {
 		if len(v.value) > MaxFilterBytes {
 			return fmt.Errorf("search: %s is %d bytes long, more than %d", v.name, len(v.value), MaxFilterBytes)
+		}
+		// PostgreSQL takes neither in a text value.
+		if strings.ContainsRune(v.value, 0) {
+			return fmt.Errorf("search: %s %q holds a NUL byte", v.name, v.value)
+		}
+		if !utf8.ValidString(v.value) {
+			return fmt.Errorf("search: %s %q is not valid UTF-8", v.name, v.value)
 		}
 	}
 	if !f.CreatedFrom.IsZero() && !f.CreatedTo.IsZero() && !f.CreatedFrom.Before(f.CreatedTo) {
@@ -211,6 +223,25 @@ func Instances(ctx context.Context, q Querier, schema string, f *Filter, cursor 
 	return list, nil
 }
 
+// MaxCount bounds Count: it counts at most this many jobs.
+const MaxCount = 1_000_000
+
+// Count returns how many jobs of schema match f, counting at most MaxCount
+// (a count of MaxCount means "at least that many"): what a bulk action on
+// the filter will walk, shown before it runs.
+func Count(ctx context.Context, q Querier, schema string, f *Filter) (int64, error) {
+	sql, args, err := build(countSQL, schema, f, 0, 1, false)
+	if err != nil {
+		return 0, err
+	}
+	args[0] = MaxCount
+	n, err := query(ctx, q, sql, args, pgx.RowTo[int64])
+	if err != nil {
+		return 0, fmt.Errorf("search: counting jobs: %w", err)
+	}
+	return n[0], nil
+}
+
 // SQL returns the statement and arguments Jobs (instances false) or
 // Instances (true) runs for f, cursor and limit, for EXPLAIN and
 // benchmarks; Jobs and Instances run it after sql/page_settings.sql (no
@@ -274,6 +305,9 @@ func build(tmpl, schema string, f *Filter, cursor int64, limit int, instances bo
 	}
 	if f.InstancePrefix != "" {
 		add("instance_prefix", likePrefix(f.InstancePrefix))
+	}
+	if f.Held != "" {
+		add("held", f.Held)
 	}
 	if !f.CreatedFrom.IsZero() {
 		add("created_from", f.CreatedFrom)

@@ -169,15 +169,33 @@ func TestExclusiveScopeRecorded(t *testing.T) {
 	require.Equal(t, exclusive.ProcessInstance, wait.Scope)
 	require.Equal(t, "child", wait.Key)
 
-	// Recording another scope by hand changes what tools read.
-	previous, err := tool.SetExclusiveScope(ctx, exclusive.RootProcessInstance)
+	// Recording another scope is refused while the first client is alive,
+	// naming it; recording the same scope is not.
+	sessions, err = first.AliveClients(ctx)
+	require.NoError(t, err)
+	require.Len(t, sessions, 1)
+	_, err = tool.SetExclusiveScope(ctx, exclusive.RootProcessInstance)
+	require.ErrorIs(t, err, ErrClientsAlive)
+	var aliveErr *ClientsAliveError
+	require.ErrorAs(t, err, &aliveErr)
+	require.Len(t, aliveErr.Clients, 1)
+	require.ErrorContains(t, err, sessions[0].ClientID)
+	inForce, err = first.ExclusiveScopeInForce(ctx)
+	require.NoError(t, err)
+	require.Equal(t, exclusive.ProcessInstance, inForce, "nothing recorded")
+	previous, err := tool.SetExclusiveScope(ctx, exclusive.ProcessInstance)
+	require.NoError(t, err, "the scope already recorded")
+	require.Equal(t, exclusive.ProcessInstance, *previous)
+
+	// Forcing it changes what tools read.
+	previous, err = tool.ForceExclusiveScope(ctx, exclusive.RootProcessInstance)
 	require.NoError(t, err)
 	require.Equal(t, exclusive.ProcessInstance, *previous)
 	wait, err = first.ExclusiveWait(ctx, res.Job.ID)
 	require.NoError(t, err)
 	require.Equal(t, "root", wait.Key, "the recorded scope, not the engine's own")
 
-	_, err = tool.SetExclusiveScope(ctx, exclusive.None)
+	_, err = tool.ForceExclusiveScope(ctx, exclusive.None)
 	require.NoError(t, err)
 	wait, err = first.ExclusiveWait(ctx, res.Job.ID)
 	require.NoError(t, err)

@@ -2,10 +2,14 @@ package workflow
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
+	"time"
 
 	"github.com/riverbpmn/riverbpmn/exclusive"
+	"github.com/riverbpmn/riverbpmn/liveness"
 )
 
 // recordExclusiveScope records the engine's exclusive scope as the one in
@@ -78,11 +82,39 @@ func (e *Engine) RecordedExclusiveScope(ctx context.Context) (*exclusive.Recorde
 
 // SetExclusiveScope records scope as the exclusive scope in force in the
 // engine's schema, replacing the recorded one, and returns the scope it
-// replaced (nil when none was recorded). Do it only while no client works
-// the schema: a running client goes on enforcing the scope it started with.
-// Clients whose engine has another scope then refuse to start. It does not
-// change this engine's own Config.ExclusiveScope.
+// replaced (nil when none was recorded). A running client goes on enforcing
+// the scope it started with, and clients whose engine has another scope
+// refuse to start, so it refuses to record another scope than the recorded
+// one while a client of the schema is alive (a liveness session holds its
+// lock, see ClientSessions): the error is a *ClientsAliveError naming them
+// (errors.Is ErrClientsAlive). ForceExclusiveScope records it anyway.
+// Clients running with Config.Liveness disabled have no session and are
+// not seen. It does not change this engine's own Config.ExclusiveScope.
 func (e *Engine) SetExclusiveScope(ctx context.Context, scope exclusive.Scope) (*exclusive.Scope, error) {
+	if e.dbPool == nil {
+		return nil, errNoPool
+	}
+	recorded, err := e.RecordedExclusiveScope(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if recorded == nil || recorded.Scope != scope {
+		alive, err := e.AliveClients(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if len(alive) > 0 {
+			return nil, &ClientsAliveError{Scope: scope, Clients: alive}
+		}
+	}
+	return e.ForceExclusiveScope(ctx, scope)
+}
+
+// ForceExclusiveScope records scope as SetExclusiveScope does, even while
+// clients of the schema are alive: they keep enforcing the scope they
+// started with until they restart, and then refuse to start if their
+// engine's scope differs.
+func (e *Engine) ForceExclusiveScope(ctx context.Context, scope exclusive.Scope) (*exclusive.Scope, error) {
 	if e.dbPool == nil {
 		return nil, errNoPool
 	}
@@ -92,6 +124,45 @@ func (e *Engine) SetExclusiveScope(ctx context.Context, scope exclusive.Scope) (
 	}
 	return previous, nil
 }
+
+// AliveClients returns the liveness sessions of the schema whose client is
+// alive now (ClientSessions, those Alive), oldest first.
+func (e *Engine) AliveClients(ctx context.Context) ([]*liveness.Session, error) {
+	sessions, err := e.ClientSessions(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var alive []*liveness.Session
+	for _, s := range sessions {
+		if s.Alive {
+			alive = append(alive, s)
+		}
+	}
+	return alive, nil
+}
+
+// ErrClientsAlive is what a *ClientsAliveError is (errors.Is).
+var ErrClientsAlive = errors.New("workflow: clients of the schema are alive")
+
+// ClientsAliveError is SetExclusiveScope's refusal: the clients alive.
+type ClientsAliveError struct {
+	// Scope is the scope that was not recorded.
+	Scope exclusive.Scope
+	// Clients are the alive clients' sessions.
+	Clients []*liveness.Session
+}
+
+func (e *ClientsAliveError) Error() string {
+	names := make([]string, len(e.Clients))
+	for i, s := range e.Clients {
+		names[i] = fmt.Sprintf("%s (pid %d, since %s)", s.ClientID, s.PID, s.Started.UTC().Format(time.RFC3339))
+	}
+	return fmt.Sprintf("workflow: not recording exclusive scope %s: %d client(s) of the schema are alive and keep the scope they started with: %s; stop them first, or force it",
+		e.Scope, len(e.Clients), strings.Join(names, ", "))
+}
+
+// Is makes errors.Is(err, ErrClientsAlive) true.
+func (e *ClientsAliveError) Is(target error) bool { return target == ErrClientsAlive }
 
 // ExclusiveScope returns the engine's own exclusive scope
 // (Config.ExclusiveScope), which its clients enforce; see

@@ -255,6 +255,15 @@ func (e *Engine) PruneEvents(ctx context.Context, olderThan time.Time) (int64, e
 	return events.Prune(ctx, e.dbPool, e.config.Schema, olderThan, 0)
 }
 
+// PruneEventsCount returns how many events PruneEvents with olderThan
+// would delete now.
+func (e *Engine) PruneEventsCount(ctx context.Context, olderThan time.Time) (int64, error) {
+	if e.dbPool == nil {
+		return 0, errNoPool
+	}
+	return events.PruneCount(ctx, e.dbPool, e.config.Schema, olderThan)
+}
+
 // startEvents runs when a client starts: with Config.Events, it switches
 // events on.
 func (e *Engine) startEvents(ctx context.Context) error {

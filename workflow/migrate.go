@@ -62,6 +62,9 @@ func migrationTruncateTables(version int) []string { //nolint:unparam // grows w
 	if version == 0 || version >= migrationVersionDeployments {
 		tables = append(tables, "river_bpmn_deployment", "river_bpmn_deployment_resource", "river_bpmn_process_definition", "river_bpmn_process_key")
 	}
+	if version == 0 || version >= migrationVersionBulkOperation {
+		tables = append(tables, "river_bpmn_bulk_operation")
+	}
 	return tables
 }
 
@@ -85,6 +88,10 @@ const migrationVersionSettings = 21
 // migrationVersionDeployments is the version of migration 024_deployments
 // (deployed BPMN models; package deployment).
 const migrationVersionDeployments = 24
+
+// migrationVersionBulkOperation is the version of migration
+// 025_bulk_operation, which adds river_bpmn_bulk_operation.
+const migrationVersionBulkOperation = 25
 
 // migrationVersionLifecycle is the version of migration 011_lifecycle
 // (pending jobs, dependencies, expiration; package lifecycle).

@@ -35,3 +35,12 @@ func (e *Engine) SearchProcessInstances(ctx context.Context, f *search.Filter, c
 	}
 	return search.Instances(ctx, e.dbPool, e.config.Schema, f, cursor, limit)
 }
+
+// CountJobs returns how many jobs match f (package search), counting at
+// most search.MaxCount: what a bulk action on f will walk.
+func (e *Engine) CountJobs(ctx context.Context, f *search.Filter) (int64, error) {
+	if e.dbPool == nil {
+		return 0, errNoPool
+	}
+	return search.Count(ctx, e.dbPool, e.config.Schema, f)
+}

@@ -159,3 +159,27 @@ func (p *timerPruner) Start(ctx context.Context) error {
 	})
 	return nil
 }
+
+// TimerFilter selects timers across process instances (TimersPage).
+type TimerFilter = timer.Filter
+
+// TimersPage returns one page of the timers f selects, of every process
+// instance and the timer start events, by id, after timer id afterID (0 for
+// the first page), at most limit (1 to MaxPageSize), with the due date of
+// the occurrence waiting to fire and the repetitions left.
+func (e *Engine) TimersPage(ctx context.Context, f *TimerFilter, afterID int64, limit int) ([]*TimerInfo, error) {
+	if err := checkPageLimit(limit); err != nil {
+		return nil, err
+	}
+	if e.dbPool == nil {
+		return nil, errNoPool
+	}
+	if f == nil {
+		f = &TimerFilter{}
+	}
+	timers, err := e.timerStore().ListAllPage(ctx, e.dbPool, f, afterID, limit)
+	if err != nil {
+		return nil, fmt.Errorf("workflow: listing timers: %w", err)
+	}
+	return timers, nil
+}

@@ -1,11 +1,11 @@
 -- IncidentsRetryBatch: one batch of a bulk retry. Takes the next $2 open
 -- incidents after incident id $1 and up to incident id $3 (the newest
 -- incident when the bulk retry began: incidents opened later, say by a job
--- this retry revived that failed again, are not its business), of the jobs
--- $4 (NULL: every job), job definition $5, process instance id prefix $6,
--- in incident id order (river_bpmn_incident_open); gives each one's job,
--- if it is still discarded, $7 retries: available now, max_attempts its
--- attempt + $7 (as Engine.SetJobRetries does). The incident trigger
+-- this retry revived that failed again, are not its business) that the
+-- filter (sql/incidents_filter.sql, from $5) keeps, in incident id order
+-- (river_bpmn_incident_open); gives each one's job, if it is still
+-- discarded, $4 retries: available now, max_attempts its attempt + $4 (as
+-- Engine.SetJobRetries does). The incident trigger
 -- (migration 004) resolves the incident in the same statement.
 --
 -- Idempotent: a job that is no longer discarded is left alone, so a batch
@@ -23,9 +23,7 @@ WITH batch AS (
         resolved_at IS NULL
         AND id > $1::bigint
         AND id <= $3::bigint
-        AND ($4::bigint[] IS NULL OR job_id = ANY($4::bigint[]))
-        AND ($5::text IS NULL OR job_definition_id = $5::text)
-        AND ($6::text IS NULL OR process_instance_id LIKE $6::text)
+        AND /* FILTER */
     ORDER BY
         id
     LIMIT $2::integer
@@ -44,7 +42,7 @@ WITH batch AS (
     UPDATE
         /* TEMPLATE: schema */river_job
     SET
-        max_attempts = least(river_job.attempt + $7::integer, 32767),
+        max_attempts = least(river_job.attempt + $4::integer, 32767),
         state = 'available',
         scheduled_at = now(),
         finalized_at = NULL,

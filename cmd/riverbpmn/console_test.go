@@ -35,6 +35,7 @@ func TestConsoleVerb(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, engine.SetJobRetries(ctx, res.Job.ID, 0))
 
+	var lines []string // what the verb printed
 	serve := func(t *testing.T, extra ...string) (string, func() error) {
 		t.Helper()
 		ctx, cancel := context.WithCancel(ctx)
@@ -52,8 +53,9 @@ func TestConsoleVerb(t *testing.T) {
 			cancel()
 			t.Fatal("console verb did not start")
 		}
-		m := regexp.MustCompile(`on (http://\S+?)/?\n`).FindStringSubmatch(line)
+		m := regexp.MustCompile(`on (http://\S+?)/? \(`).FindStringSubmatch(line)
 		require.NotNil(t, m, line)
+		lines = append(lines, line)
 		return m[1], func() error { cancel(); return <-errc }
 	}
 
@@ -81,6 +83,47 @@ func TestConsoleVerb(t *testing.T) {
 		require.NoError(t, err)
 		resp.Body.Close()
 		require.Equal(t, http.StatusForbidden, resp.StatusCode)
+		require.NoError(t, stop())
+	})
+
+	// Beyond loopback: refused without credentials, served with them (read
+	// from the environment, never printed), or with --insecure-no-auth.
+	t.Run("BeyondLoopback", func(t *testing.T) {
+		code, _, errOut := runCLI(t, "console", "--database-url", riversharedtest.TestDatabaseURL(), "--schema", schema, "--listen", "0.0.0.0:0")
+		require.Equal(t, exitError, code)
+		require.Contains(t, errOut, `--listen "0.0.0.0:0" serves beyond this machine and no credentials are set: set $RIVERBPMN_CONSOLE_PASSWORD`)
+		require.Contains(t, errOut, "--insecure-no-auth")
+
+		t.Setenv("RIVERBPMN_CONSOLE_PASSWORD", "pw-not-printed-7f3a")
+		t.Setenv("RIVERBPMN_CONSOLE_TOKEN", "token-not-printed-9c1e")
+		base, stop := serve(t, "--listen", "0.0.0.0:0")
+		line := lines[len(lines)-1]
+		require.Contains(t, line, `basic auth as "operator" (operator), bearer token (operator)`)
+		require.NotContains(t, line, "not-printed")
+		base = strings.Replace(base, "0.0.0.0", "127.0.0.1", 1)
+		resp, err := http.Get(base + "/incidents")
+		require.NoError(t, err)
+		resp.Body.Close()
+		require.Equal(t, http.StatusUnauthorized, resp.StatusCode)
+		req, err := http.NewRequest(http.MethodGet, base+"/incidents", nil)
+		require.NoError(t, err)
+		req.SetBasicAuth("operator", "pw-not-printed-7f3a")
+		resp, err = http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		require.Equal(t, http.StatusOK, resp.StatusCode)
+		require.Contains(t, string(body), `method="post"`)
+		require.NoError(t, stop())
+
+		t.Setenv("RIVERBPMN_CONSOLE_PASSWORD", "")
+		t.Setenv("RIVERBPMN_CONSOLE_TOKEN", "")
+		base, stop = serve(t, "--listen", "0.0.0.0:0", "--insecure-no-auth")
+		require.Contains(t, lines[len(lines)-1], "(NO AUTHENTICATION)")
+		resp, err = http.Get(strings.Replace(base, "0.0.0.0", "127.0.0.1", 1) + "/incidents")
+		require.NoError(t, err)
+		resp.Body.Close()
+		require.Equal(t, http.StatusOK, resp.StatusCode)
 		require.NoError(t, stop())
 	})
 

@@ -13,7 +13,7 @@
 //	riverbpmn priority     override JOB_DEFINITION_ID P [--cascade] | clear JOB_DEFINITION_ID | set JOB_ID P
 //	riverbpmn definitions
 //	riverbpmn locks
-//	riverbpmn exclusive-scope [--set process-instance|root-process-instance|none]
+//	riverbpmn exclusive-scope [--set process-instance|root-process-instance|none [--force]]
 //
 // The operator verbs (incidents to locks) take the connection flags and
 // --json.
@@ -30,6 +30,8 @@
 //	riverbpmn activate     (same flags as suspend)
 //	riverbpmn suspended    --database-url URL [--schema S] [--json]
 //	riverbpmn client-sessions --database-url URL [--schema S] [--json]
+//	riverbpmn queues       --database-url URL [--schema S] [--pause Q | --resume Q] [--json]
+//	riverbpmn overview     --database-url URL [--schema S] [--window 24h] [--step 1h] [--json]
 //	riverbpmn progress     --database-url URL [--schema S] (--job ID | --process-instance ID) [--json]
 //	riverbpmn stop         --database-url URL [--schema S] (--job ID | --process-instance ID) [--json]
 //	riverbpmn events       --database-url URL [--schema S] [--follow] [--process-instance ID] [--subscription NAME] [--from F] [--json]
@@ -122,6 +124,8 @@ func commands() []command {
 		{"activate", "activate a job definition, process definition, process instance or job", runActivate},
 		{"suspended", "list suspended targets and scheduled suspensions", runSuspended},
 		{"client-sessions", "list the liveness sessions of clients (alive, or dead until taken over)", runClientSessions},
+		{"overview", "counts per process and job definition by state, open incidents, and jobs completed and failed and incidents opened per --step over --window", runOverview},
+		{"queues", "list queues: jobs, paused, whether a client works each (--pause Q, --resume Q: River's)", runQueues},
 		{"progress", "show the status and progress of a job (--job) or of every job of a process instance (--process-instance)", runProgress},
 		{"stop", "ask a job (--job) or every job of a process instance (--process-instance) to stop", runStop},
 		{"events", "print job status events (--follow: as they happen, from any process)", runEvents},

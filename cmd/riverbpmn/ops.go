@@ -724,7 +724,8 @@ func describeRecordedScope(r *exclusive.RecordedScope) string {
 // Engine.SetExclusiveScope).
 func runExclusiveScope(ctx context.Context, args []string, stdout io.Writer) error {
 	v := newVerb("exclusive-scope")
-	set := v.fs.String("set", "", "record this scope as the one in force (process-instance, root-process-instance or none); do it only while no client works the schema")
+	set := v.fs.String("set", "", "record this scope as the one in force (process-instance, root-process-instance or none); refused while a client of the schema is alive")
+	force := v.fs.Bool("force", false, "with --set: record it even while clients of the schema are alive (they keep their scope until they restart, then refuse to start)")
 	if _, err := v.parse(args); err != nil {
 		return err
 	}
@@ -743,7 +744,11 @@ func runExclusiveScope(ctx context.Context, args []string, stdout io.Writer) err
 	defer closeDB()
 	var out scopeJSON
 	if setScope != nil {
-		previous, err := engine.SetExclusiveScope(ctx, *setScope)
+		set := engine.SetExclusiveScope
+		if *force {
+			set = engine.ForceExclusiveScope
+		}
+		previous, err := set(ctx, *setScope)
 		if err != nil {
 			return err
 		}

@@ -17,6 +17,11 @@ t.kind = $?::text
 /* TEMPLATE: schema */river_bpmn_ctx_has(t.metadata, 9, 'tenant_id', $?::text)
 -- filter: instance_prefix
 /* TEMPLATE: schema */river_bpmn_ctx_instance(t.metadata) LIKE $?::text
+-- filter: held
+EXISTS (
+    SELECT 1 FROM /* TEMPLATE: schema */river_bpmn_hold h
+    WHERE h.job_id = t.id AND h.reason = $?::text
+)
 -- filter: created_from
 t.created_at >= $?::timestamptz
 -- filter: created_to
