@@ -217,13 +217,15 @@ type exclNodeOpts struct {
 	acquisition *Acquisition
 	// batch is Config.ExclusiveBatch.
 	batch int
+	// mechanism is Config.ExclusiveMechanism.
+	mechanism exclusive.Mechanism
 }
 
 // newExclNode builds (but does not start) a node working exclArgs jobs.
 func newExclNode(t testing.TB, schema string, rec *exclRecorder, opts exclNodeOpts) *exclNode {
 	t.Helper()
 	pool := exclNodePool(t, opts.poolConns)
-	engine, err := NewEngine(pool, &Config{Schema: schema, ExclusiveScope: opts.scope, ExclusiveBatch: opts.batch, Liveness: liveness.Config{Disabled: !opts.liveness}})
+	engine, err := NewEngine(pool, &Config{Schema: schema, ExclusiveScope: opts.scope, ExclusiveBatch: opts.batch, ExclusiveMechanism: opts.mechanism, Liveness: liveness.Config{Disabled: !opts.liveness}})
 	require.NoError(t, err)
 	workers := river.NewWorkers()
 	river.AddWorker(workers, &exclWorker{rec: rec})
