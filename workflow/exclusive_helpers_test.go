@@ -40,6 +40,8 @@ type exclArgs struct {
 	Cancel bool `json:"cancel,omitempty"`
 	// FollowUp makes the job insert one follow-up job of its instance.
 	FollowUp bool `json:"follow_up,omitempty"`
+	// Priority, if set, is the job context's priority (JobContext.Priority).
+	Priority *int64 `json:"priority,omitempty"`
 }
 
 func (exclArgs) Kind() string { return "excl_test" }
@@ -51,6 +53,7 @@ func (a exclArgs) JobContext() JobContext {
 		RootProcessInstanceID: a.Root,
 		ProcessDefinitionKey:  "excl_process",
 		Exclusive:             &exclusiveFlag,
+		Priority:              a.Priority,
 	}
 }
 

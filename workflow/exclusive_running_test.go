@@ -1,0 +1,135 @@
+package workflow
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/riverbpmn/riverbpmn/exclusive"
+)
+
+// TestExclusiveRunningRowRace tries to break the running-row mechanism
+// (exclusive.RunningRow) where its argument is thinnest: two fetches that
+// judge one key from two snapshots and pick different heads. 4 nodes (each
+// its own pool, engine and client, 1 ms fetch cooldown), two fetching by
+// priority and two in River's order, so that they see different heads of
+// one key, work few keys with many jobs each (priorities spread), so that
+// every fetch meets keys another fetch is taking; a third of the jobs become
+// fetchable while the run goes on (available, due over the first seconds),
+// so a key's new head appears between the snapshots of concurrent fetches;
+// some fail once (retryable, made available again by River's scheduler) or
+// snooze. Two independent checks: the workers' recorded timeline has no
+// overlap per key, and a watcher that reads river_job every millisecond or
+// so, each read one snapshot of committed rows, never sees two running jobs
+// of one key.
+func TestExclusiveRunningRowRace(t *testing.T) {
+	ctx := context.Background()
+	schema := exclSchema(t)
+	rec := newExclRecorder(exclusive.ProcessInstance)
+
+	const (
+		numNodes = 4
+		numKeys  = 12
+		jobsPer  = 40
+	)
+	nodes := make([]*exclNode, numNodes)
+	for i := range nodes {
+		opts := exclNodeOpts{
+			scope: exclusive.ProcessInstance, mechanism: exclusive.RunningRow, maxWorkers: 8, poolConns: 4,
+			poll: 20 * time.Millisecond, cooldown: time.Millisecond,
+		}
+		if i%2 == 0 {
+			opts.acquisition = &Acquisition{ByPriority: true}
+		}
+		nodes[i] = newExclNode(t, schema, rec, opts)
+	}
+	rng := rand.New(rand.NewPCG(38, 38)) //nolint:gosec // reproducible test data
+	var jobs []exclArgs
+	for k := range numKeys {
+		for range jobsPer {
+			priority := int64(rng.IntN(11) - 5)
+			args := exclArgs{Instance: fmt.Sprintf("pi-%02d", k), SleepMicros: rng.IntN(1500), Priority: &priority}
+			switch r := rng.Float64(); {
+			case r < 0.05:
+				args.FailOnce = true
+			case r < 0.08:
+				args.SnoozeOnce = true
+			}
+			jobs = append(jobs, args)
+		}
+	}
+	rng.Shuffle(len(jobs), func(i, j int) { jobs[i], jobs[j] = jobs[j], jobs[i] })
+	insertExcl(ctx, t, nodes[0].client, jobs)
+	// A third of the jobs become due over the first three seconds, each at
+	// its own millisecond: still available, so no scheduler is involved.
+	_, err := testPool(t).Exec(ctx, fmt.Sprintf(`UPDATE %s.river_job SET scheduled_at = now() + (id %% 3000) * interval '1 ms' WHERE id %% 3 = 0`, schema))
+	require.NoError(t, err)
+
+	// The watcher: each read is one snapshot.
+	watchQuery := exclusive.RenderSQL(`SELECT count(*) FROM (
+		SELECT /* EXCLUSIVE_KEY */ AS key FROM /* TEMPLATE: schema */river_job WHERE state = 'running'
+	) AS running WHERE key IS NOT NULL GROUP BY key HAVING count(*) > 1`, schema, exclusive.ProcessInstance)
+	watchCtx, stopWatch := context.WithCancel(ctx)
+	var (
+		watchMu    sync.Mutex
+		reads      int
+		violations []string
+		watchDone  = make(chan struct{})
+	)
+	go func() {
+		defer close(watchDone)
+		for watchCtx.Err() == nil {
+			rows, err := testPool(t).Query(watchCtx, watchQuery)
+			if err != nil {
+				return
+			}
+			for rows.Next() {
+				var n int
+				if rows.Scan(&n) == nil {
+					watchMu.Lock()
+					violations = append(violations, fmt.Sprintf("%d running jobs of one key at %s", n, time.Now().Format(time.StampMicro)))
+					watchMu.Unlock()
+				}
+			}
+			rows.Close()
+			watchMu.Lock()
+			reads++
+			watchMu.Unlock()
+		}
+	}()
+
+	for _, node := range nodes {
+		require.NoError(t, node.client.Start(ctx))
+	}
+	require.Eventually(t, func() bool {
+		states := exclJobStates(ctx, t, schema)
+		return states["completed"] == len(jobs)
+	}, 2*time.Minute, 20*time.Millisecond, "every job completes")
+	stopWatch()
+	<-watchDone
+	for _, node := range nodes {
+		require.NoError(t, node.client.Stop(ctx))
+	}
+
+	overlaps := exclusive.Overlaps(rec.timeline.Spans())
+	for _, overlap := range overlaps[:min(len(overlaps), 10)] {
+		t.Error(overlap)
+	}
+	require.Empty(t, overlaps, "no two jobs of one key ran at the same time")
+	watchMu.Lock()
+	defer watchMu.Unlock()
+	require.Empty(t, violations, "no snapshot shows two running jobs of one key")
+	require.Positive(t, reads)
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	for id, n := range rec.finished {
+		require.Equal(t, 1, n, "job %d finished %d times", id, n)
+	}
+	t.Logf("%d jobs over %d keys on %d nodes: %d failures, %d snoozes; %d watcher reads, 0 overlaps", len(jobs), numKeys, numNodes,
+		rec.failures.Load(), rec.snoozes.Load(), reads)
+}
