@@ -230,6 +230,9 @@ func newExclNode(t testing.TB, schema string, rec *exclRecorder, opts exclNodeOp
 	pool := exclNodePool(t, opts.poolConns)
 	engine, err := NewEngine(pool, &Config{Schema: schema, ExclusiveScope: opts.scope, ExclusiveBatch: opts.batch, ExclusiveMechanism: opts.mechanism, Liveness: liveness.Config{Disabled: !opts.liveness}})
 	require.NoError(t, err)
+	if opts.mechanism != exclusive.LockTable {
+		require.NoError(t, engine.SetExclusiveMechanism(context.Background(), opts.mechanism))
+	}
 	workers := river.NewWorkers()
 	river.AddWorker(workers, &exclWorker{rec: rec})
 	if opts.addWorkers != nil {

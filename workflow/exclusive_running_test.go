@@ -133,3 +133,33 @@ func TestExclusiveRunningRowRace(t *testing.T) {
 	t.Logf("%d jobs over %d keys on %d nodes: %d failures, %d snoozes; %d watcher reads, 0 overlaps", len(jobs), numKeys, numNodes,
 		rec.failures.Load(), rec.snoozes.Load(), reads)
 }
+
+// TestExclusiveMechanismsRefuseToMix checks that clients of two exclusive
+// mechanisms never work one schema together: they would not exclude each
+// other. A running-row client refuses to start on a schema that does not
+// record its mechanism (none recorded means the lock table), and a
+// lock-table client on one that records the running row; each error names
+// both mechanisms.
+func TestExclusiveMechanismsRefuseToMix(t *testing.T) {
+	ctx := context.Background()
+	schema := exclSchema(t)
+	rec := newExclRecorder(exclusive.ProcessInstance)
+
+	running := newExclNode(t, schema, rec, exclNodeOpts{scope: exclusive.ProcessInstance, maxWorkers: 1, poolConns: 2, poll: time.Second})
+	running.engine.config.ExclusiveMechanism = exclusive.RunningRow // the record says the lock table
+	err := running.client.Start(ctx)
+	require.ErrorIs(t, err, exclusive.ErrMechanismMismatch)
+	require.ErrorContains(t, err, "Config.ExclusiveMechanism is running-row")
+	require.ErrorContains(t, err, "records lock-table")
+
+	require.NoError(t, running.engine.SetExclusiveMechanism(ctx, exclusive.RunningRow))
+	lockTable := newExclNode(t, schema, rec, exclNodeOpts{scope: exclusive.ProcessInstance, maxWorkers: 1, poolConns: 2, poll: time.Second})
+	err = lockTable.client.Start(ctx)
+	require.ErrorIs(t, err, exclusive.ErrMechanismMismatch)
+	require.ErrorContains(t, err, "Config.ExclusiveMechanism is lock-table")
+
+	// With the record, the running-row client starts.
+	again := newExclNode(t, schema, rec, exclNodeOpts{scope: exclusive.ProcessInstance, mechanism: exclusive.RunningRow, maxWorkers: 1, poolConns: 2, poll: time.Second})
+	require.NoError(t, again.client.Start(ctx))
+	require.NoError(t, again.client.Stop(ctx))
+}

@@ -133,9 +133,11 @@ func (env *Env) exclusiveSide(acq workflow.Acquisition, batch ...int) (*Side, er
 }
 
 // exclusiveSideWith is exclusiveSide with the given exclusive mechanism
-// (workflow.Config.ExclusiveMechanism). A running-row side builds its
-// running-key index before its run and drops it after, so that the other
-// modes' inserts and fetches do not pay for it.
+// (workflow.Config.ExclusiveMechanism). A running-row side records its
+// mechanism in the schema and builds its running-key index before its run,
+// and records the lock table again and drops the index after, so that the
+// other modes' clients start and their inserts and fetches do not pay for
+// it.
 func (env *Env) exclusiveSideWith(acq workflow.Acquisition, mechanism exclusive.Mechanism, batch ...int) (*Side, error) {
 	// Liveness (on by default) stays off, as on the base engine, so that
 	// the mode measures exclusivity alone.
@@ -161,9 +163,17 @@ func (env *Env) exclusiveSideWith(acq workflow.Acquisition, mechanism exclusive.
 		if err := prepare(ctx); err != nil {
 			return err
 		}
+		if err := engine.SetExclusiveMechanism(ctx, mechanism); err != nil {
+			return err
+		}
 		return engine.EnableExclusiveRunningIndex(ctx)
 	}
-	side.Cleanup = engine.DisableExclusiveRunningIndexes
+	side.Cleanup = func(ctx context.Context) error {
+		if err := engine.SetExclusiveMechanism(ctx, exclusive.LockTable); err != nil {
+			return err
+		}
+		return engine.DisableExclusiveRunningIndexes(ctx)
+	}
 	return side, nil
 }
 
