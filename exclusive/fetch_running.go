@@ -2,8 +2,11 @@ package exclusive
 
 import (
 	"context"
+	"strconv"
+	"sync"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/riverqueue/river/rivertype"
 )
 
 var fetchRunningSQL = mustReadSQL("fetch_running.sql")
@@ -36,8 +39,8 @@ type RunningFetchParams struct {
 	TakeSQL        string
 	TakeArgs       []any
 	// Scan reads the rows statement 2 returns (the jobs moved to running),
-	// and closes them.
-	Scan func(rows pgx.Rows) error
+	// closes them and returns the jobs.
+	Scan func(rows pgx.Rows) ([]*rivertype.JobRow, error)
 }
 
 // FetchRunning runs one running-row fetch: statement 1 locks the candidate
@@ -65,27 +68,75 @@ func (k *Keeper) FetchRunning(ctx context.Context, p RunningFetchParams) (short 
 	if err != nil {
 		return false, err
 	}
-	counted := &countingRows{Rows: rows}
-	if err := p.Scan(counted); err != nil {
+	jobs, err := p.Scan(rows)
+	if err != nil {
 		return false, err
 	}
-	short = counted.n < p.MaxToLock
+	for _, job := range jobs {
+		k.running.Store(attemptOf(job), p.Schema)
+	}
+	short = len(jobs) < p.MaxToLock
 	k.recordFetch(WakeTarget(p.Schema, p.Queue), p.Producer, short)
 	return short, nil
 }
 
-// countingRows counts the rows read through it.
-type countingRows struct {
-	pgx.Rows
-	n int
+// endRunning records that the work of a job fetched by a running-row fetch
+// has ended (or will never run), while River's completer has not yet
+// written its outcome: the job still runs in the database, but its key may
+// be taken by this engine's fetches (EndedRunning), and the queue is woken
+// if one of the engine's producers waits after a short fetch.
+func (k *Keeper) endRunning(job *rivertype.JobRow) {
+	v, ok := k.running.LoadAndDelete(attemptOf(job))
+	if !ok {
+		return
+	}
+	schema, _ := v.(string)
+	e := loadOrNew(&k.endedRunning, schema, func() *endedRunning { return &endedRunning{jobs: make(map[JobAttempt]string)} })
+	e.mu.Lock()
+	e.jobs[attemptOf(job)] = runName(job)
+	e.mu.Unlock()
+	if target := WakeTarget(schema, job.Queue); k.waker != nil && k.needsWake(target) {
+		k.waker.Wake(target)
+	}
 }
 
-func (r *countingRows) Next() bool {
-	if r.Rows.Next() {
-		r.n++
-		return true
+// endedRunning is the running-row jobs of one schema whose work has ended
+// and whose outcome River has not written yet.
+type endedRunning struct {
+	mu   sync.Mutex
+	jobs map[JobAttempt]string // -> runName
+}
+
+// runName names one run of a job, as the fetch compares it
+// (sql/fetch_running.sql): "id:attempt:attempted_at in Unix microseconds".
+// The attempted_at a fetch stamps tells two runs of one attempt apart (a
+// snooze gives its attempt number back), so a name never matches a later
+// run of the job, however late River's completer reports the earlier one.
+func runName(job *rivertype.JobRow) string {
+	var micros int64
+	if job.AttemptedAt != nil {
+		micros = job.AttemptedAt.UnixMicro()
 	}
-	return false
+	return strconv.FormatInt(job.ID, 10) + ":" + strconv.Itoa(job.Attempt) + ":" + strconv.FormatInt(micros, 10)
+}
+
+// EndedRunning returns, as run names (runName), the jobs of schema whose work on this
+// engine has ended while River has not written their outcome yet: a fetch
+// of this engine does not count them as holding their keys. Another engine
+// does not know them and waits for the outcome: a delay, never an overlap.
+func (k *Keeper) EndedRunning(schema string) []string {
+	v, ok := k.endedRunning.Load(schema)
+	if !ok {
+		return []string{}
+	}
+	e, _ := v.(*endedRunning)
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	ended := make([]string, 0, len(e.jobs))
+	for _, name := range e.jobs {
+		ended = append(ended, name)
+	}
+	return ended
 }
 
 // OutcomesWrittenRunning is called, with the running-row mechanism, once
@@ -94,7 +145,21 @@ func (r *countingRows) Next() bool {
 // for a poll or a notification, so the queues of schema with such a
 // producer are woken (at most once per the waker's cooldown each), and the
 // next job of a key starts without a poll wait.
-func (k *Keeper) OutcomesWrittenRunning(schema string) {
+func (k *Keeper) OutcomesWrittenRunning(schema string, jobIDs []int64) {
+	if v, ok := k.endedRunning.Load(schema); ok {
+		e, _ := v.(*endedRunning)
+		written := make(map[int64]bool, len(jobIDs))
+		for _, id := range jobIDs {
+			written[id] = true
+		}
+		e.mu.Lock()
+		for attempt := range e.jobs {
+			if written[attempt.JobID] {
+				delete(e.jobs, attempt)
+			}
+		}
+		e.mu.Unlock()
+	}
 	if k.waker == nil {
 		return
 	}

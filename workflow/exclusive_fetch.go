@@ -90,9 +90,9 @@ func (p *pilot) jobGetAvailableRunning(
 		Schema: params.Schema, Queue: params.Queue, MaxToLock: params.MaxToLock, Producer: p,
 		CandidatesSQL: query.candidatesSQL, CandidatesArgs: p.fetchArgs(query, query.candidatesArgs, params),
 		TakeSQL: query.sql, TakeArgs: p.fetchArgs(query, query.args, params),
-		Scan: func(rows pgx.Rows) (err error) {
+		Scan: func(rows pgx.Rows) (_ []*rivertype.JobRow, err error) {
 			jobs, decodeErrors, err = scanJobRows(rows)
-			return err
+			return jobs, err
 		},
 	})
 	if err != nil {
@@ -184,7 +184,7 @@ func (p *pilot) JobSetStateIfRunningMany(ctx context.Context, exec riverdriver.E
 	}
 	if _, inTx := exec.(riverdriver.ExecutorTx); !inTx {
 		if p.runningRow() {
-			p.driver.engine.exclusive.OutcomesWrittenRunning(params.Schema)
+			p.driver.engine.exclusive.OutcomesWrittenRunning(params.Schema, params.ID)
 		} else {
 			p.driver.engine.exclusive.OutcomesWritten(params.Schema, params.ID)
 		}

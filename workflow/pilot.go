@@ -151,6 +151,8 @@ func (p *pilot) fetchArgs(query *fetchQuery, names []string, params *riverdriver
 			args[i] = p.driver.fairTurns.arg(name, params.Schema, params.Queue)
 		case "ended_tokens":
 			// Set by exclusive.Keeper.Fetch.
+		case "ended_running":
+			args[i] = p.driver.engine.exclusive.EndedRunning(params.Schema)
 		case "exclusive_batch":
 			args[i] = int32(min(p.driver.engine.config.ExclusiveBatch, math.MaxInt32)) //nolint:gosec // bounded above
 		case "lookahead":

@@ -11,7 +11,8 @@ exclusive.RunningSQL over the engine's fetch template (plan functions).
 {{- /* Whether a job of the key (the expression given as the pipeline) is
 running: one probe of the running-key index of the scope
 (workflow/sql/exclusive_running_index_create.sql), whose key expression and
-predicate these are. A scalar subquery, not NOT EXISTS, so that the planner
+predicate these are; a job the engine names as ended does not count. A
+scalar subquery, not NOT EXISTS, so that the planner
 cannot turn it into a join that evaluates the key of every running job for
 every candidate: it stays one index probe per key. The state is compared as
 "(state = 'running') IS TRUE", as the index's predicate has it, so that
@@ -25,6 +26,12 @@ taken while no job ran, the planner read every running job over it. */ -}}
                     AND (running.state = 'running') IS TRUE
                     AND /* TEMPLATE: schema */river_bpmn_ctx_exclusive(running.metadata)
                     AND /* KEY_GUARD: running */
+                    -- A job whose work has ended on this engine, outcome
+                    -- not yet written, holds its key no more for this
+                    -- engine's fetches (exclusive.Keeper.EndedRunning).
+                    -- (One run of it: exclusive.runName.)
+                    AND NOT (running.id::text || ':' || running.attempt::text || ':'
+                        || (extract(epoch FROM running.attempted_at) * 1000000)::bigint::text) = ANY(@ended_running::text[])
                 LIMIT 1
             ) IS NULL
 {{- end}}
