@@ -99,13 +99,13 @@ type Keeper struct {
 	// queues holds, per wake target, the engine's producers on that queue and
 	// whether each one's last fetch came back short; hungryProducers counts
 	// the short ones over all queues.
-	queues          sync.Map // wake target -> *queueFetchState
+	queues sync.Map // wake target -> *queueFetchState
 
 	// running and endedRunning are the running-row mechanism's: the jobs
 	// its fetches took (job attempt -> schema), and per schema the jobs
 	// whose work has ended, outcome not yet written (fetch_running.go).
-	running      sync.Map
-	endedRunning sync.Map
+	running         sync.Map
+	endedRunning    sync.Map
 	hungryProducers atomic.Int64
 
 	// releaseSeq counts the keys this engine gave back, so that a fetch can

@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-		"testing"
+	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
