@@ -208,15 +208,28 @@
 // skipping a key it cannot lock; statement 2, whose snapshot is taken after
 // statement 1 ended, takes for each locked key its head, in its own
 // snapshot, only if no job of the key runs there (one probe of the scope's
-// running-key index), FOR UPDATE SKIP LOCKED, reads the key again from the
+// running-key index; see the refinement below), FOR UPDATE SKIP LOCKED, reads the key again from the
 // locked row version and requires it to be the key it locked, and moves the
 // job to running. pgx sends both as one batch with a single Sync: one round
 // trip, one implicit transaction, one snapshot per statement (READ
 // COMMITTED); the advisory locks are held until that transaction ends.
 //
+// One refinement: River's completer writes outcomes in batches (every 50
+// ms or sooner), so a job stays running in the database for a while after
+// its work returned. The engine records such jobs (Keeper.EndedRunning: the
+// work middleware, or River's producer for a job whose work never ran,
+// records the job's run once its work is over) and its own fetches do not
+// count them as holding their key, so the key's next job need not wait for
+// the completer; the record is dropped when River writes the outcome. Runs
+// are named by job, attempt and the attempted_at their fetch stamped, so a
+// name never matches a later run of the job (a snooze gives its attempt
+// number back). Other engines do not know the record and wait for the
+// outcome: a delay, never an overlap.
+//
 // Invariant: for every key K, at no moment do two jobs of K run (in the
-// committed state of river_job), and the work of a job runs only while the
-// job is running (River's two exceptions above aside). Why:
+// committed state of river_job) unless all but one of them have ended
+// their work, and the work of a job runs only while the job is running
+// (River's two exceptions above aside). Why:
 //
 //  1. A job enters running only through a fetch (River has no other path),
 //     and every client of a schema that enforces exclusivity fetches with
@@ -233,7 +246,8 @@
 //     2's snapshot after taking L(K). So F2's snapshot sees F1's commit: J1
 //     running, unless J1 had already left running, committed (then J1 and
 //     J2 do not overlap either). F2's guard then finds J1 and F2 takes no
-//     job of K. The hash of a key may collide with another's: two keys then
+//     job of K, unless F2's engine names J1's run as ended: J1's work had
+//     then returned before F2 began, so J1's and J2's works do not overlap. The hash of a key may collide with another's: two keys then
 //     share a lock, which only skips one of them for one fetch.
 //  3. What statement 1 saw is only a preselection: a key that looked free
 //     to it but is held in statement 2's snapshot is left alone, and a job
@@ -262,9 +276,9 @@
 // in PostgreSQL's shared lock table (max_locks_per_transaction times
 // max_connections entries; 6,400 with the defaults), so a queue with
 // thousands of workers needs a higher max_locks_per_transaction. And a key
-// is given back when River's completer writes the outcome (a batch every
-// 50 ms or sooner), not when the work returns: a key's next job starts up
-// to that much later (the engine wakes producers that came back short when
-// outcomes are written, so it needs no poll). Batching
+// is given back to other engines only when River's completer writes the
+// outcome (a batch every 50 ms or sooner), not when the work returns (the
+// engine wakes its producers that came back short when a key's work ends
+// and when outcomes are written, so it needs no poll). Batching
 // (workflow.Config.ExclusiveBatch) and fair fetching are not built for it.
 package exclusive
