@@ -105,6 +105,8 @@ type livenessProcs struct {
 	n      int
 	// batch is the workers' ExclusiveBatch.
 	batch int
+	// mechanism is the workers' ExclusiveMechanism.
+	mechanism exclusive.Mechanism
 }
 
 func newLivenessProcs(t *testing.T, schema string) *livenessProcs {
@@ -122,7 +124,7 @@ func (p *livenessProcs) start() string {
 	p.n++
 	id := fmt.Sprintf("lw%d-%d", p.n, rand.IntN(1_000_000)) //nolint:gosec // test data
 	p.mu.Unlock()
-	cmd := exec.Command(p.bin, "-db", os.Getenv("TEST_DATABASE_URL"), "-schema", p.schema, "-id", id, "-workers", "10", "-batch", strconv.Itoa(p.batch))
+	cmd := exec.Command(p.bin, "-db", os.Getenv("TEST_DATABASE_URL"), "-schema", p.schema, "-id", id, "-workers", "10", "-batch", strconv.Itoa(p.batch), "-mechanism", p.mechanism.String())
 	cmd.Stderr = &prefixWriter{t: t, prefix: id}
 	stdout, err := cmd.StdoutPipe()
 	require.NoError(t, err)
@@ -396,6 +398,15 @@ func TestLivenessKillWorkerBatched(t *testing.T) {
 	testLivenessKillWorker(t, 4)
 }
 
+// TestLivenessKillWorkerRunningRow is TestLivenessKillWorker with workers
+// whose engines hold keys by running rows (Config.ExclusiveMechanism
+// exclusive.RunningRow): a killed worker's keys are held by its jobs still
+// running in the database until the leader's takeover gives them back.
+func TestLivenessKillWorkerRunningRow(t *testing.T) {
+	longtest.Skip(t)
+	testLivenessKillWorkerWith(t, 0, exclusive.RunningRow)
+}
+
 // killGapBound is how long after a SIGKILL the next run of a key the killed
 // worker held may start, derived from the liveness configuration the
 // workers run (the defaults): the killed session's lock goes at once, a live
@@ -417,14 +428,22 @@ func killGapBound() time.Duration {
 }
 
 func testLivenessKillWorker(t *testing.T, batch int) {
+	testLivenessKillWorkerWith(t, batch, exclusive.LockTable)
+}
+
+func testLivenessKillWorkerWith(t *testing.T, batch int, mechanism exclusive.Mechanism) {
 	ctx := context.Background()
 	instances, jobs, kills := 50, 8, 2
 	if livenessLong() {
 		jobs, kills = 40, 20
 	}
 	schema, inserter := livenessSetup(t)
+	if mechanism != exclusive.LockTable {
+		require.NoError(t, exclusive.SetMechanism(ctx, testPool(t), schema, mechanism, ""))
+	}
 	procs := newLivenessProcs(t, schema)
 	procs.batch = batch
+	procs.mechanism = mechanism
 	workers := []string{procs.start(), procs.start(), procs.start()}
 
 	survivor, err := inserter.Insert(ctx, livenessArgs{Instance: "survivor", SleepMillis: 100, LongFirstRun: true, RetryCycle: "R0/PT1S"}, nil)

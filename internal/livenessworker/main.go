@@ -26,6 +26,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 
+	"github.com/riverbpmn/riverbpmn/exclusive"
 	"github.com/riverbpmn/riverbpmn/workflow"
 )
 
@@ -94,6 +95,7 @@ func run() error {
 		id      = flag.String("id", "", "River client id")
 		workers = flag.Int("workers", 10, "MaxWorkers")
 		batch   = flag.Int("batch", 0, "workflow.Config.ExclusiveBatch")
+		mech    = flag.String("mechanism", exclusive.LockTable.String(), "workflow.Config.ExclusiveMechanism")
 	)
 	flag.Parse()
 	if *dbURL == "" || *id == "" {
@@ -114,11 +116,17 @@ func run() error {
 	defer pool.Close()
 
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	// Nothing but the schema (and, for the batched test, ExclusiveBatch):
+	// Nothing but the schema (and, for the batched test, ExclusiveBatch; for
+	// the running-row test, ExclusiveMechanism):
 	// what the tests prove holds for an engine configured with nothing.
+	mechanism, err := exclusive.ParseMechanism(*mech)
+	if err != nil {
+		return err
+	}
 	engine, err := workflow.NewEngine(pool, &workflow.Config{
-		Schema:         *schema,
-		ExclusiveBatch: *batch,
+		Schema:             *schema,
+		ExclusiveBatch:     *batch,
+		ExclusiveMechanism: mechanism,
 	})
 	if err != nil {
 		return err
