@@ -577,13 +577,29 @@ func (p *livenessProcs) endOf(id string, jobID int64, attempt int) (time.Time, b
 // back than the others, so that the ordering is checked on at least one key.
 func TestLivenessPartition(t *testing.T) {
 	longtest.Skip(t)
+	testLivenessPartition(t, exclusive.LockTable)
+}
+
+// TestLivenessPartitionRunningRow is TestLivenessPartition with workers
+// whose engines hold keys by running rows (Config.ExclusiveMechanism
+// exclusive.RunningRow).
+func TestLivenessPartitionRunningRow(t *testing.T) {
+	longtest.Skip(t)
+	testLivenessPartition(t, exclusive.RunningRow)
+}
+
+func testLivenessPartition(t *testing.T, mechanism exclusive.Mechanism) {
 	ctx := context.Background()
 	instances, jobs := 50, 8
 	if livenessLong() {
 		jobs = 40
 	}
 	schema, inserter := livenessSetup(t)
+	if mechanism != exclusive.LockTable {
+		require.NoError(t, exclusive.SetMechanism(ctx, testPool(t), schema, mechanism, ""))
+	}
 	procs := newLivenessProcs(t, schema)
+	procs.mechanism = mechanism
 	workers := []string{procs.start(), procs.start(), procs.start()}
 	insertHot(ctx, t, inserter, instances, jobs)
 	// Long jobs (each followed by a short one of its instance): the worker
