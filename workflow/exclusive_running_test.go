@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/riverqueue/river/rivertype"
 	"github.com/stretchr/testify/require"
 
 	"github.com/riverbpmn/riverbpmn/exclusive"
@@ -208,4 +209,49 @@ func TestExclusiveMechanismsRefuseToMix(t *testing.T) {
 	again := newExclNode(t, schema, rec, exclNodeOpts{scope: exclusive.ProcessInstance, mechanism: exclusive.RunningRow, maxWorkers: 1, poolConns: 2, poll: time.Second})
 	require.NoError(t, again.client.Start(ctx))
 	require.NoError(t, again.client.Stop(ctx))
+}
+
+// TestExclusiveRunningRowManagement checks that the management reads agree
+// with the running-row mechanism: with a job of a key at work, the locks
+// listing (ExclusiveLocks, ExclusiveLocksPage) shows the key held by that
+// running job, and ExclusiveWait of the key's next job says it waits for it.
+func TestExclusiveRunningRowManagement(t *testing.T) {
+	ctx := context.Background()
+	schema := exclSchema(t)
+	rec := newExclRecorder(exclusive.ProcessInstance)
+	node := newExclNode(t, schema, rec, exclNodeOpts{
+		scope: exclusive.ProcessInstance, mechanism: exclusive.RunningRow, maxWorkers: 4, poolConns: 4,
+		poll: 50 * time.Millisecond, cooldown: time.Millisecond,
+	})
+	insertExcl(ctx, t, node.client, []exclArgs{
+		{Instance: "pi-m", SleepMicros: 3_000_000},
+		{Instance: "pi-m", SleepMicros: 1},
+	})
+	require.NoError(t, node.client.Start(ctx))
+	defer func() { require.NoError(t, node.client.StopAndCancel(ctx)) }()
+
+	var locks []*ExclusiveLock
+	require.Eventually(t, func() bool {
+		var err error
+		locks, err = node.engine.ExclusiveLocks(ctx)
+		require.NoError(t, err)
+		return len(locks) == 1
+	}, 30*time.Second, 10*time.Millisecond)
+	holder := locks[0]
+	require.Equal(t, "pi-m", holder.Key)
+	require.False(t, holder.Stale)
+	require.Equal(t, rivertype.JobStateRunning, holder.HolderState)
+
+	page, err := node.engine.ExclusiveLocksPage(ctx, "", 10)
+	require.NoError(t, err)
+	require.Len(t, page, 1)
+	require.Equal(t, holder.JobID, page[0].JobID)
+
+	var next int64
+	require.NoError(t, testPool(t).QueryRow(ctx, fmt.Sprintf("SELECT id FROM %s.river_job WHERE id <> $1", schema), holder.JobID).Scan(&next))
+	wait, err := node.engine.ExclusiveWait(ctx, next)
+	require.NoError(t, err)
+	require.True(t, wait.Waiting, "the next job waits: %v", wait)
+	require.Equal(t, holder.JobID, wait.Holder.JobID)
+	require.Equal(t, "pi-m", wait.Key)
 }
