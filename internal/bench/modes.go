@@ -363,6 +363,7 @@ func Modes() []Mode {
 			StressTarget:  0.90,
 			WorkersTarget: 0.75,
 			Versus:        "exclusive",
+			Diagnostic:    true,
 			Setup: func(_ context.Context, env *Env) (*Side, error) {
 				side, err := env.exclusiveSideWith(workflow.Acquisition{}, exclusive.RunningRow)
 				if err != nil {
@@ -381,6 +382,7 @@ func Modes() []Mode {
 			StressTarget:  0.85,
 			WorkersTarget: 0.70,
 			Versus:        "camunda",
+			Diagnostic:    true,
 			Setup: func(_ context.Context, env *Env) (*Side, error) {
 				side, err := env.exclusiveSideWith(camundaAcquisition(env.Workload), exclusive.RunningRow)
 				if err != nil {
