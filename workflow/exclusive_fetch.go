@@ -12,6 +12,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river/riverdriver"
 	"github.com/riverqueue/river/rivershared/riverpilot"
 	"github.com/riverqueue/river/rivertype"
@@ -39,8 +40,11 @@ func (p *pilot) jobGetAvailableExclusive(
 	ctx, cancel := context.WithTimeout(ctx, fetchTimeout)
 	defer cancel()
 
+	if query.running {
+		return p.jobGetAvailableRunning(ctx, exec, query, params)
+	}
 	_, inTx := exec.(riverdriver.ExecutorTx)
-	args := p.fetchArgs(query, params)
+	args := p.fetchArgs(query, query.args, params)
 	jobs, decodeErrors, err := p.driver.engine.exclusive.Fetch(ctx, exclusive.FetchParams{
 		Querier: q, InTx: inTx,
 		Schema: params.Schema, Queue: params.Queue, MaxToLock: params.MaxToLock, Producer: p,
@@ -57,6 +61,46 @@ func (p *pilot) jobGetAvailableExclusive(
 	return &riverdriver.JobGetAvailableResult{Jobs: jobs, DecodeErrors: decodeErrors}, nil
 }
 
+// jobGetAvailableRunning is JobGetAvailable with the running-row mechanism
+// (exclusive.RunningRow): two statements in one transaction
+// (exclusive.Keeper.FetchRunning).
+func (p *pilot) jobGetAvailableRunning(
+	ctx context.Context,
+	exec riverdriver.Executor,
+	query *fetchQuery,
+	params *riverdriver.JobGetAvailableParams,
+) (*riverdriver.JobGetAvailableResult, error) {
+	var sender exclusive.BatchSender
+	if execTx, ok := exec.(riverdriver.ExecutorTx); ok {
+		sender = p.driver.UnwrapTx(execTx)
+	} else if p.driver.dbPool != nil {
+		sender = p.driver.dbPool
+	} else {
+		return nil, errNoPool
+	}
+	ctx, cancel := context.WithTimeout(ctx, fetchTimeout)
+	defer cancel()
+
+	var (
+		jobs         []*rivertype.JobRow
+		decodeErrors map[int64]error
+	)
+	_, err := p.driver.engine.exclusive.FetchRunning(ctx, exclusive.RunningFetchParams{
+		Sender: sender,
+		Schema: params.Schema, Queue: params.Queue, MaxToLock: params.MaxToLock, Producer: p,
+		CandidatesSQL: query.candidatesSQL, CandidatesArgs: p.fetchArgs(query, query.candidatesArgs, params),
+		TakeSQL: query.sql, TakeArgs: p.fetchArgs(query, query.args, params),
+		Scan: func(rows pgx.Rows) (_ []*rivertype.JobRow, err error) {
+			jobs, decodeErrors, err = scanJobRows(rows)
+			return jobs, err
+		},
+	})
+	if err != nil {
+		return nil, interpretError(err)
+	}
+	return &riverdriver.JobGetAvailableResult{Jobs: jobs, DecodeErrors: decodeErrors}, nil
+}
+
 // ProducerInit wraps the producer state River keeps for the client's
 // producer, so that a job that finishes without its work having run (an
 // unknown kind, an undecodable row: River skips the middleware then) still
@@ -69,6 +113,11 @@ func (p *pilot) ProducerInit(ctx context.Context, exec riverdriver.Executor, par
 	}
 	if engine := p.driver.engine; engine != nil {
 		if err := engine.recordExclusiveScope(ctx, params.Schema, params.ClientID); err != nil {
+			return 0, nil, err // the client refuses to start
+		}
+	}
+	if p.runningRow() {
+		if err := p.driver.engine.EnableExclusiveRunningIndex(ctx); err != nil {
 			return 0, nil, err // the client refuses to start
 		}
 	}
@@ -111,7 +160,7 @@ func (p *pilot) ProducerKeepAlive(ctx context.Context, exec riverdriver.Executor
 	if err := p.StandardPilot.ProducerKeepAlive(ctx, exec, params); err != nil {
 		return err
 	}
-	if !p.exclusiveEnabled() {
+	if !p.exclusiveEnabled() || p.runningRow() {
 		return nil
 	}
 	q, err := p.driver.querier(exec)
@@ -134,7 +183,11 @@ func (p *pilot) JobSetStateIfRunningMany(ctx context.Context, exec riverdriver.E
 		return rows, err
 	}
 	if _, inTx := exec.(riverdriver.ExecutorTx); !inTx {
-		p.driver.engine.exclusive.OutcomesWritten(params.Schema, params.ID)
+		if p.runningRow() {
+			p.driver.engine.exclusive.OutcomesWrittenRunning(params.Schema, params.ID)
+		} else {
+			p.driver.engine.exclusive.OutcomesWritten(params.Schema, params.ID)
+		}
 	}
 	return rows, nil
 }

@@ -40,6 +40,8 @@ type exclArgs struct {
 	Cancel bool `json:"cancel,omitempty"`
 	// FollowUp makes the job insert one follow-up job of its instance.
 	FollowUp bool `json:"follow_up,omitempty"`
+	// Priority, if set, is the job context's priority (JobContext.Priority).
+	Priority *int64 `json:"priority,omitempty"`
 }
 
 func (exclArgs) Kind() string { return "excl_test" }
@@ -51,6 +53,7 @@ func (a exclArgs) JobContext() JobContext {
 		RootProcessInstanceID: a.Root,
 		ProcessDefinitionKey:  "excl_process",
 		Exclusive:             &exclusiveFlag,
+		Priority:              a.Priority,
 	}
 }
 
@@ -217,14 +220,19 @@ type exclNodeOpts struct {
 	acquisition *Acquisition
 	// batch is Config.ExclusiveBatch.
 	batch int
+	// mechanism is Config.ExclusiveMechanism.
+	mechanism exclusive.Mechanism
 }
 
 // newExclNode builds (but does not start) a node working exclArgs jobs.
 func newExclNode(t testing.TB, schema string, rec *exclRecorder, opts exclNodeOpts) *exclNode {
 	t.Helper()
 	pool := exclNodePool(t, opts.poolConns)
-	engine, err := NewEngine(pool, &Config{Schema: schema, ExclusiveScope: opts.scope, ExclusiveBatch: opts.batch, Liveness: liveness.Config{Disabled: !opts.liveness}})
+	engine, err := NewEngine(pool, &Config{Schema: schema, ExclusiveScope: opts.scope, ExclusiveBatch: opts.batch, ExclusiveMechanism: opts.mechanism, Liveness: liveness.Config{Disabled: !opts.liveness}})
 	require.NoError(t, err)
+	if opts.mechanism != exclusive.LockTable {
+		require.NoError(t, engine.SetExclusiveMechanism(context.Background(), opts.mechanism))
+	}
 	workers := river.NewWorkers()
 	river.AddWorker(workers, &exclWorker{rec: rec})
 	if opts.addWorkers != nil {

@@ -30,6 +30,11 @@ func (e *Engine) recordExclusiveScope(ctx context.Context, schema, clientID stri
 	if err != nil {
 		return fmt.Errorf("workflow: %w", err)
 	}
+	if scope.Enabled() {
+		if err := exclusive.CheckMechanism(ctx, e.dbPool, schema, e.config.ExclusiveMechanism); err != nil {
+			return fmt.Errorf("workflow: %w", err)
+		}
+	}
 	switch {
 	case outcome.NotMigrated:
 		e.logger().WarnContext(ctx, "riverbpmn: migration riverbpmn/021 is not applied: the exclusive scope in force is not recorded in the schema, so clients with different scopes are not refused and tools judge keys by their own engine's scope; apply riverbpmn's migrations",
@@ -163,6 +168,21 @@ func (e *ClientsAliveError) Error() string {
 
 // Is makes errors.Is(err, ErrClientsAlive) true.
 func (e *ClientsAliveError) Is(target error) bool { return target == ErrClientsAlive }
+
+// SetExclusiveMechanism records m as the exclusive mechanism in force in the
+// engine's schema (Config.ExclusiveMechanism; none recorded means
+// exclusive.LockTable). A client whose engine enforces exclusivity with
+// another mechanism refuses to start. Change it only while no client works
+// the schema.
+func (e *Engine) SetExclusiveMechanism(ctx context.Context, m exclusive.Mechanism) error {
+	if e.dbPool == nil {
+		return errNoPool
+	}
+	if err := exclusive.SetMechanism(ctx, e.dbPool, e.config.Schema, m, ""); err != nil {
+		return fmt.Errorf("workflow: %w", err)
+	}
+	return nil
+}
 
 // ExclusiveScope returns the engine's own exclusive scope
 // (Config.ExclusiveScope), which its clients enforce; see

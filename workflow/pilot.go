@@ -95,7 +95,7 @@ func (p *pilot) JobGetAvailable(
 	ctx, cancel := context.WithTimeout(ctx, fetchTimeout)
 	defer cancel()
 
-	rows, err := q.Query(ctx, query.sql, p.fetchArgs(query.fetchQuery, params)...)
+	rows, err := q.Query(ctx, query.sql, p.fetchArgs(query.fetchQuery, query.args, params)...)
 	if err != nil {
 		return nil, interpretError(err)
 	}
@@ -119,7 +119,11 @@ func (p *pilot) fetchQuery(schema string) (*schemaFetchQuery, error) {
 	if p.exclusiveEnabled() {
 		scope = p.driver.engine.config.ExclusiveScope
 	}
-	query, err := newFetchQuery(p.driver.plan, schema, scope, scope.Enabled() && p.driver.engine.config.ExclusiveBatch > 1, headIndexMarker(p.driver.acquisition))
+	mechanism := exclusive.LockTable
+	if scope.Enabled() {
+		mechanism = p.driver.engine.config.ExclusiveMechanism
+	}
+	query, err := newFetchQuery(p.driver.plan, schema, scope, scope.Enabled() && p.driver.engine.config.ExclusiveBatch > 1, headIndexMarker(p.driver.acquisition), mechanism)
 	if err != nil {
 		return nil, err
 	}
@@ -128,12 +132,13 @@ func (p *pilot) fetchQuery(schema string) (*schemaFetchQuery, error) {
 	return rendered, nil
 }
 
-// fetchArgs gives the fetch query's parameters their values for one fetch:
-// River's fetch parameters, the exclusive lookahead and the plan's own. The
-// exclusive fetch sets the ended tokens itself (exclusive.FetchParams).
-func (p *pilot) fetchArgs(query *fetchQuery, params *riverdriver.JobGetAvailableParams) []any {
-	args := make([]any, len(query.args))
-	for i, name := range query.args {
+// fetchArgs gives the parameters names of one of the fetch query's
+// statements their values for one fetch: River's fetch parameters, the
+// exclusive lookahead and the plan's own. The exclusive fetch sets the ended
+// tokens itself (exclusive.FetchParams).
+func (p *pilot) fetchArgs(query *fetchQuery, names []string, params *riverdriver.JobGetAvailableParams) []any {
+	args := make([]any, len(names))
+	for i, name := range names {
 		switch name {
 		case "queue":
 			args[i] = params.Queue
@@ -151,6 +156,8 @@ func (p *pilot) fetchArgs(query *fetchQuery, params *riverdriver.JobGetAvailable
 			args[i] = p.driver.fairTurns.arg(name, params.Schema, params.Queue)
 		case "ended_tokens":
 			// Set by exclusive.Keeper.Fetch.
+		case "ended_running":
+			args[i] = p.driver.engine.exclusive.EndedRunning(params.Schema)
 		case "exclusive_batch":
 			args[i] = int32(min(p.driver.engine.config.ExclusiveBatch, math.MaxInt32)) //nolint:gosec // bounded above
 		case "lookahead":

@@ -34,6 +34,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 
+	"github.com/riverbpmn/riverbpmn/exclusive"
 	"github.com/riverbpmn/riverbpmn/workflow"
 )
 
@@ -118,6 +119,7 @@ func run() error {
 		poll    = flag.Bool("poll-only", false, "river.Config.PollOnly")
 		direct  = flag.String("liveness-db", "", "database URL of the liveness session (workflow.Config.Liveness.ConnConfig)")
 		rescue  = flag.Duration("rescue-after", 0, "river.Config.RescueStuckJobsAfter (0: River's default)")
+		mech    = flag.String("mechanism", exclusive.LockTable.String(), "workflow.Config.ExclusiveMechanism")
 	)
 	flag.Parse()
 	if *dbURL == "" || *id == "" {
@@ -138,11 +140,17 @@ func run() error {
 	defer pool.Close()
 
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	// Nothing but the schema (and, for the batched test, ExclusiveBatch):
+	// Nothing but the schema (and, for the batched test, ExclusiveBatch; for
+	// the running-row test, ExclusiveMechanism):
 	// what the tests prove holds for an engine configured with nothing.
+	mechanism, err := exclusive.ParseMechanism(*mech)
+	if err != nil {
+		return err
+	}
 	config := &workflow.Config{
-		Schema:         *schema,
-		ExclusiveBatch: *batch,
+		Schema:             *schema,
+		ExclusiveBatch:     *batch,
+		ExclusiveMechanism: mechanism,
 	}
 	if *direct != "" {
 		connConfig, err := pgx.ParseConfig(*direct)
