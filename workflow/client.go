@@ -25,6 +25,8 @@ var ErrClientNotWired = errors.New("client is not wired to the riverbpmn engine"
 //   - Middleware: the engine's Middleware, first (added unless present);
 //   - RetryPolicy: the engine's RetryPolicy; a policy already set (other than
 //     a *RetryPolicy) is kept as its Fallback, for plain River jobs;
+//   - Hooks: the engine's telemetry hook, last (added unless present), which
+//     gives the span of each job's work the job's BPMN identity;
 //   - Schema: the engine's Config.Schema. Give the schema once, in
 //     workflow.Config; a different non-empty river.Config.Schema is an error;
 //   - Logger: slog.Default() when none is set, where the engine logs too.
@@ -47,6 +49,9 @@ func (e *Engine) ClientConfig(config *river.Config) (*river.Config, error) {
 	}
 	if !slices.ContainsFunc(wired.Middleware, func(m rivertype.Middleware) bool { return m == rivertype.Middleware(e.middleware) }) {
 		wired.Middleware = append([]rivertype.Middleware{e.Middleware()}, wired.Middleware...)
+	}
+	if !slices.Contains(wired.Hooks, e.telHook) {
+		wired.Hooks = append(slices.Clone(wired.Hooks), e.telHook)
 	}
 	switch policy := wired.RetryPolicy.(type) {
 	case nil:

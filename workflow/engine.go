@@ -15,6 +15,7 @@ import (
 	"github.com/riverbpmn/riverbpmn/exclusive"
 	"github.com/riverbpmn/riverbpmn/liveness"
 	"github.com/riverbpmn/riverbpmn/retrypolicy"
+	"github.com/riverbpmn/riverbpmn/telemetry"
 )
 
 // Config configures an Engine.
@@ -148,6 +149,13 @@ type Config struct {
 	// completed jobs; a negative value keeps ended timers forever, as a
 	// negative retention does in River's job cleaner.
 	TimerRetention time.Duration
+
+	// Telemetry says where the engine's OpenTelemetry measurements go (see
+	// package telemetry): the zero value uses the global meter provider, as
+	// River's otelriver does, so with no provider set anywhere every
+	// instrument is a no-op. The engine's clients also give the span of each
+	// job's work (otelriver's, or any current span) the job's BPMN identity.
+	Telemetry telemetry.Config
 }
 
 // Engine is riverbpmn's entry point: it holds the configuration and builds
@@ -165,6 +173,10 @@ type Engine struct {
 	// defaultRetryCycle is Config.DefaultRetryCycle, parsed; zero if none.
 	defaultRetryCycle retrypolicy.Cycle
 	exclusive         *exclusive.Keeper
+	// tel holds the engine's instruments (Config.Telemetry); telHook is
+	// its River hook, given to every client (ClientConfig).
+	tel     *telemetry.Instruments
+	telHook rivertype.Hook
 
 	// liveRuns maps the job attempts fetched by the engine's clients with
 	// liveness to their run (liveness.go), for the middleware.
@@ -212,6 +224,14 @@ func NewEngine(dbPool *pgxpool.Pool, config *Config) (*Engine, error) {
 		return nil, err
 	}
 	e := &Engine{config: *config, defs: defs, defaultRetryCycle: defaultRetryCycle, dbPool: dbPool}
+	var figuresDB telemetry.DB
+	if dbPool != nil {
+		figuresDB = dbPool
+	}
+	if e.tel, err = telemetry.New(config.Telemetry, e.jobIdentity, figuresDB, config.Schema); err != nil {
+		return nil, fmt.Errorf("workflow: Config.Telemetry: %w", err)
+	}
+	e.telHook = e.tel.Hook()
 	e.driver = newDriver(e, dbPool, Acquisition{})
 	e.middleware = &middleware{engine: e}
 	e.initExclusive()

@@ -1,0 +1,198 @@
+package telemetry
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"time"
+
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
+)
+
+// Acquisition orders (riverbpmn.acquisition.order): a client's acquisition
+// options joined by "+", or River's own order.
+const (
+	OrderRiver       = "river"
+	OrderPriority    = "priority"
+	OrderTimersFirst = "timers_first"
+	OrderDueDate     = "due_date"
+	OrderFair        = "fair"
+)
+
+// Order names an acquisition order from its parts, in the order given;
+// none gives OrderRiver.
+func Order(parts ...string) string {
+	if len(parts) == 0 {
+		return OrderRiver
+	}
+	return strings.Join(parts, "+")
+}
+
+// Fetched counts one fetch of queue by a client acquiring in order, and the
+// jobs it took. Called with the result of every fetch, empty or not.
+func (t *Instruments) Fetched(ctx context.Context, queue, order string, jobs []*rivertype.JobRow) {
+	if t == nil {
+		return
+	}
+	if t.fetches.Enabled(ctx) {
+		t.fetches.Add(ctx, 1, metric.WithAttributeSet(t.jobAttrs(queue, "", &Identity{}, false, AttrOrder, order)))
+	}
+	if len(jobs) == 0 || !t.jobsTaken.Enabled(ctx) {
+		return
+	}
+	for _, job := range jobs {
+		id := t.identify(job)
+		t.jobsTaken.Add(ctx, 1, metric.WithAttributeSet(t.jobAttrs(job.Queue, job.Kind, &id, t.cfg.TenantAttribute, AttrOrder, order)))
+	}
+}
+
+// Work runs a job's work (the engine's whole work middleware) and measures
+// it: how long the job waited for its exclusive key and held it, how late a
+// timer occurrence started, and what River will do with the outcome it
+// returns (a retry on the job's cycle, or an incident when it was the last
+// execution of a job with a job context). A panic is measured as a failure
+// and goes on to River.
+func (t *Instruments) Work(ctx context.Context, job *rivertype.JobRow, work func(context.Context) error) error {
+	if t == nil || !t.workEnabled(ctx) {
+		return work(ctx)
+	}
+	id := t.identify(job)
+	started := time.Now()
+	if job.AttemptedAt != nil {
+		delay := job.AttemptedAt.Sub(job.ScheduledAt).Seconds()
+		if id.ExclusiveKey != "" {
+			t.exclusiveWait.Record(ctx, max(delay, 0), metric.WithAttributeSet(t.jobAttrs(job.Queue, job.Kind, &id, false, "", "")))
+		}
+		if id.Timer && job.Attempt == 1 {
+			t.timerLateness.Record(ctx, max(delay, 0), metric.WithAttributeSet(t.jobAttrs(job.Queue, job.Kind, &id, false, "", "")))
+		}
+	}
+	returned := false
+	defer func() {
+		if !returned {
+			t.outcome(ctx, job, &id, errPanicked)
+		}
+	}()
+	err := work(ctx)
+	returned = true
+	if id.ExclusiveKey != "" {
+		t.keyHeld.Record(ctx, time.Since(started).Seconds(), metric.WithAttributeSet(t.jobAttrs(job.Queue, job.Kind, &id, false, "", "")))
+	}
+	t.outcome(ctx, job, &id, err)
+	return err
+}
+
+var errPanicked = errors.New("telemetry: the work panicked")
+
+// workEnabled reports whether any instrument Work records is enabled.
+func (t *Instruments) workEnabled(ctx context.Context) bool {
+	return t.exclusiveWait.Enabled(ctx) || t.keyHeld.Enabled(ctx) || t.timerLateness.Enabled(ctx) ||
+		t.retries.Enabled(ctx) || t.incOpened.Enabled(ctx)
+}
+
+// outcome counts what River does with a failed execution: River discards a
+// job whose failed execution was its last (an incident, for a job with a
+// job context) and schedules a retry otherwise. Snoozes, cancellations and
+// successes count nothing here.
+func (t *Instruments) outcome(ctx context.Context, job *rivertype.JobRow, id *Identity, err error) {
+	if err == nil {
+		return
+	}
+	var (
+		cancelErr *rivertype.JobCancelError
+		snoozeErr *rivertype.JobSnoozeError
+	)
+	if errors.As(err, &cancelErr) || errors.As(err, &snoozeErr) {
+		return
+	}
+	if job.Attempt >= job.MaxAttempts {
+		if id.HasContext {
+			t.incOpened.Add(ctx, 1, metric.WithAttributeSet(t.jobAttrs(job.Queue, job.Kind, id, false, "", "")))
+		}
+		return
+	}
+	t.retries.Add(ctx, 1, metric.WithAttributeSet(t.jobAttrs(job.Queue, job.Kind, id, false, AttrRetryCycle, id.RetryCycle)))
+}
+
+// Conflict counts a conflict failure that gave its execution back.
+func (t *Instruments) Conflict(ctx context.Context, job *rivertype.JobRow) {
+	if t == nil || !t.conflicts.Enabled(ctx) {
+		return
+	}
+	id := t.identify(job)
+	t.conflicts.Add(ctx, 1, metric.WithAttributeSet(t.jobAttrs(job.Queue, job.Kind, &id, false, AttrRetryCycle, id.RetryCycle)))
+}
+
+// Span attributes of a job's work.
+const (
+	SpanProcessInstance   = attribute.Key("riverbpmn.process_instance_id")
+	SpanActivity          = attribute.Key("riverbpmn.activity_id")
+	SpanJobDefinition     = attribute.Key("riverbpmn.job_definition_id")
+	SpanProcessDefinition = attribute.Key("riverbpmn.process_definition_key")
+	SpanTenant            = attribute.Key("riverbpmn.tenant_id")
+	SpanExclusiveKey      = attribute.Key("riverbpmn.exclusive.key")
+	SpanExclusiveWait     = attribute.Key("riverbpmn.exclusive.wait")
+	SpanTimerLateness     = attribute.Key("riverbpmn.timer.lateness")
+)
+
+// Hook returns the River hook that gives the span of a job's work (the
+// current span of the work context: otelriver's, or the application's) the
+// job's BPMN identity. River runs hooks inside every middleware, so the hook
+// sees otelriver's span wherever its middleware is in the list. A job
+// without a recording span costs one context lookup.
+func (t *Instruments) Hook() rivertype.Hook { return &spanHook{t: t} }
+
+type spanHook struct {
+	river.HookDefaults
+
+	t *Instruments
+}
+
+var _ rivertype.HookWorkBegin = (*spanHook)(nil)
+
+// WorkBegin annotates the work's span.
+func (h *spanHook) WorkBegin(ctx context.Context, job *rivertype.JobRow) error {
+	span := trace.SpanFromContext(ctx)
+	if h.t == nil || !span.IsRecording() {
+		return nil
+	}
+	span.SetAttributes(h.t.SpanAttributes(job)...)
+	return nil
+}
+
+// SpanAttributes returns the span attributes of a job's work: its BPMN
+// identity (process instance, activity, job definition, process definition,
+// tenant), and for a job that took an exclusive key the key and its wait
+// from due to start (seconds); for a timer occurrence, its lateness.
+func (t *Instruments) SpanAttributes(job *rivertype.JobRow) []attribute.KeyValue {
+	id := t.identify(job)
+	if !id.HasContext {
+		return nil
+	}
+	kvs := []attribute.KeyValue{
+		SpanProcessDefinition.String(id.ProcessDefinitionKey),
+	}
+	add := func(k attribute.Key, v string) {
+		if v != "" {
+			kvs = append(kvs, k.String(v))
+		}
+	}
+	add(SpanProcessInstance, id.ProcessInstanceID)
+	add(SpanActivity, id.ActivityID)
+	add(SpanJobDefinition, id.JobDefinitionID)
+	add(SpanTenant, id.TenantID)
+	if job.AttemptedAt != nil {
+		delay := max(job.AttemptedAt.Sub(job.ScheduledAt).Seconds(), 0)
+		if id.ExclusiveKey != "" {
+			kvs = append(kvs, SpanExclusiveKey.String(id.ExclusiveKey), SpanExclusiveWait.Float64(delay))
+		}
+		if id.Timer && job.Attempt == 1 {
+			kvs = append(kvs, SpanTimerLateness.Float64(delay))
+		}
+	}
+	return kvs
+}
