@@ -32,7 +32,6 @@ type DB = events.DB
 type figures struct {
 	t        *Instruments
 	db       DB
-	schema   string
 	interval time.Duration
 
 	leaders atomic.Int32
@@ -46,6 +45,7 @@ type figures struct {
 	subscriptionBehind metric.Int64ObservableGauge
 
 	mu     sync.Mutex
+	schema string    // the leader's schema
 	readAt time.Time // zero: nothing read (or leadership lost since)
 	rows   []figureRow
 	subs   []events.Subscription
@@ -57,8 +57,8 @@ type figureRow struct {
 	value         float64
 }
 
-func (t *Instruments) newFigures(db DB, schema string) error {
-	f := &figures{t: t, db: db, schema: schema, interval: t.cfg.FiguresInterval}
+func (t *Instruments) newFigures(db DB) error {
+	f := &figures{t: t, db: db, interval: t.cfg.FiguresInterval}
 	if f.interval == 0 {
 		f.interval = DefaultFiguresInterval
 	}
@@ -164,14 +164,15 @@ func (t *Instruments) FigureReads() int64 {
 }
 
 // Leader returns the service that makes this engine report the database
-// figures while it runs: River runs it on its elected leader only (the
-// engine returns it from its pilot's maintenance services), so one client
-// of the database reports them. Nil when there are no figures to report.
-func (t *Instruments) Leader() startstop.Service {
+// figures of schema while it runs: River runs it on its elected leader only
+// (the engine returns it from its pilot's maintenance services), so one
+// client of the database reports them. Nil when there are no figures to
+// report.
+func (t *Instruments) Leader(schema string) startstop.Service {
 	if t == nil || t.figures == nil {
 		return nil
 	}
-	return &Leader{f: t.figures}
+	return &Leader{f: t.figures, schema: schema}
 }
 
 // Leader is the service of Instruments.Leader. It is a type of its own:
@@ -179,7 +180,8 @@ func (t *Instruments) Leader() startstop.Service {
 type Leader struct {
 	startstop.BaseStartStop
 
-	f *figures
+	f      *figures
+	schema string
 }
 
 // Start makes the engine report the figures until ctx ends or Stop.
@@ -188,6 +190,9 @@ func (l *Leader) Start(ctx context.Context) error {
 	if !shouldStart {
 		return nil
 	}
+	l.f.mu.Lock()
+	l.f.schema = l.schema
+	l.f.mu.Unlock()
 	l.f.leaders.Add(1)
 	go func() {
 		defer stopped()

@@ -133,10 +133,10 @@ const (
 )
 
 // New makes every instrument of cfg's provider; identify reads a job's
-// identity; db and schema, when db is non-nil and cfg.FiguresInterval is not
-// negative, serve the database figures (read by the elected leader only:
-// see Leader).
-func New(cfg Config, identify IdentifyFunc, db DB, schema string) (*Instruments, error) {
+// identity; db, when non-nil and cfg.FiguresInterval is not negative,
+// serves the database figures (read by the elected leader only: see
+// Leader).
+func New(cfg Config, identify IdentifyFunc, db DB) (*Instruments, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -184,7 +184,7 @@ func New(cfg Config, identify IdentifyFunc, db DB, schema string) (*Instruments,
 	}
 	t.registrations = append(t.registrations, reg)
 	if db != nil && cfg.FiguresInterval >= 0 {
-		if err := t.newFigures(db, schema); err != nil {
+		if err := t.newFigures(db); err != nil {
 			return nil, err
 		}
 	}

@@ -228,7 +228,7 @@ func NewEngine(dbPool *pgxpool.Pool, config *Config) (*Engine, error) {
 	if dbPool != nil {
 		figuresDB = dbPool
 	}
-	if e.tel, err = telemetry.New(config.Telemetry, e.jobIdentity, figuresDB, config.Schema); err != nil {
+	if e.tel, err = telemetry.New(config.Telemetry, e.jobIdentity, figuresDB); err != nil {
 		return nil, fmt.Errorf("workflow: Config.Telemetry: %w", err)
 	}
 	e.telHook = e.tel.Hook()

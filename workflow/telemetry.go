@@ -78,7 +78,7 @@ func (d *Driver) telemetry() *telemetry.Instruments {
 // telemetryServices returns the service that makes the elected leader report
 // the database figures (PluginMaintenanceServices).
 func (e *Engine) telemetryServices() []startstop.Service {
-	if leader := e.tel.Leader(); leader != nil {
+	if leader := e.tel.Leader(e.config.Schema); leader != nil {
 		return []startstop.Service{leader}
 	}
 	return nil
