@@ -421,7 +421,6 @@ func Modes() []Mode {
 				return tenantsSide(env, workflow.Acquisition{})
 			},
 		},
-		telemetryMode(),
 		{
 			Name:         "priority-range-deployment",
 			Summary:      "by priority, a priority range covering every job, deployment aware with the jobs' deployments",
@@ -437,6 +436,7 @@ func Modes() []Mode {
 				})
 			},
 		},
+		telemetryMode(),
 	}
 }
 

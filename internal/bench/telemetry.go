@@ -30,7 +30,10 @@ func telemetryMode() Mode {
 		StressTarget: 0.93,
 		Versus:       "none",
 		VersusTarget: 0.98,
-		Setup:        telemetrySide,
+		// Run only when named: it measures the cost of an option, not a
+		// feature every deployment pays for.
+		Diagnostic: true,
+		Setup:      telemetrySide,
 	}
 }
 
