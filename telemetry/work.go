@@ -96,8 +96,11 @@ func (t *Instruments) workEnabled(ctx context.Context) bool {
 
 // outcome counts what River does with a failed execution: River discards a
 // job whose failed execution was its last (an incident, for a job with a
-// job context) and schedules a retry otherwise. Snoozes, cancellations and
-// successes count nothing here.
+// job context) and schedules a retry otherwise. Snoozes, cancellations
+// (asked for by the work, or remotely) and successes count nothing here. A
+// run its client gave up after a fence is counted as River would see its
+// error, though the pilot drops that outcome (the leader gives the job
+// back): fences are rare and counted on their own.
 func (t *Instruments) outcome(ctx context.Context, job *rivertype.JobRow, id *Identity, err error) {
 	if err == nil {
 		return
@@ -106,7 +109,8 @@ func (t *Instruments) outcome(ctx context.Context, job *rivertype.JobRow, id *Id
 		cancelErr *rivertype.JobCancelError
 		snoozeErr *rivertype.JobSnoozeError
 	)
-	if errors.As(err, &cancelErr) || errors.As(err, &snoozeErr) {
+	if errors.As(err, &cancelErr) || errors.As(err, &snoozeErr) ||
+		errors.Is(context.Cause(ctx), rivertype.ErrJobCancelledRemotely) { // River cancels the job
 		return
 	}
 	if job.Attempt >= job.MaxAttempts {
