@@ -105,6 +105,12 @@ type Instruments struct {
 	// attrs caches the attribute sets of jobs, by their bounded fields.
 	attrs sync.Map // attrKey -> attribute.Set
 
+	// handedOff holds the identities read at fetch for the jobs' work
+	// (work.go); handedOffN counts them.
+	handedOff  sync.Map // attemptKey -> handedOff
+	handedOffN atomic.Int64
+	sweeping   atomic.Bool
+
 	figures *figures
 
 	// Registrations of the observable instruments' callbacks.

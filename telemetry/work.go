@@ -44,10 +44,59 @@ func (t *Instruments) Fetched(ctx context.Context, queue, order string, jobs []*
 	if len(jobs) == 0 || !t.jobsTaken.Enabled(ctx) {
 		return
 	}
+	now := time.Now()
 	for _, job := range jobs {
 		id := t.identify(job)
 		t.jobsTaken.Add(ctx, 1, metric.WithAttributeSet(t.jobAttrs(job.Queue, job.Kind, &id, t.cfg.TenantAttribute, AttrOrder, order)))
+		t.handOff(job, id, now)
 	}
+}
+
+// Identities read at fetch are handed to the job's work, so that a job's
+// context is read once per execution. A job whose work never runs (River
+// fails an unknown kind without running it) leaves its entry behind: past
+// handOffSweepAt entries, those older than handOffMaxAge are swept.
+const (
+	handOffSweepAt = 10_000
+	handOffMaxAge  = 10 * time.Minute
+)
+
+type attemptKey struct {
+	jobID   int64
+	attempt int
+}
+
+type handedOff struct {
+	id Identity
+	at time.Time
+}
+
+func (t *Instruments) handOff(job *rivertype.JobRow, id Identity, now time.Time) {
+	if _, loaded := t.handedOff.Swap(attemptKey{job.ID, job.Attempt}, handedOff{id: id, at: now}); loaded {
+		return
+	}
+	if t.handedOffN.Add(1) < handOffSweepAt || !t.sweeping.CompareAndSwap(false, true) {
+		return
+	}
+	defer t.sweeping.Store(false)
+	t.handedOff.Range(func(key, value any) bool {
+		if now.Sub(value.(handedOff).at) > handOffMaxAge { //nolint:forcetypeassert // only handedOff values
+			if _, ok := t.handedOff.LoadAndDelete(key); ok {
+				t.handedOffN.Add(-1)
+			}
+		}
+		return true
+	})
+}
+
+// identityAtWork returns the identity handed off by the job's fetch, or
+// reads it.
+func (t *Instruments) identityAtWork(job *rivertype.JobRow) Identity {
+	if value, ok := t.handedOff.LoadAndDelete(attemptKey{job.ID, job.Attempt}); ok {
+		t.handedOffN.Add(-1)
+		return value.(handedOff).id //nolint:forcetypeassert // only handedOff values
+	}
+	return t.identify(job)
 }
 
 // Work runs a job's work (the engine's whole work middleware) and measures
@@ -60,7 +109,7 @@ func (t *Instruments) Work(ctx context.Context, job *rivertype.JobRow, work func
 	if t == nil || !t.workEnabled(ctx) {
 		return work(ctx)
 	}
-	id := t.identify(job)
+	id := t.identityAtWork(job)
 	started := time.Now()
 	if job.AttemptedAt != nil {
 		delay := job.AttemptedAt.Sub(job.ScheduledAt).Seconds()

@@ -369,3 +369,38 @@ func TestTelemetryOffRecordsNothing(t *testing.T) {
 	require.Empty(t, tel.SpanAttributes(job), "a plain job has no BPMN identity")
 	require.Zero(t, tel.FigureReads())
 }
+
+// jobIdentity's compact fast path reads what the general reader reads.
+func TestTelemetryJobIdentity(t *testing.T) {
+	engine, err := NewEngine(nil, &Config{})
+	require.NoError(t, err)
+	general := func(metadata []byte) telemetry.Identity {
+		fields, found, err := metadataContextFields(metadata)
+		if !found || err != nil {
+			return telemetry.Identity{}
+		}
+		return engine.identityOf(fields.field)
+	}
+	priority := int64(7)
+	exclusiveNo := false
+	contexts := []JobContext{
+		{ProcessInstanceID: "order-4711", ProcessDefinitionKey: "order", ActivityID: "charge", JobDefinitionID: "charge-async", TenantID: "acme", RetryCycle: "R3/PT5M", Priority: &priority},
+		{ProcessInstanceID: "sub-1", RootProcessInstanceID: "root-1", ProcessDefinitionKey: "order", JobType: JobTypeTimer},
+		{ProcessInstanceID: "order, with a comma", ProcessDefinitionKey: "order", Exclusive: &exclusiveNo},
+		{ProcessInstanceID: `quote " and \ backslash`, ProcessDefinitionKey: "order"},
+		{ProcessDefinitionKey: "order"},
+	}
+	for _, jc := range contexts {
+		metadata, err := jc.AddToMetadata([]byte(`{"other": {"bpmn": [1]}, "x": "\"bpmn\":[\"no\"]"}`))
+		require.NoError(t, err)
+		job := &rivertype.JobRow{Metadata: metadata}
+		got := engine.jobIdentity(job)
+		require.Equal(t, general(metadata), got, "%s", metadata)
+		require.True(t, got.HasContext)
+		require.Equal(t, jc.ProcessInstanceID, got.ProcessInstanceID)
+	}
+	legacy := []byte(`{"bpmn": {"process_instance_id": "pi-1", "process_definition_key": "order", "exclusive": true}}`)
+	require.Equal(t, "pi-1", engine.jobIdentity(&rivertype.JobRow{Metadata: legacy}).ExclusiveKey, "the object form of earlier migrations")
+	require.Equal(t, telemetry.Identity{}, engine.jobIdentity(&rivertype.JobRow{Metadata: []byte(`{"a": 1}`)}))
+	require.Equal(t, telemetry.Identity{}, engine.jobIdentity(&rivertype.JobRow{Metadata: []byte(`{"bpmn": null}`)}))
+}
