@@ -20,6 +20,7 @@ import (
 
 	"github.com/riverbpmn/riverbpmn/events"
 	"github.com/riverbpmn/riverbpmn/lifecycle"
+	"github.com/riverbpmn/riverbpmn/liveness"
 	"github.com/riverbpmn/riverbpmn/telemetry"
 )
 
@@ -177,6 +178,9 @@ func TestTelemetryInstruments(t *testing.T) {
 		Events:    &EventsConfig{},
 		// Declared so that it can be suspended.
 		ProcessDefinitions: []ProcessDefinition{{Key: "telemetry-suspended"}},
+		// A slow ping on a loaded machine fences no one: the test's only
+		// fence is the one it makes by cutting the session's connection.
+		Liveness: liveness.Config{FenceAfter: 20 * time.Second, TakeoverAfter: 25 * time.Second},
 	})
 	driver, err := engine.NewDriver(Acquisition{FairByTenant: true})
 	require.NoError(t, err)
@@ -193,13 +197,22 @@ func TestTelemetryInstruments(t *testing.T) {
 		Middleware:        []rivertype.Middleware{otelriver.NewMiddleware(&otelriver.MiddlewareConfig{TracerProvider: tracer, MeterProvider: tr.provider})},
 	})
 	require.NoError(t, err)
+	paused, cancelPaused := client.Subscribe(river.EventKindQueuePaused)
+	defer cancelPaused()
 	require.NoError(t, client.Start(ctx))
 	t.Cleanup(func() {
 		stopCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		_ = client.Stop(stopCtx)
 	})
+	// Pause "paused", and wait until its producer has: nothing inserted
+	// into it runs.
 	require.NoError(t, client.QueuePause(ctx, "paused", nil))
+	select {
+	case <-paused:
+	case <-time.After(30 * time.Second):
+		t.Fatal("queue paused not paused after 30 s")
+	}
 
 	insert := func(args telArgs, opts *river.InsertOpts) *rivertype.JobRow {
 		t.Helper()
@@ -253,7 +266,7 @@ func TestTelemetryInstruments(t *testing.T) {
 		timers, _ := histogram(metrics[telemetry.NameTimerLateness])
 		return held >= 0.5 && timers >= 1 &&
 			sum(metrics[telemetry.NameJobsExpired]) >= 1 &&
-			sum(metrics[telemetry.NameIncidentsOpen]) >= 1 &&
+			sum(metrics[telemetry.NameIncidentsOpen]) >= 2 && // the failing job's and the expired job's
 			sum(metrics[telemetry.NameConflicts]) >= 1 &&
 			sum(metrics[telemetry.NameSubscriptionBehind]) >= 1
 	}, 60*time.Second, 100*time.Millisecond, "instruments so far: %v", names(metrics))
