@@ -126,7 +126,7 @@ func New(engine *workflow.Engine, opts *Options) (*Handler, error) {
 
 func (h *Handler) parseTemplates() error {
 	h.pages = make(map[string]*template.Template)
-	for _, page := range []string{"incidents", "jobs", "instances", "bulk", "instance", "definitions", "locks", "job", "suspended", "clients", "events", "maintenance", "error"} {
+	for _, page := range []string{"incidents", "jobs", "instances", "bulk", "instance", "definitions", "locks", "job", "suspended", "clients", "events", "maintenance", "deployments", "deployment_delete", "error"} {
 		t, err := template.New(page).Funcs(h.funcs()).ParseFS(templateFS, "templates/layout.html", "templates/"+page+".html")
 		if err != nil {
 			return fmt.Errorf("console: parsing template %s: %w", page, err)
@@ -155,7 +155,10 @@ func (h *Handler) routes() {
 	mux.HandleFunc("GET /clients", h.clients)
 	mux.HandleFunc("GET /events", h.eventsPage)
 	mux.HandleFunc("GET /maintenance", h.maintenance)
+	mux.HandleFunc("GET /deployments", h.deployments)
+	mux.HandleFunc("GET /deployments/{id}/delete", h.deploymentDelete)
 
+	mux.HandleFunc("POST /deployments/{id}/delete", h.action(h.deleteDeployment))
 	mux.HandleFunc("POST /jobs/{id}/retries", h.action(h.setRetries))
 	mux.HandleFunc("POST /jobs/{id}/priority", h.action(h.setJobPriority))
 	mux.HandleFunc("POST /definitions/priority", h.action(h.setOverride))

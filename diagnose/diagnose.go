@@ -59,6 +59,10 @@ const (
 	KeyHeld Code = "key_held"
 	// KeyJobsAhead: jobs of the same exclusive key come first.
 	KeyJobsAhead Code = "key_jobs_ahead"
+	// ClientGone: the job reads running, but the client running it is gone
+	// (its liveness session is dead): liveness gives it back, without using
+	// an attempt, once the takeover delay has passed.
+	ClientGone Code = "client_gone"
 	// NoLiveClient: clients record liveness sessions, and none is alive.
 	NoLiveClient Code = "no_live_client"
 	// Ready: the job is available and nothing the database knows holds it
@@ -187,6 +191,8 @@ type facts struct {
 	suspendedAt                              []time.Time
 	metadata                                 []byte
 	now                                      time.Time
+	attemptedBy                              *string
+	attemptedAt                              *time.Time
 }
 
 // Diagnose says why job jobID of schema is not running: it reads the job,
@@ -199,6 +205,7 @@ func Diagnose(ctx context.Context, db DB, schema string, jobID int64, ex Exclusi
 		&f.state, &f.queue, &f.kind, &f.scheduledAt, &f.attempt, &f.maxAttempts, &f.lastError,
 		&f.instance, &f.definition, &f.jobDef, &f.deployment, &f.priority,
 		&f.pausedAt, &f.holds, &f.heldSince, &f.suspendedBy, &f.suspendedAt, &f.metadata, &f.now,
+		&f.attemptedBy, &f.attemptedAt,
 	)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, fmt.Errorf("diagnose: job %d: %w", jobID, ErrJobNotFound)
@@ -232,7 +239,21 @@ func explain(jobID int64, f *facts, deps *lifecycle.Progress, sessions []*livene
 
 	switch d.State {
 	case rivertype.JobStateRunning:
-		add(Reason{Code: Running, Text: "The job is running now."})
+		client := deref(f.attemptedBy)
+		r := Reason{Code: Running, Text: "The job is running now.", HolderClientID: client}
+		if client != "" {
+			r.Text = fmt.Sprintf("The job is running now. It runs on client %s.", client)
+		}
+		session := sessionOf(sessions, client, f.attemptedAt)
+		if session != nil {
+			alive := session.Alive && session.DeadSince == nil
+			r.HolderClientAlive = &alive
+		}
+		add(r)
+		if session != nil && !*r.HolderClientAlive {
+			add(goneReason(session, d.JobID))
+			d.Waiting = true
+		}
 		return d
 	case rivertype.JobStateCompleted:
 		add(Reason{Code: Finished, Text: "The job completed; it does not run again."})
@@ -362,7 +383,8 @@ func explain(jobID int64, f *facts, deps *lifecycle.Progress, sessions []*livene
 			if alive, known := clientAlive(sessions, ex.HolderClientID); known {
 				r.HolderClientAlive = &alive
 				if !alive {
-					r.Text += " That client has no live session: liveness gives its jobs back once the takeover delay passes."
+					r.Text += " That client is gone: it has no live session."
+					r.Fix = fmt.Sprintf("Nothing: liveness gives job %d back (no attempt used) and frees the key within seconds of its client's session dying (the takeover delay, 3 s by default); if the key stays held, check that a client with liveness runs, since the takeover runs on River's leader.", ex.HolderJobID)
 				}
 			}
 			add(r)
@@ -404,6 +426,36 @@ func explain(jobID int64, f *facts, deps *lifecycle.Progress, sessions []*livene
 		"whether a running client has a worker for kind " + f.kind + " and works queue " + f.queue,
 	}
 	return d
+}
+
+// sessionOf returns the liveness session of clientID that was current at
+// attemptedAt (nil if none is recorded).
+func sessionOf(sessions []*liveness.Session, clientID string, attemptedAt *time.Time) *liveness.Session {
+	if clientID == "" || attemptedAt == nil {
+		return nil
+	}
+	for _, s := range sessions {
+		if s.ClientID == clientID && !attemptedAt.Before(s.Started) && (s.Superseded == nil || attemptedAt.Before(*s.Superseded)) {
+			return s
+		}
+	}
+	return nil
+}
+
+// goneReason is the reason of a running job whose client's session is
+// dead.
+func goneReason(s *liveness.Session, jobID int64) Reason {
+	r := Reason{Code: ClientGone, HolderClientID: s.ClientID, HolderJobID: jobID,
+		Text: fmt.Sprintf("Its client %s is gone: the client's liveness session %d no longer holds its lock", s.ClientID, s.ID),
+		Fix: "Nothing: the liveness takeover on River's leader gives the job back (no attempt used), frees its exclusive key and runs it again, " +
+			"within seconds (the takeover delay, 3 s by default). If it stays running, check that a client with liveness runs: the takeover runs on the leader."}
+	if s.DeadSince != nil {
+		since := s.DeadSince.UTC()
+		r.Since = &since
+		r.Text += fmt.Sprintf(" (seen dead since %s)", since.Format(time.RFC3339))
+	}
+	r.Text += "; the job reads running only until it is given back."
+	return r
 }
 
 // clientAlive says whether clientID has a live liveness session, and

@@ -60,6 +60,11 @@ type Lock struct {
 	// client runs them (JobID first), when the key was taken for a run of
 	// jobs (workflow.Config.ExclusiveBatch); nil for a key taken for one job.
 	RunJobIDs []int64
+	// ClientGone is true when the client that took the key records liveness
+	// sessions and none of them is alive: the holding job still reads
+	// running, and the liveness takeover gives it back, with the key, within
+	// seconds. Set by workflow's listings, which read the sessions.
+	ClientGone bool
 }
 
 // Wait says whether a job waits for its exclusive key, and for whom: what a
@@ -229,6 +234,8 @@ func (l Lock) String() string {
 		b.WriteString(", stale: the job no longer exists")
 	case l.Stale:
 		fmt.Fprintf(&b, ", stale: the job is now %s at attempt %d", l.HolderState, l.HolderAttempt)
+	case l.ClientGone:
+		b.WriteString(", client gone: liveness gives the job and the key back within seconds")
 	}
 	return b.String()
 }

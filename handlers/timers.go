@@ -14,6 +14,7 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
 
+	"github.com/riverbpmn/riverbpmn/deployment"
 	"github.com/riverbpmn/riverbpmn/timer"
 	"github.com/riverbpmn/riverbpmn/workflow"
 )
@@ -32,6 +33,23 @@ type Timer struct {
 	// "Rn/PT1H/<end>", "R/<start>/P1D/<end>") or a cron expression in
 	// Spring's dialect ("0 0 9 ? * MON-FRI", see timer.Cron).
 	Cycle string
+}
+
+// TimerOf returns the timer of a deployed timer job definition (its
+// timeDate, timeDuration or timeCycle as written in the model), to insert
+// with InsertTx under that job definition. A deployment records timers; it
+// does not schedule them. A job definition that is not a timer's is an
+// error naming it.
+func TimerOf(jd deployment.JobDefinition) (Timer, error) {
+	switch timer.Type(jd.TimerType) {
+	case timer.TypeDate:
+		return Timer{Date: jd.TimerValue}, nil
+	case timer.TypeDuration:
+		return Timer{Duration: jd.TimerValue}, nil
+	case timer.TypeCycle:
+		return Timer{Cycle: jd.TimerValue}, nil
+	}
+	return Timer{}, fmt.Errorf("handlers: job definition %q (type %s) is not a timer's", jd.ID, jd.Type)
 }
 
 // definition parses the one field that is set.

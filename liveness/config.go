@@ -3,17 +3,22 @@ package liveness
 import (
 	"fmt"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 )
 
 // Defaults of Config. With them a dead client's jobs are given back at most
 // about 4.5 s after it died: its lock goes at once, the next ping of any
 // live client (PingInterval) records it, the takeover waits TakeoverAfter
-// and runs on the leader's next check (CheckInterval).
+// and runs on the leader's next check (CheckInterval). A client that is
+// alive but does not ping (frozen, starved, cut off) keeps its jobs for
+// StallAfter (30 s) before its session is declared dead.
 const (
 	DefaultPingInterval  = 500 * time.Millisecond
 	DefaultFenceAfter    = 2 * time.Second
 	DefaultCancelGrace   = time.Second
 	DefaultCheckInterval = time.Second
+	DefaultStallAfter    = 30 * time.Second
 )
 
 // Config configures client liveness. The zero value is on, with the
@@ -50,6 +55,26 @@ type Config struct {
 	// CheckInterval is how often the leader looks for dead sessions whose
 	// jobs are due to be given back (0 means DefaultCheckInterval).
 	CheckInterval time.Duration
+
+	// StallAfter is how long a client whose connection is up may go without
+	// a ping before the other clients declare its session dead (and end its
+	// connection): a process frozen (a GC pause, CPU starvation, a VM
+	// paused, SIGSTOP) for less keeps its jobs and resumes them; frozen for
+	// longer, its jobs are given back TakeoverAfter later, and it fences
+	// itself when it runs again. It also bounds how long the database keeps
+	// the session of a client whose network went silently away (TCP
+	// keepalives and user timeout on the session's connection are derived
+	// from it). 0 means DefaultStallAfter. It must exceed FenceAfter.
+	StallAfter time.Duration
+
+	// ConnConfig, when set, is the connection each client holds its session
+	// on, instead of one opened with the engine pool's settings. The session
+	// is a session-level advisory lock, which needs a connection that is
+	// one PostgreSQL backend for its whole life: behind a transaction-mode
+	// pooler (PgBouncer's pool_mode=transaction or statement), point it at
+	// PostgreSQL directly (or at a session-mode pool). A client whose
+	// session connection turns out to be pooled refuses to start.
+	ConnConfig *pgx.ConnConfig
 }
 
 // WithDefaults returns c with every zero duration replaced by its default.
@@ -69,6 +94,9 @@ func (c Config) WithDefaults() Config {
 	if c.CheckInterval == 0 {
 		c.CheckInterval = DefaultCheckInterval
 	}
+	if c.StallAfter == 0 {
+		c.StallAfter = DefaultStallAfter
+	}
 	return c
 }
 
@@ -81,7 +109,7 @@ func (c Config) Validate() error {
 		value time.Duration
 	}{
 		{"PingInterval", c.PingInterval}, {"FenceAfter", c.FenceAfter}, {"CancelGrace", c.CancelGrace},
-		{"TakeoverAfter", c.TakeoverAfter}, {"CheckInterval", c.CheckInterval},
+		{"TakeoverAfter", c.TakeoverAfter}, {"CheckInterval", c.CheckInterval}, {"StallAfter", c.StallAfter},
 	} {
 		if f.value < 0 {
 			return fmt.Errorf("liveness: Config.%s must not be negative, got %s", f.name, f.value)
@@ -92,6 +120,9 @@ func (c Config) Validate() error {
 	}
 	if d.TakeoverAfter < d.FenceAfter+d.CancelGrace {
 		return fmt.Errorf("liveness: Config.TakeoverAfter (%s) must be at least FenceAfter + CancelGrace (%s): a cut-off client must have stopped its jobs before they are given back", d.TakeoverAfter, d.FenceAfter+d.CancelGrace)
+	}
+	if d.StallAfter <= d.FenceAfter+d.PingInterval {
+		return fmt.Errorf("liveness: Config.StallAfter (%s) must exceed FenceAfter + PingInterval (%s): a live client's session would be declared stalled between two pings", d.StallAfter, d.FenceAfter+d.PingInterval)
 	}
 	return nil
 }

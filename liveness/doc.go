@@ -38,8 +38,10 @@
 //
 //   - Every PingInterval the Keeper runs a statement on the session's
 //     connection. A reply proves the backend, and so the lock, was alive
-//     when it answered, which is after the ping was sent at S. Let L be the
-//     moment the lock is lost: every successful ping was sent before L.
+//     when it answered, which is after the ping was sent at S (the
+//     statement also checks that it ran on the session's backend, which a
+//     transaction-mode pooler would not guarantee). Let L be the moment the
+//     lock is lost: every successful ping was sent before L.
 //   - The Keeper's deadline is S + FenceAfter for the last successful ping's
 //     S. A ping whose connection is gone (terminated, broken), or the
 //     deadline passing without a success, fences the session (a ping that
@@ -66,6 +68,33 @@
 // (exclusive/doc.go): the takeover moves the holding job out of
 // running and frees the lock row in one transaction, so the key's next job
 // starts only after the dead run stopped.
+//
+// # Stalls
+//
+// A client whose process did not run for a while (a GC pause, CPU
+// starvation, a paused VM, SIGSTOP) finds its deadline passed when it runs
+// again, though nothing proves its session lost: the watchdog, waking more
+// than PingInterval late, gives it FenceAfter from then to prove its
+// session alive with a ping on the same connection (fetches and completions
+// wait), and fences it only if that fails. A reply on the same connection
+// proves the lock was held all along, so nobody took its jobs over. The
+// others bound how long a session may go without a ping: one whose backend
+// holds its lock but has been idle for StallAfter is recorded dead, and its
+// backend ended (pg_stat_activity; for backends of another role it reads
+// nothing, and the lock alone decides). The grace never reaches past the
+// last proof + StallAfter, so a client stalled that long fences itself
+// before a takeover can start; a client frozen longer finds its connection
+// ended when it runs again.
+//
+// # Leaving
+//
+// A client that stops closes its session (row first, then the lock) only
+// once the outcome of its last run is written. A stop that gives up with
+// jobs running leaves the session open; the process exiting ends it, and
+// its jobs are taken over as for a crash. River's rescuer (the pilot's
+// JobGetStuck) skips jobs of dead sessions (JobsOfDeadSessions), so a short
+// RescueStuckJobsAfter never uses an attempt of a job the takeover gives
+// back.
 //
 // What it rests on, besides the clocks: workers return within CancelGrace of
 // their context being cancelled (a worker that ignores cancellation breaks

@@ -11,6 +11,23 @@ import (
 	"github.com/riverqueue/river/rivershared/startstop"
 )
 
+// observation is what one run of the observe statement returns.
+type observation struct {
+	dead, resigned, ended int64
+	selfAlive             bool
+	backend               int32
+}
+
+// observe runs the observe statement (see sql/session_observe.sql) for
+// session self (0: none).
+func observe(ctx context.Context, q interface {
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}, schema string, self int64, stallAfter time.Duration, obs *observation,
+) error {
+	return q.QueryRow(ctx, sqltemplate.Render(sessionObserveSQL, schema), schema, self, stallAfter).
+		Scan(&obs.dead, &obs.resigned, &obs.ended, &obs.selfAlive, &obs.backend)
+}
+
 // DB is what the Reaper needs from the database: a pgxpool.Pool has it.
 type DB interface {
 	Begin(ctx context.Context) (pgx.Tx, error)
@@ -88,20 +105,29 @@ func (r *Reaper) RunOnce(ctx context.Context) ([]Takeover, error) {
 	if !ok {
 		return nil, nil
 	}
-	return TakeOver(ctx, r.db, schema, r.cfg.TakeoverAfter, r.logger, r.OnTakeover)
+	return takeOver(ctx, r.db, schema, r.cfg.TakeoverAfter, r.cfg.StallAfter, r.logger, r.OnTakeover)
 }
 
 // TakeOver records dead sessions of schema and takes over those seen dead at
 // least after ago, in one transaction. It is what the Reaper does every
 // CheckInterval; onTakeover (may be nil) is called for each after the commit.
-// A nil logger logs nothing.
+// A nil logger logs nothing. Sessions idle for DefaultStallAfter count as
+// dead.
 func TakeOver(ctx context.Context, db DB, schema string, after time.Duration, logger *slog.Logger, onTakeover func(Takeover)) ([]Takeover, error) {
+	return takeOver(ctx, db, schema, after, DefaultStallAfter, logger, onTakeover)
+}
+
+func takeOver(ctx context.Context, db DB, schema string, after, stallAfter time.Duration, logger *slog.Logger, onTakeover func(Takeover)) ([]Takeover, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	var dead, resigned int64
-	if err := db.QueryRow(ctx, sqltemplate.Render(sessionObserveSQL, schema), schema).Scan(&dead, &resigned); err != nil {
+	var obs observation
+	if err := observe(ctx, db, schema, 0, stallAfter, &obs); err != nil {
 		return nil, fmt.Errorf("liveness: looking for dead sessions: %w", err)
+	}
+	if obs.ended > 0 {
+		logger.WarnContext(ctx, "riverbpmn liveness: ended the connections of stalled clients (no ping within StallAfter); their jobs are given back after TakeoverAfter",
+			slog.Int64("sessions", obs.ended), slog.Duration("stall_after", stallAfter))
 	}
 	tx, err := db.Begin(ctx)
 	if err != nil {

@@ -61,3 +61,26 @@ func Sessions(ctx context.Context, q Querier, schema string) ([]*Session, error)
 	}
 	return sessions, nil
 }
+
+// JobsOfDeadSessions returns which of the running jobs ids were fetched by
+// a session that is dead: the leader's takeover gives them back without
+// using an attempt. River's rescuer skips them (workflow's pilot filters
+// what the rescuer finds stuck), whatever its RescueStuckJobsAfter.
+func JobsOfDeadSessions(ctx context.Context, q Querier, schema string, ids []int64) (map[int64]bool, error) {
+	dead := map[int64]bool{}
+	if len(ids) == 0 {
+		return dead, nil
+	}
+	rows, err := q.Query(ctx, sqltemplate.Render(jobsOfDeadSQL, schema), ids)
+	if err != nil {
+		return nil, fmt.Errorf("liveness: looking for jobs of dead sessions: %w", err)
+	}
+	found, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+	if err != nil {
+		return nil, fmt.Errorf("liveness: looking for jobs of dead sessions: %w", err)
+	}
+	for _, id := range found {
+		dead[id] = true
+	}
+	return dead, nil
+}

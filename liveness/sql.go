@@ -16,4 +16,6 @@ var (
 	sessionEvictSQL    = sqltemplate.MustRead(sqlFS, "sql/session_evict.sql")
 	sessionsDueSQL     = sqltemplate.MustRead(sqlFS, "sql/sessions_due.sql")
 	sessionTakeoverSQL = sqltemplate.MustRead(sqlFS, "sql/session_takeover.sql")
+	sessionHeldSQL     = sqltemplate.MustRead(sqlFS, "sql/session_held.sql")
+	jobsOfDeadSQL      = sqltemplate.MustRead(sqlFS, "sql/jobs_of_dead_sessions.sql")
 )

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"slices"
 
 	"github.com/jackc/pgx/v5"
@@ -28,10 +27,11 @@ var ErrClientNotWired = errors.New("client is not wired to the riverbpmn engine"
 //   - Hooks: the engine's telemetry hook, last (added unless present), which
 //     gives the span of each job's work the job's BPMN identity;
 //   - Schema: the engine's Config.Schema. Give the schema once, in
-//     workflow.Config; a different non-empty river.Config.Schema is an error;
-//   - Logger: slog.Default() when none is set, where the engine logs too.
+//     workflow.Config; a different non-empty river.Config.Schema is an error.
 //
-// Everything else is config's. config is not modified.
+// Everything else is config's: without a Logger the client gets River's
+// default logger (warnings and errors), and the engine logs there too.
+// config is not modified.
 //
 // To build a client, call NewClient (or Driver.NewClient for a driver of
 // Engine.NewDriver), which calls ClientConfig: this method is for River APIs
@@ -47,9 +47,7 @@ func (e *Engine) ClientConfig(config *river.Config) (*river.Config, error) {
 	case wired.Schema != e.config.Schema:
 		return nil, fmt.Errorf("workflow: river.Config.Schema %q differs from workflow.Config.Schema %q: the management API would read another schema than the client works; set the schema once, in workflow.Config.Schema", wired.Schema, e.config.Schema)
 	}
-	if !slices.ContainsFunc(wired.Middleware, func(m rivertype.Middleware) bool { return m == rivertype.Middleware(e.middleware) }) {
-		wired.Middleware = append([]rivertype.Middleware{e.Middleware()}, wired.Middleware...)
-	}
+	e.addMiddleware(&wired)
 	if !slices.Contains(wired.Hooks, e.telHook) {
 		wired.Hooks = append(slices.Clone(wired.Hooks), e.telHook)
 	}
@@ -60,10 +58,28 @@ func (e *Engine) ClientConfig(config *river.Config) (*river.Config, error) {
 	default:
 		wired.RetryPolicy = &RetryPolicy{Fallback: policy}
 	}
-	if wired.Logger == nil {
-		wired.Logger = slog.Default()
-	}
 	return &wired, nil
+}
+
+// addMiddleware puts the engine's middleware first in config's middleware,
+// unless it is there: in Middleware, or, for a config that uses River's
+// older JobInsertMiddleware and WorkerMiddleware fields (River refuses a
+// config that mixes both forms), first in both of those.
+func (e *Engine) addMiddleware(config *river.Config) {
+	e.middlewareUsed.Store(true)
+	mine := func(m any) bool { return m == any(e.middleware) }
+	if len(config.Middleware) == 0 && (len(config.JobInsertMiddleware) > 0 || len(config.WorkerMiddleware) > 0) {
+		if !slices.ContainsFunc(config.JobInsertMiddleware, func(m rivertype.JobInsertMiddleware) bool { return mine(m) }) {
+			config.JobInsertMiddleware = append([]rivertype.JobInsertMiddleware{e.middleware}, config.JobInsertMiddleware...)
+		}
+		if !slices.ContainsFunc(config.WorkerMiddleware, func(m rivertype.WorkerMiddleware) bool { return mine(m) }) {
+			config.WorkerMiddleware = append([]rivertype.WorkerMiddleware{e.middleware}, config.WorkerMiddleware...)
+		}
+		return
+	}
+	if !slices.ContainsFunc(config.Middleware, func(m rivertype.Middleware) bool { return mine(m) }) {
+		config.Middleware = append([]rivertype.Middleware{e.middleware}, config.Middleware...)
+	}
 }
 
 // NewClient builds a River client wired to the engine: the way to build a
@@ -154,22 +170,33 @@ func (p *pilot) checkSchemaWiring(schema string) error {
 
 // JobInsertMany inserts jobs as River's standard pilot does, after checking
 // that the inserting client is wired to the engine (checkInsertWiring): one
-// context lookup and one string comparison per batch.
+// context lookup and one string comparison per batch. Inserted by a running
+// job, the jobs' queues are notified in the insert's transaction
+// (followup.go).
 func (p *pilot) JobInsertMany(ctx context.Context, execTx riverdriver.ExecutorTx, params *riverdriver.JobInsertFastManyParams) ([]*riverdriver.JobInsertFastResult, error) {
 	if engine := p.driver.engine; engine != nil {
 		if err := engine.checkInsertWiring(ctx, params.Schema); err != nil {
 			return nil, err
 		}
 	}
-	return p.StandardPilot.JobInsertMany(ctx, execTx, params)
+	results, err := p.StandardPilot.JobInsertMany(ctx, execTx, params)
+	if err != nil {
+		return nil, err
+	}
+	if err := notifyFollowUps(ctx, execTx, params); err != nil {
+		return nil, err
+	}
+	return results, nil
 }
 
-// checkWiring runs when a client starts: it sends a probe insert through the
-// client's insert path. The engine's middleware answers it without going
-// further; without the middleware the probe reaches the pilot, which refuses
-// it, and the client refuses to start. Nothing is written.
+// checkWiring runs when a client starts, unless the engine's middleware was
+// seen among the client's (middleware_wiring.go): it sends a probe insert
+// through the client's insert path. The engine's middleware answers it
+// without going further; without the middleware the probe reaches the
+// pilot, which refuses it, and the client refuses to start. Nothing is
+// written.
 func (p *pilot) checkWiring(ctx context.Context) error {
-	if p.insert == nil || p.driver.engine == nil {
+	if p.middlewareSeen || p.insert == nil || p.driver.engine == nil {
 		return nil
 	}
 	probeCtx := context.WithValue(ctx, wiringProbeKey{}, p.driver.engine)

@@ -109,7 +109,7 @@ func TestClientConfig(t *testing.T) {
 		require.Equal(t, []rivertype.Middleware{engine.Middleware()}, config.Middleware)
 		require.IsType(t, &RetryPolicy{}, config.RetryPolicy)
 		require.Equal(t, "bpmn", config.Schema)
-		require.NotNil(t, config.Logger)
+		require.Nil(t, config.Logger, "River's default logger, as a stock client")
 	})
 	t.Run("KeepsCallersAndDoesNotModifyIt", func(t *testing.T) {
 		other := &river.MiddlewareDefaults{}
@@ -127,6 +127,16 @@ func TestClientConfig(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, config.Middleware, again.Middleware, "wiring twice adds nothing")
 		require.Same(t, config.RetryPolicy, again.RetryPolicy)
+	})
+	t.Run("LegacyMiddlewareFields", func(t *testing.T) {
+		insertOnly := &river.JobInsertMiddlewareDefaults{}
+		config, err := engine.ClientConfig(&river.Config{JobInsertMiddleware: []rivertype.JobInsertMiddleware{insertOnly}})
+		require.NoError(t, err)
+		require.Empty(t, config.Middleware, "River refuses a config that mixes Middleware with the older fields")
+		require.Equal(t, []rivertype.JobInsertMiddleware{engine.middleware, insertOnly}, config.JobInsertMiddleware)
+		require.Equal(t, []rivertype.WorkerMiddleware{engine.middleware}, config.WorkerMiddleware)
+		_, err = river.NewClient(engine.Driver(), config)
+		require.NoError(t, err)
 	})
 	t.Run("SecondSchemaRejected", func(t *testing.T) {
 		_, err := engine.ClientConfig(&river.Config{Schema: "elsewhere"})

@@ -80,6 +80,9 @@
 //     [github.com/riverbpmn/riverbpmn/events]: progress, stop requests and
 //     job status events;
 //   - [github.com/riverbpmn/riverbpmn/liveness]: crashed clients;
+//   - [github.com/riverbpmn/riverbpmn/bpmn] and
+//     [github.com/riverbpmn/riverbpmn/deployment]: job definitions read from
+//     BPMN models, in versioned deployments ([Engine.Deployments]);
 //   - [github.com/riverbpmn/riverbpmn/console]: the operators' web console.
 //
 // Acquisition options (by priority, timers first, due date, priority range,

@@ -12,6 +12,8 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river/rivertype"
 
+	"github.com/riverbpmn/riverbpmn/bpmn"
+	"github.com/riverbpmn/riverbpmn/deployment"
 	"github.com/riverbpmn/riverbpmn/exclusive"
 	"github.com/riverbpmn/riverbpmn/liveness"
 	"github.com/riverbpmn/riverbpmn/retrypolicy"
@@ -30,9 +32,21 @@ type Config struct {
 	// ProcessDefinitions and JobDefinitions declare the processes and job
 	// definitions whose jobs the engine inserts. They are validated by
 	// NewEngine; job definitions are stored (with their run-time state, such
-	// as an overriding priority) when a client starts.
+	// as an overriding priority) when a client starts. An engine that
+	// declares process definitions refuses to insert a job whose job
+	// context names a process definition it does not declare; one that
+	// declares none takes any key.
 	ProcessDefinitions []ProcessDefinition
 	JobDefinitions     []JobDefinition
+
+	// Expressions are the Go functions that expressions in deployed BPMN
+	// models bind to: camunda:jobPriority="${customerPriority}" binds to
+	// Expressions.Priorities["customerPriority"], a failedJobRetryTimeCycle
+	// of "${cycle}" to Expressions.RetryCycles["cycle"]. Deploying a model
+	// whose expression has no function here fails, naming the resource,
+	// the element and the expression; so does inserting a job of such a
+	// definition through an engine that lacks it. See Engine.Deployments.
+	Expressions bpmn.Expressions
 
 	// DisablePrioritizedJobs switches prioritised job creation off: every job
 	// gets priority 0 and overriding priorities are not applied at insert
@@ -46,8 +60,11 @@ type Config struct {
 	// which otherwise keep River's own retry behaviour (a plain job's cycle
 	// is recorded under RetryCycleMetadataKey; it gets no incidents). A
 	// job's cycle sets its River MaxAttempts at insert, replacing any given
-	// in InsertOpts. Empty means none. NewEngine rejects an invalid cycle.
-	// See RetryPolicy for what a cycle does.
+	// in InsertOpts. A plain River job gets the default cycle only when its
+	// MaxAttempts is River's default (river.MaxAttemptsDefault): one whose
+	// InsertOpts, args or client chose MaxAttempts keeps it, and River's
+	// retries. Empty means none. NewEngine rejects an invalid cycle. See
+	// RetryPolicy for what a cycle does.
 	DefaultRetryCycle string
 	// ExclusiveScope says which exclusive jobs never run at the same time,
 	// across every client on the database. The zero value,
@@ -178,11 +195,22 @@ type Engine struct {
 	tel     *telemetry.Instruments
 	telHook rivertype.Hook
 
+	// deployments is the handle on deployed models (Deployments); drivers
+	// are the engine's drivers, which deployments made through it are
+	// registered with.
+	deployments     *deployment.Deployments
+	deploymentsOnce sync.Once
+	driversMu       sync.Mutex
+	drivers         []*Driver
+
 	// liveRuns maps the job attempts fetched by the engine's clients with
 	// liveness to their run (liveness.go), for the middleware.
 	liveRuns sync.Map // liveRunID -> *liveRun
 	// middlewareUsed is set once Middleware was called.
 	middlewareUsed atomic.Bool
+	// middlewareBases are the bases the middleware handed River, until the
+	// pilot of the client being built claims one (middleware_wiring.go).
+	middlewareBases middlewareBases
 	// clientLogger is the logger of the most recently built client.
 	clientLogger atomic.Pointer[slog.Logger]
 }
@@ -233,6 +261,7 @@ func NewEngine(dbPool *pgxpool.Pool, config *Config) (*Engine, error) {
 	}
 	e.telHook = e.tel.Hook()
 	e.driver = newDriver(e, dbPool, Acquisition{})
+	e.drivers = []*Driver{e.driver}
 	e.middleware = &middleware{engine: e}
 	e.initExclusive()
 	return e, nil
@@ -270,7 +299,11 @@ func (e *Engine) NewDriver(acq Acquisition) (*Driver, error) {
 		r := *acq.PriorityRange
 		acq.PriorityRange = &r
 	}
-	return newDriver(e, e.dbPool, acq), nil
+	d := newDriver(e, e.dbPool, acq)
+	e.driversMu.Lock()
+	e.drivers = append(e.drivers, d)
+	e.driversMu.Unlock()
+	return d, nil
 }
 
 // Middleware returns the engine's River middleware. On the insert path it

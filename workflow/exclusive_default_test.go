@@ -10,6 +10,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/stretchr/testify/require"
 
 	"github.com/riverbpmn/riverbpmn/exclusive"
@@ -188,7 +189,9 @@ func TestExclusiveScopeRecorded(t *testing.T) {
 // use before migration riverbpmn/021 (one worked by an earlier version,
 // which enforced exclusivity only when configured) logs that exclusive jobs
 // are enforced from now on; on a fresh schema, even one whose jobs were
-// inserted before its first client started, it logs only the record.
+// inserted before its first client started, it logs only the record; so
+// does it on a schema that plain River used (a River app adopting
+// riverbpmn), whose jobs have no job context.
 func TestExclusiveScopeUpgradeLog(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -196,15 +199,24 @@ func TestExclusiveScopeUpgradeLog(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
 		upgrade bool
+		plain   bool
 		want    string
 	}{
-		{"Upgrade", true, "exclusive jobs are enforced from now on"},
-		{"Fresh", false, "recorded the exclusive scope in force"},
+		{"Upgrade", true, false, "exclusive jobs are enforced from now on"},
+		{"Fresh", false, false, "recorded the exclusive scope in force"},
+		{"PlainRiverBefore", true, true, "recorded the exclusive scope in force"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			schema := exclSchema(t)
 			insertOld := func() {
+				if tc.plain {
+					stock, err := river.NewClient(riverpgxv5.New(testPool(t)), &river.Config{Schema: schema})
+					require.NoError(t, err)
+					_, err = stock.Insert(ctx, plainArgs{}, &river.InsertOpts{Queue: "elsewhere"})
+					require.NoError(t, err)
+					return
+				}
 				inserter, err := NewEngine(testPool(t), &Config{Schema: schema})
 				require.NoError(t, err)
 				client, err := NewClient(inserter, &river.Config{})
@@ -233,7 +245,7 @@ func TestExclusiveScopeUpgradeLog(t *testing.T) {
 			mu.Lock()
 			defer mu.Unlock()
 			require.Contains(t, buf.String(), tc.want)
-			if !tc.upgrade {
+			if !tc.upgrade || tc.plain {
 				require.NotContains(t, buf.String(), "enforced from now on")
 			}
 		})

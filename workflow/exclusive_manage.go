@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/riverbpmn/riverbpmn/exclusive"
+	"github.com/riverbpmn/riverbpmn/liveness"
 )
 
 // MaxExclusiveLocks caps how many locks ExclusiveLocks returns.
@@ -54,6 +55,27 @@ func (e *Engine) ExclusiveLocks(ctx context.Context) ([]*ExclusiveLock, error) {
 	locks, err := exclusive.Locks(ctx, e.dbPool, e.config.Schema, MaxExclusiveLocks)
 	if err != nil {
 		return nil, fmt.Errorf("workflow: %w", err)
+	}
+	return e.markClientsGone(ctx, locks)
+}
+
+// markClientsGone sets ClientGone on the locks whose client records
+// liveness sessions, none of them alive.
+func (e *Engine) markClientsGone(ctx context.Context, locks []*ExclusiveLock) ([]*ExclusiveLock, error) {
+	if len(locks) == 0 {
+		return locks, nil
+	}
+	sessions, err := liveness.Sessions(ctx, e.dbPool, e.config.Schema)
+	if err != nil {
+		return nil, fmt.Errorf("workflow: %w", err)
+	}
+	alive := map[string]bool{}
+	for _, s := range sessions {
+		alive[s.ClientID] = alive[s.ClientID] || (s.Alive && s.DeadSince == nil && s.Superseded == nil)
+	}
+	for _, l := range locks {
+		isAlive, known := alive[l.ClientID]
+		l.ClientGone = known && !isAlive && !l.Stale
 	}
 	return locks, nil
 }

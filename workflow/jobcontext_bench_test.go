@@ -1,6 +1,7 @@
 package workflow
 
 import (
+	"context"
 	"testing"
 
 	"github.com/riverqueue/river/rivertype"
@@ -36,7 +37,7 @@ func BenchmarkPrepareInsert(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		params := &rivertype.JobInsertParams{Kind: "bench", Metadata: metadata}
-		if err := engine.prepareInsert(params); err != nil {
+		if err := engine.prepareInsert(context.Background(), params); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -70,6 +70,17 @@ func (e *Engine) SyncJobDefinitions(ctx context.Context) error {
 		activities = append(activities, def.ActivityID)
 		kinds = append(kinds, def.Kind)
 	}
+	// A declaration must not overwrite a job definition read from a model.
+	deployed, err := e.Deployments().DeployedAmong(ctx, ids)
+	if err != nil {
+		return fmt.Errorf("workflow: storing job definitions: %w", err)
+	}
+	for _, id := range ids {
+		if dep, ok := deployed[id]; ok {
+			return &DefinitionError{Definition: fmt.Sprintf("job definition %q", id), Field: "ID", Value: id,
+				Problem: fmt.Sprintf("is the id of a job definition of deployment %s: declare another id, or use the deployed one", dep)}
+		}
+	}
 	if _, err := e.dbPool.Exec(ctx, e.sql(jobDefinitionUpsertSQL), ids, processes, activities, kinds); err != nil {
 		return fmt.Errorf("workflow: storing job definitions in schema %s (is `riverbpmn migrate-up` applied?): %w", schemaName(e.config.Schema), err)
 	}

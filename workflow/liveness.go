@@ -103,8 +103,12 @@ func (p *livenessPilot) openSession(ctx context.Context, clientID, schema string
 	if !p.engine.middlewareUsed.Load() {
 		return errors.New("workflow: Config.Liveness needs the engine's middleware in river.Config.Middleware (Engine.Middleware): it cancels a client's running jobs when the client loses its liveness")
 	}
+	connConfig := p.engine.config.Liveness.ConnConfig
+	if connConfig == nil {
+		connConfig = p.engine.dbPool.Config().ConnConfig
+	}
 	keeper := liveness.NewKeeper(p.engine.config.Liveness, liveness.KeeperConfig{
-		ConnConfig: p.engine.dbPool.Config().ConnConfig.Copy(),
+		ConnConfig: connConfig.Copy(),
 		Schema:     schema,
 		ClientID:   clientID,
 		Logger:     p.logger,
@@ -131,13 +135,20 @@ func (p *livenessPilot) JobGetAvailable(ctx context.Context, exec riverdriver.Ex
 	if keeper == nil {
 		return &riverdriver.JobGetAvailableResult{}, nil
 	}
-	ctx, cancel, gen, err := keeper.Begin(ctx)
+	opCtx, cancel, gen, err := keeper.Begin(ctx)
 	if err != nil {
 		return &riverdriver.JobGetAvailableResult{}, nil //nolint:nilerr // not live: fetch nothing until the next session
 	}
 	defer keeper.End()
 	defer cancel()
-	res, err := p.pilot.JobGetAvailable(ctx, exec, state, params)
+	res, err := p.pilot.JobGetAvailable(opCtx, exec, state, params)
+	if err != nil && errors.Is(opCtx.Err(), context.DeadlineExceeded) && ctx.Err() == nil {
+		// The fetch outlived the session's deadline (the client stalled or
+		// was cut off while it ran): it may have locked jobs this client
+		// never learns of. Replacing the session has the leader give them
+		// back, with whatever else the session runs.
+		keeper.Fence(gen, "a fetch outlived the session's deadline; the jobs it may have locked are given back")
+	}
 	if err != nil || res == nil {
 		return res, err
 	}
@@ -166,7 +177,7 @@ func (p *livenessPilot) JobSetStateIfRunningMany(ctx context.Context, exec river
 		// is taken over): River's completer flushes its last outcomes.
 		return p.setStates(ctx, exec, params)
 	}
-	ctx, cancel, _, err := keeper.Begin(ctx)
+	ctx, cancel, _, err := keeper.BeginWait(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -252,8 +263,66 @@ func (p *livenessPilot) fence(gen uint64) {
 	}
 }
 
+// JobGetStuck is River's rescuer's look for stuck jobs, without the jobs of
+// dead sessions: the leader's takeover gives those back without using an
+// attempt, however short RescueStuckJobsAfter is. It pages through River's
+// own query so that a page it filters never hides the jobs after it.
+func (p *livenessPilot) JobGetStuck(ctx context.Context, exec riverdriver.Executor, params *riverdriver.JobGetStuckParams) ([]*rivertype.JobRow, error) {
+	q, err := p.driver.querier(exec)
+	if err != nil {
+		return nil, err
+	}
+	page := *params
+	var stuck []*rivertype.JobRow
+	for {
+		jobs, err := p.pilot.JobGetStuck(ctx, exec, &page)
+		if err != nil {
+			return nil, err
+		}
+		ids := make([]int64, len(jobs))
+		for i, job := range jobs {
+			ids[i] = job.ID
+		}
+		dead, err := liveness.JobsOfDeadSessions(ctx, q, params.Schema, ids)
+		if err != nil {
+			return nil, fmt.Errorf("workflow: %w", err)
+		}
+		for _, job := range jobs {
+			if !dead[job.ID] {
+				stuck = append(stuck, job)
+			}
+		}
+		if len(stuck) >= params.Max || len(jobs) < page.Max {
+			if len(stuck) > params.Max {
+				stuck = stuck[:params.Max]
+			}
+			return stuck, nil
+		}
+		page.AfterID = jobs[len(jobs)-1].ID
+	}
+}
+
+// runsUnderWay reports whether the client has fetched runs whose outcome is
+// not written yet (fenced runs aside: they are not the client's anymore).
+func (p *livenessPilot) runsUnderWay() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, run := range p.runs {
+		if !run.fenced {
+			return true
+		}
+	}
+	return false
+}
+
 // PluginServices adds a service that closes the client's session when the
-// client stops (after its producers have stopped).
+// client stops, once its last run's outcome is written. A stop that gives
+// up with jobs still running (Client.Stop's context done first) leaves the
+// session open: it stays alive as long as the process, and if the process
+// exits with the jobs unfinished, its lock goes with it and the leader gives
+// them back as for a crash, without using an attempt. Closed earlier, the
+// session would say the client left cleanly, and nothing would free its
+// jobs but River's rescuer.
 func (p *livenessPilot) PluginServices() []startstop.Service {
 	return append(p.pilot.PluginServices(), startstop.StartStopFunc(func(ctx context.Context, shouldStart bool, started, stopped func()) error {
 		if !shouldStart {
@@ -263,6 +332,9 @@ func (p *livenessPilot) PluginServices() []startstop.Service {
 			defer stopped()
 			started()
 			<-ctx.Done()
+			for p.runsUnderWay() {
+				time.Sleep(20 * time.Millisecond)
+			}
 			if keeper, _ := p.session(); keeper != nil {
 				closeCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 				defer cancel()

@@ -37,10 +37,12 @@ import (
 
 // livenessArgs is internal/livenessworker's LivenessArgs.
 type livenessArgs struct {
-	Instance     string `json:"instance"`
-	SleepMillis  int    `json:"sleep_millis"`
-	LongFirstRun bool   `json:"long_first_run,omitempty"`
-	RetryCycle   string `json:"retry_cycle,omitempty"`
+	Instance      string `json:"instance"`
+	SleepMillis   int    `json:"sleep_millis"`
+	LongFirstRun  bool   `json:"long_first_run,omitempty"`
+	StuckFirstRun bool   `json:"stuck_first_run,omitempty"`
+	TimeoutMillis int    `json:"timeout_millis,omitempty"`
+	RetryCycle    string `json:"retry_cycle,omitempty"`
 }
 
 func (livenessArgs) Kind() string { return "liveness_work" }
@@ -105,6 +107,10 @@ type livenessProcs struct {
 	n      int
 	// batch is the workers' ExclusiveBatch.
 	batch int
+	// url is the workers' database URL (TEST_DATABASE_URL when empty), and
+	// args are more flags for every worker.
+	url  string
+	args []string
 }
 
 func newLivenessProcs(t *testing.T, schema string) *livenessProcs {
@@ -122,7 +128,12 @@ func (p *livenessProcs) start() string {
 	p.n++
 	id := fmt.Sprintf("lw%d-%d", p.n, rand.IntN(1_000_000)) //nolint:gosec // test data
 	p.mu.Unlock()
-	cmd := exec.Command(p.bin, "-db", os.Getenv("TEST_DATABASE_URL"), "-schema", p.schema, "-id", id, "-workers", "10", "-batch", strconv.Itoa(p.batch))
+	url := p.url
+	if url == "" {
+		url = os.Getenv("TEST_DATABASE_URL")
+	}
+	args := append([]string{"-db", url, "-schema", p.schema, "-id", id, "-workers", "10", "-batch", strconv.Itoa(p.batch)}, p.args...)
+	cmd := exec.Command(p.bin, args...)
 	cmd.Stderr = &prefixWriter{t: t, prefix: id}
 	stdout, err := cmd.StdoutPipe()
 	require.NoError(t, err)
@@ -203,12 +214,24 @@ func (p *livenessProcs) openRuns(id string) []exclusive.Span {
 // seen gone: later than they really did, so the overlap check errs on the
 // strict side.
 func (p *livenessProcs) kill(id string) (time.Time, []exclusive.Span) {
+	killedAt := time.Now()
+	_, held, _ := p.end(id, syscall.SIGKILL, time.Minute)
+	return killedAt, held
+}
+
+// end sends sig to worker id, waits (at most timeout) until its process has
+// exited, and returns when it was seen gone, the runs it had under way
+// (ended then, for the timeline) and how it exited.
+func (p *livenessProcs) end(id string, sig syscall.Signal, timeout time.Duration) (time.Time, []exclusive.Span, error) {
 	p.mu.Lock()
 	cmd, ended := p.procs[id], p.ended[id]
 	p.mu.Unlock()
-	killedAt := time.Now()
-	require.NoError(p.t, cmd.Process.Signal(syscall.SIGKILL))
-	<-ended
+	require.NoError(p.t, cmd.Process.Signal(sig))
+	select {
+	case <-ended:
+	case <-time.After(timeout):
+		p.t.Fatalf("worker %s still runs %s after %s", id, timeout, sig)
+	}
 	gone := time.Now()
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -220,7 +243,7 @@ func (p *livenessProcs) kill(id string) (time.Time, []exclusive.Span) {
 		delete(p.open[id], run)
 	}
 	delete(p.procs, id)
-	return killedAt, held
+	return gone, held, p.exits[id]
 }
 
 // signal sends sig to worker id's process.
@@ -433,18 +456,7 @@ func testLivenessKillWorker(t *testing.T, batch int) {
 	insertHot(ctx, t, inserter, instances, jobs)
 
 	// Who runs the survivor's first run is the first victim.
-	var victim string
-	require.Eventually(t, func() bool {
-		for _, id := range workers {
-			for _, run := range procs.openRuns(id) {
-				if run.JobID == survivor.Job.ID {
-					victim = id
-					return true
-				}
-			}
-		}
-		return false
-	}, 30*time.Second, 10*time.Millisecond)
+	victim := procs.runnerOf(workers, map[int64]bool{survivor.Job.ID: true}, 1, 30*time.Second)
 
 	var (
 		maxGap     time.Duration
@@ -504,35 +516,43 @@ func testLivenessKillWorker(t *testing.T, batch int) {
 	}
 	// No give-back used up an execution: these jobs never fail, so every
 	// job completed at attempt 1, whatever happened to its earlier runs.
+	requireNoAttemptUsed(ctx, t, schema)
+	require.Zero(t, exclHeldLockCount(ctx, t, schema), "an exclusive key is still held")
+	var sessions int
+	require.NoError(t, testPool(t).QueryRow(ctx, fmt.Sprintf(`SELECT count(*) FROM %s.river_bpmn_client_session`, pgx.Identifier{schema}.Sanitize())).Scan(&sessions))
+	require.Zero(t, sessions, "a session row outlived its client")
+}
+
+// requireNoAttemptUsed checks that every job of schema completed at
+// attempt 1 (the liveness tests' jobs never fail, so a higher attempt is a
+// run that used up an execution), and logs how many runs were given back.
+func requireNoAttemptUsed(ctx context.Context, t *testing.T, schema string) {
+	t.Helper()
 	var (
 		jobsTotal      int
 		givenBackTotal int
-		wrongAttempt   []int64
+		wrongAttempt   []string
 	)
-	rows, err := testPool(t).Query(ctx, fmt.Sprintf(`SELECT id, attempt,
+	rows, err := testPool(t).Query(ctx, fmt.Sprintf(`SELECT id, state::text, attempt,
 			(SELECT count(*) FROM unnest(errors) AS e WHERE e->>'error' LIKE '%%lost its liveness%%')
 		FROM %s.river_job`, pgx.Identifier{schema}.Sanitize()))
 	require.NoError(t, err)
 	for rows.Next() {
 		var (
 			id               int64
+			state            string
 			attempt, handled int
 		)
-		require.NoError(t, rows.Scan(&id, &attempt, &handled))
+		require.NoError(t, rows.Scan(&id, &state, &attempt, &handled))
 		jobsTotal++
 		givenBackTotal += handled
-		if attempt != 1 {
-			wrongAttempt = append(wrongAttempt, id)
+		if attempt != 1 || state != "completed" {
+			wrongAttempt = append(wrongAttempt, fmt.Sprintf("%d (%s, attempt %d)", id, state, attempt))
 		}
 	}
 	require.NoError(t, rows.Err())
 	require.Empty(t, wrongAttempt, "jobs that did not complete at attempt 1")
 	t.Logf("%d jobs, %d runs given back, every job completed at attempt 1", jobsTotal, givenBackTotal)
-
-	require.Zero(t, exclHeldLockCount(ctx, t, schema), "an exclusive key is still held")
-	var sessions int
-	require.NoError(t, testPool(t).QueryRow(ctx, fmt.Sprintf(`SELECT count(*) FROM %s.river_bpmn_client_session`, pgx.Identifier{schema}.Sanitize())).Scan(&sessions))
-	require.Zero(t, sessions, "a session row outlived its client")
 }
 
 // endOf returns when worker id's run of job jobID, attempt attempt, ended.
@@ -569,29 +589,8 @@ func TestLivenessPartition(t *testing.T) {
 	insertHot(ctx, t, inserter, instances, jobs)
 	// Long jobs (each followed by a short one of its instance): the worker
 	// cut off is one running a long job and some short ones.
-	long := map[int64]bool{}
-	for i := range 10 {
-		instance := fmt.Sprintf("long-%d", i)
-		res, err := inserter.Insert(ctx, livenessArgs{Instance: instance, SleepMillis: 4000}, nil)
-		require.NoError(t, err)
-		long[res.Job.ID] = true
-		_, err = inserter.Insert(ctx, livenessArgs{Instance: instance, SleepMillis: 100}, nil)
-		require.NoError(t, err)
-	}
-
-	var victim string
-	require.Eventually(t, func() bool {
-		for _, id := range workers {
-			runs := procs.openRuns(id)
-			for _, run := range runs {
-				if long[run.JobID] && len(runs) >= 3 {
-					victim = id
-					return true
-				}
-			}
-		}
-		return false
-	}, 30*time.Second, 5*time.Millisecond)
+	long := insertLong(ctx, t, inserter, 10, 4000)
+	victim := procs.runnerOf(workers, long, 3, 30*time.Second)
 	cutAt := time.Now()
 	var terminated int
 	require.NoError(t, testPool(t).QueryRow(ctx,
@@ -686,4 +685,39 @@ func (p *livenessProcs) busiest(workers []string, n int, timeout time.Duration) 
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// runnerOf waits until one of workers runs one of jobs (with at least
+// minRuns runs under way) and returns it.
+func (p *livenessProcs) runnerOf(workers []string, jobs map[int64]bool, minRuns int, timeout time.Duration) string {
+	var runner string
+	require.Eventually(p.t, func() bool {
+		for _, id := range workers {
+			runs := p.openRuns(id)
+			for _, run := range runs {
+				if jobs[run.JobID] && len(runs) >= minRuns {
+					runner = id
+					return true
+				}
+			}
+		}
+		return false
+	}, timeout, 5*time.Millisecond, "no worker runs one of jobs %v", jobs)
+	return runner
+}
+
+// insertLong inserts n long jobs of sleepMillis, each followed by a short
+// one of its instance (long-0, long-1, ...), and returns the long ones.
+func insertLong(ctx context.Context, t *testing.T, client *river.Client[pgx.Tx], n, sleepMillis int) map[int64]bool {
+	t.Helper()
+	long := map[int64]bool{}
+	for i := range n {
+		instance := fmt.Sprintf("long-%d", i)
+		res, err := client.Insert(ctx, livenessArgs{Instance: instance, SleepMillis: sleepMillis}, nil)
+		require.NoError(t, err)
+		long[res.Job.ID] = true
+		_, err = client.Insert(ctx, livenessArgs{Instance: instance, SleepMillis: 100}, nil)
+		require.NoError(t, err)
+	}
+	return long
 }

@@ -40,6 +40,8 @@ func TestLivenessConfigErrors(t *testing.T) {
 	t.Parallel()
 	_, err := NewEngine(testPool(t), &Config{Liveness: liveness.Config{PingInterval: 5 * time.Second}})
 	require.ErrorContains(t, err, "workflow: Config.Liveness: liveness: Config.FenceAfter (2s) must exceed PingInterval (5s)")
+	_, err = NewEngine(testPool(t), &Config{Liveness: liveness.Config{StallAfter: 2 * time.Second}})
+	require.ErrorContains(t, err, "workflow: Config.Liveness: liveness: Config.StallAfter (2s) must exceed FenceAfter + PingInterval (2.5s)")
 }
 
 // TestLivenessNeedsMiddleware: a client with liveness refuses to start

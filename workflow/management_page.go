@@ -116,7 +116,7 @@ func (e *Engine) ExclusiveLocksPage(ctx context.Context, afterKey string, limit 
 	if err != nil {
 		return nil, fmt.Errorf("workflow: %w", err)
 	}
-	return locks, nil
+	return e.markClientsGone(ctx, locks)
 }
 
 // ProcessInstanceTimersPage returns the timers of a process instance whose

@@ -99,7 +99,7 @@ FROM generate_series(1, 100000) AS i`))
 func TestManagementPages(t *testing.T) {
 	ctx := context.Background()
 	engine, schema := testEngineWithConfig(t, &Config{
-		ProcessDefinitions: []ProcessDefinition{{Key: "p"}},
+		ProcessDefinitions: []ProcessDefinition{{Key: "p"}, {Key: "excl_process"}},
 		JobDefinitions: []JobDefinition{
 			{ID: "def-a", ProcessDefinitionKey: "p", ActivityID: "act_a", Kind: "page_a"},
 			{ID: "def-b", ProcessDefinitionKey: "p", ActivityID: "act_b", Kind: "page_b"},

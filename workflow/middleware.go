@@ -9,6 +9,7 @@ import (
 	"github.com/riverqueue/river/rivertype"
 
 	"github.com/riverbpmn/riverbpmn/priority"
+	"github.com/riverbpmn/riverbpmn/retrypolicy"
 )
 
 // middleware is the engine's River middleware. On the insert path it
@@ -35,7 +36,7 @@ func (m *middleware) InsertMany(
 	}
 	now := time.Now()
 	for i, params := range manyParams {
-		err := m.engine.prepareInsert(params)
+		err := m.engine.prepareInsert(ctx, params)
 		if err == nil {
 			err = checkLifecycleAtInsert(params, now)
 		}
@@ -43,7 +44,9 @@ func (m *middleware) InsertMany(
 			return nil, fmt.Errorf("%s: %w", insertErrorPrefix(manyParams, i), err)
 		}
 	}
-	results, err := doInner(context.WithValue(ctx, wiringKey{}, m.engine))
+	results, err := insertFollowUps(ctx, manyParams, func() ([]*rivertype.JobInsertResult, error) {
+		return doInner(context.WithValue(ctx, wiringKey{}, m.engine))
+	})
 	if err != nil {
 		return nil, lifecycleInsertError(manyParams, err)
 	}
@@ -56,8 +59,11 @@ func (m *middleware) InsertMany(
 // retry cycle (which also sets params.MaxAttempts). An overriding priority is
 // applied later, by the insert trigger of migration riverbpmn/002, in the
 // inserting transaction.
-func (e *Engine) resolve(jc JobContext, params *rivertype.JobInsertParams) (JobContext, error) {
-	var jobDef *JobDefinition
+func (e *Engine) resolve(ctx context.Context, jc JobContext, params *rivertype.JobInsertParams) (JobContext, error) {
+	var (
+		jobDef   *JobDefinition
+		deployed *deployedDefinition // when jobDef comes from a deployed model
+	)
 	if jc.JobDefinitionID == "" && jc.ProcessDefinitionKey != "" {
 		// No job definition named: the declared one of this kind, if exactly
 		// one matches (see JobContext.JobDefinitionID).
@@ -71,9 +77,18 @@ func (e *Engine) resolve(jc JobContext, params *rivertype.JobInsertParams) (JobC
 	}
 	if jc.JobDefinitionID != "" {
 		if jobDef = e.defs.jobs[jc.JobDefinitionID]; jobDef == nil {
-			return jc, &JobContextError{Field: "job_definition_id", Value: jc.JobDefinitionID, Problem: "is not a declared job definition"}
+			// Not declared in Go: a deployed one (Engine.Deployments), named
+			// by its id or its alias.
+			var err error
+			if deployed, err = e.deployedJobDefinition(ctx, jc.JobDefinitionID); err != nil {
+				return jc, err
+			}
+			if deployed == nil {
+				return jc, &JobContextError{Field: "job_definition_id", Value: jc.JobDefinitionID, Problem: "is not a declared job definition, nor a deployed one"}
+			}
+			jobDef, jc.JobDefinitionID = deployed.job, deployed.job.ID
 		}
-		if jobDef.Kind != params.Kind {
+		if jobDef.Kind != "" && jobDef.Kind != params.Kind { // a deployed definition runs any kind
 			return jc, &JobContextError{Field: "job_definition_id", Value: jc.JobDefinitionID,
 				Problem: fmt.Sprintf("runs kind %q, but the job is of kind %q", jobDef.Kind, params.Kind)}
 		}
@@ -95,7 +110,25 @@ func (e *Engine) resolve(jc JobContext, params *rivertype.JobInsertParams) (JobC
 			}
 		}
 	}
+	if _, declared := e.defs.processes[jc.ProcessDefinitionKey]; !declared && deployed == nil && jc.ProcessDefinitionKey != "" && len(e.defs.processes) > 0 {
+		// An engine that declares its processes knows them all: a key it
+		// does not know (and no deployed job definition named) is a typo or a
+		// process deployed elsewhere, which would get none of its process's
+		// priority, deployment or tenant.
+		return jc, &JobContextError{Field: "process_definition_key", Value: jc.ProcessDefinitionKey,
+			Problem: "is not a declared process definition (Config.ProcessDefinitions)"}
+	}
 	process := e.defs.processes[jc.ProcessDefinitionKey] // nil for an undeclared process
+	if deployed != nil {
+		process = deployed.process
+		if jc.DeploymentID != "" && jc.DeploymentID != process.DeploymentID {
+			return jc, &JobContextError{Field: "deployment_id", Value: jc.DeploymentID,
+				Problem: fmt.Sprintf("differs from deployment %q, which holds job definition %q", process.DeploymentID, jobDef.ID)}
+		}
+		if jc.JobType == "" {
+			jc.JobType = deployed.jobType
+		}
+	}
 	if jc.DeploymentID == "" && process != nil {
 		jc.DeploymentID = process.DeploymentID
 	}
@@ -125,7 +158,20 @@ func (e *Engine) resolve(jc JobContext, params *rivertype.JobInsertParams) (JobC
 	}
 	jc.Exclusive = &exclusive
 
-	if err := e.resolveRetryCycle(&jc, jobDef, params); err != nil {
+	var defCycle retrypolicy.Cycle
+	switch {
+	case deployed != nil && deployed.cycleFn != nil:
+		cycle, err := deployedCycle(deployed, params)
+		if err != nil {
+			return jc, err
+		}
+		defCycle = cycle
+	case deployed != nil:
+		defCycle = deployed.cycle
+	case jobDef != nil:
+		defCycle = e.defs.retryCycles[jobDef.ID]
+	}
+	if err := e.resolveRetryCycle(&jc, defCycle, params); err != nil {
 		return jc, err
 	}
 	return jc, nil
@@ -157,7 +203,7 @@ func (e *Engine) priority(jc JobContext, jobDef *JobDefinition, process *Process
 // prepareInsert finds the job context of a job about to be inserted (from its
 // args or from its metadata), validates it and stores it, normalised, in the
 // job's metadata.
-func (e *Engine) prepareInsert(params *rivertype.JobInsertParams) error {
+func (e *Engine) prepareInsert(ctx context.Context, params *rivertype.JobInsertParams) error {
 	stored, err := storedJobContext(params.Metadata)
 	if err != nil {
 		return err
@@ -182,10 +228,31 @@ func (e *Engine) prepareInsert(params *rivertype.JobInsertParams) error {
 		return e.applyDefaultRetryCycle(params)
 	}
 
-	jc, err = e.resolve(jc, params)
+	jc, err = e.resolve(ctx, jc, params)
 	if err != nil {
 		return err
 	}
 	params.Metadata, err = jc.AddToMetadata(params.Metadata)
 	return err
+}
+
+// deployedCycle evaluates a deployed job definition's retry cycle
+// expression for a job about to be inserted.
+func deployedCycle(deployed *deployedDefinition, params *rivertype.JobInsertParams) (retrypolicy.Cycle, error) {
+	fail := func(value, problem string) error {
+		return &JobContextError{Field: "retry_cycle", Value: value,
+			Problem: fmt.Sprintf("from job definition %q's failedJobRetryTimeCycle %q %s", deployed.job.ID, deployed.job.RetryCycle, problem)}
+	}
+	s, err := deployed.cycleFn(params.Args)
+	if err != nil {
+		return retrypolicy.Cycle{}, fail("", "failed: "+err.Error())
+	}
+	cycle, err := retrypolicy.ParseCycle(s)
+	if err != nil {
+		return retrypolicy.Cycle{}, fail(s, "is not a valid retry time cycle: "+err.Error())
+	}
+	if problem := retryCycleProblem(cycle); problem != "" {
+		return retrypolicy.Cycle{}, fail(s, problem)
+	}
+	return cycle, nil
 }

@@ -21,7 +21,8 @@ var _ rivertype.WorkerMiddleware = (*middleware)(nil)
 //     user code runs;
 //   - progress and stop (workControl): they see the outcome the retry
 //     bookkeeping chose (a conflict's snooze needs no stop check);
-//   - retry bookkeeping (workWithRetryBookkeeping), around the worker.
+//   - retry bookkeeping (workWithRetryBookkeeping), around the worker;
+//   - follow-ups (workFollowUps): the jobs the work inserts start at once.
 func (m *middleware) Work(ctx context.Context, job *rivertype.JobRow, doInner func(context.Context) error) error {
 	return m.engine.tel.Work(ctx, job, func(ctx context.Context) error { return m.work(ctx, job, doInner) })
 }
@@ -32,7 +33,9 @@ func (m *middleware) work(ctx context.Context, job *rivertype.JobRow, doInner fu
 		return m.engine.exclusive.Work(ctx, job, func(ctx context.Context) error {
 			return m.engine.workUnlessExpired(ctx, job, func(ctx context.Context) error {
 				return m.engine.workControl(ctx, job, func(ctx context.Context) error {
-					return m.engine.workWithRetryBookkeeping(ctx, job, doInner)
+					return m.engine.workWithRetryBookkeeping(ctx, job, func(ctx context.Context) error {
+						return m.engine.workFollowUps(ctx, doInner)
+					})
 				})
 			})
 		})

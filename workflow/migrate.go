@@ -59,6 +59,9 @@ func migrationTruncateTables(version int) []string { //nolint:unparam // grows w
 	if version == 0 || version >= migrationVersionSettings {
 		tables = append(tables, "river_bpmn_setting")
 	}
+	if version == 0 || version >= migrationVersionDeployments {
+		tables = append(tables, "river_bpmn_deployment", "river_bpmn_deployment_resource", "river_bpmn_process_definition", "river_bpmn_process_key")
+	}
 	return tables
 }
 
@@ -78,6 +81,10 @@ const livenessMigrationVersion = 8
 // migrationVersionSettings is the version of migration 021_settings, which
 // adds river_bpmn_setting (the exclusive scope in force).
 const migrationVersionSettings = 21
+
+// migrationVersionDeployments is the version of migration 024_deployments
+// (deployed BPMN models; package deployment).
+const migrationVersionDeployments = 24
 
 // migrationVersionLifecycle is the version of migration 011_lifecycle
 // (pending jobs, dependencies, expiration; package lifecycle).
@@ -124,12 +131,21 @@ var (
 
 // lockMigrations takes the migration lock of schema (empty: the pool's
 // search_path) and returns the function that releases it. The lock is a
-// PostgreSQL session advisory lock held by a connection of its own, opened
-// with the pool's connection settings but outside the pool, so that the
-// migrations, which run on the pool, can never wait for a connection the
-// lock holds (a pool of one connection works). River applies each migration
-// in its own transaction, as it does without the lock: some must commit
-// before the next may use what they add (an enum value).
+// PostgreSQL transaction advisory lock, held by a transaction left open on
+// a connection of its own, opened with the pool's connection settings but
+// outside the pool, so that the migrations, which run on the pool, can never
+// wait for a connection the lock holds (a pool of one connection works).
+// River applies each migration in its own transaction, as it does without
+// the lock: some must commit before the next may use what they add (an
+// enum value).
+//
+// A transaction lock rather than a session lock: behind a transaction-mode
+// pooler (PgBouncer), a session lock would stay with the pooled server
+// connection after this one closed, and every later migration would wait
+// for it forever; an open transaction keeps its server connection, and the
+// pooler ends it (and the lock) when this connection closes. The idle
+// transaction takes no transaction id and keeps no snapshot between
+// statements, so it holds back no vacuum.
 //
 // Without the lock, processes migrating one fresh schema at once collide:
 // two of them creating River's tables and types together fail with
@@ -144,12 +160,20 @@ func lockMigrations(ctx context.Context, dbPool *pgxpool.Pool, schema string) (u
 	if err != nil {
 		return nil, fmt.Errorf("workflow: connecting for the migration lock: %w", err)
 	}
-	if _, err := conn.Exec(ctx, migrateLockSQL, schema); err != nil {
+	tx, err := conn.Begin(ctx)
+	if err == nil {
+		_, err = tx.Exec(ctx, migrateLockSQL, schema)
+	}
+	if err != nil {
 		_ = conn.Close(context.Background())
 		return nil, fmt.Errorf("workflow: taking the migration lock of schema %s: %w", schemaName(schema), err)
 	}
-	// Closing the session releases the lock, whatever state ctx is in.
-	return func() { _ = conn.Close(context.Background()) }, nil
+	// Ending the transaction releases the lock; closing the connection
+	// ends it whatever state ctx is in.
+	return func() {
+		_ = tx.Rollback(context.Background())
+		_ = conn.Close(context.Background())
+	}, nil
 }
 
 // MigrateUp migrates River's main line all the way up, then riverbpmn's line.

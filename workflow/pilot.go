@@ -36,6 +36,10 @@ type pilot struct {
 	// markArchetype (retry_wiring.go).
 	logger *slog.Logger
 
+	// middlewareSeen is true when the engine's middleware was handed this
+	// client's archetype (middleware_wiring.go): no wiring probe is needed.
+	middlewareSeen bool
+
 	// query caches the fetch query rendered for the client's acquisition
 	// and schema; neither changes, so it is rendered once.
 	query atomic.Pointer[schemaFetchQuery]
@@ -60,6 +64,7 @@ func (p *pilot) PilotInit(archetype *baseservice.Archetype, params *riverpilot.P
 	if archetype.Logger != nil {
 		p.driver.engine.clientLogger.Store(archetype.Logger)
 	}
+	p.middlewareSeen = p.driver.engine.middlewareBases.claim(archetype.Logger)
 	p.markArchetype(archetype)
 }
 

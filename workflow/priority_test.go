@@ -505,3 +505,41 @@ func TestClientStartFailsWithoutMigrations(t *testing.T) {
 	err = client.Start(ctx)
 	require.ErrorContains(t, err, "is `riverbpmn migrate-up` applied?")
 }
+
+// TestUndeclaredProcessDefinitionRefused: an engine that declares process
+// definitions refuses, on every insert call, a job whose context names a
+// process definition it does not declare, naming the key; nothing of the
+// batch is inserted. An engine that declares none takes any key.
+func TestUndeclaredProcessDefinitionRefused(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+
+	for _, call := range sixInsertCalls {
+		t.Run(call.name, func(t *testing.T) {
+			t.Parallel()
+			engine, schema := testEngineWithConfig(t, orderConfig())
+			client := newInsertClient(t, engine, schema)
+			args := []river.JobArgs{shipArgs{OrderID: "1"}, shipArgs{OrderID: "2"}}
+			opts := []*river.InsertOpts{
+				JobContext{ProcessInstanceID: "pi-1", ProcessDefinitionKey: "order", ActivityID: "ship"}.InsertOpts(),
+				JobContext{ProcessInstanceID: "pi-2", ProcessDefinitionKey: "ordre"}.InsertOpts(),
+			}
+			err := call.insert(ctx, client, args, opts)
+			require.ErrorContains(t, err, `process_definition_key "ordre": is not a declared process definition`)
+			var jobContextErr *JobContextError
+			require.ErrorAs(t, err, &jobContextErr)
+			require.Equal(t, "ordre", jobContextErr.Value)
+			var refused int
+			require.NoError(t, engine.dbPool.QueryRow(ctx, renderSQL(`SELECT count(*) FROM /* TEMPLATE: schema */river_job WHERE args->>'order_id' = '2'`, schema)).Scan(&refused))
+			require.Zero(t, refused, "the refused job is not inserted (nor, in one call, its batch)")
+		})
+	}
+
+	t.Run("EngineDeclaringNoProcess", func(t *testing.T) {
+		t.Parallel()
+		engine, schema := testEngine(t)
+		client := newInsertClient(t, engine, schema)
+		_, err := client.Insert(ctx, shipArgs{}, JobContext{ProcessInstanceID: "pi-1", ProcessDefinitionKey: "anything"}.InsertOpts())
+		require.NoError(t, err)
+	})
+}

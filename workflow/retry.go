@@ -258,7 +258,7 @@ func parseDefaultRetryCycle(s string) (retrypolicy.Cycle, error) {
 // engine default > none), records it in jc in canonical form and sets
 // params.MaxAttempts from it, whatever the insert options said: for a BPMN
 // job the cycle decides (no cycle: 3 executions).
-func (e *Engine) resolveRetryCycle(jc *JobContext, jobDef *JobDefinition, params *rivertype.JobInsertParams) error {
+func (e *Engine) resolveRetryCycle(jc *JobContext, defCycle retrypolicy.Cycle, params *rivertype.JobInsertParams) error {
 	// A given cycle is validated even when the job definition's wins, so
 	// that a typo never passes silently.
 	var given retrypolicy.Cycle
@@ -271,10 +271,7 @@ func (e *Engine) resolveRetryCycle(jc *JobContext, jobDef *JobDefinition, params
 			return &JobContextError{Field: "retry_cycle", Value: jc.RetryCycle, Problem: problem}
 		}
 	}
-	var cycle retrypolicy.Cycle
-	if jobDef != nil {
-		cycle = e.defs.retryCycles[jobDef.ID]
-	}
+	cycle := defCycle // the job definition's
 	if cycle.IsZero() {
 		cycle = given
 	}
@@ -287,14 +284,18 @@ func (e *Engine) resolveRetryCycle(jc *JobContext, jobDef *JobDefinition, params
 }
 
 // applyDefaultRetryCycle gives a plain River job the engine's default cycle,
-// if there is one: MaxAttempts from the cycle and the cycle recorded under
-// RetryCycleMetadataKey. Without a default, the job keeps River's behaviour,
-// and a RetryCycleMetadataKey it carries (copied from another job's metadata)
-// is removed so that it cannot disagree with MaxAttempts. Metadata that is
-// not a JSON object is left alone (River's behaviour).
+// if there is one and the job's MaxAttempts is River's default
+// (river.MaxAttemptsDefault): MaxAttempts from the cycle and the cycle
+// recorded under RetryCycleMetadataKey. A MaxAttempts chosen by the job's
+// InsertOpts, its args' InsertOpts or the client's river.Config.MaxAttempts
+// is kept, with River's retries, as asked. A job without the cycle keeps
+// River's behaviour, and a RetryCycleMetadataKey it carries (copied from
+// another job's metadata) is removed so that it cannot disagree with
+// MaxAttempts. Metadata that is not a JSON object is left alone (River's
+// behaviour).
 func (e *Engine) applyDefaultRetryCycle(params *rivertype.JobInsertParams) error {
-	hasKey := bytes.Contains(params.Metadata, []byte(`"`+RetryCycleMetadataKey+`"`))
-	if e.defaultRetryCycle.IsZero() && !hasKey {
+	withCycle := !e.defaultRetryCycle.IsZero() && params.MaxAttempts == river.MaxAttemptsDefault
+	if !withCycle && !bytes.Contains(params.Metadata, []byte(`"`+RetryCycleMetadataKey+`"`)) {
 		return nil // stock River: not a byte changed
 	}
 	fields := map[string]json.RawMessage{}
@@ -303,7 +304,7 @@ func (e *Engine) applyDefaultRetryCycle(params *rivertype.JobInsertParams) error
 			return nil // not an object: no room for the cycle, River's behaviour
 		}
 	}
-	if e.defaultRetryCycle.IsZero() {
+	if !withCycle {
 		if _, ok := fields[RetryCycleMetadataKey]; !ok {
 			return nil
 		}

@@ -486,7 +486,8 @@ func testRetryConflict(t *testing.T) {
 
 // testRetryPlainJobs: jobs without a job context keep River's retry
 // behaviour (MaxAttempts, backoff, no incident) unless the engine has a
-// default cycle, which then applies to them too (still without incident).
+// default cycle, which then applies to those left at River's default
+// MaxAttempts too (still without incident).
 func testRetryPlainJobs(t *testing.T) {
 	ctx := context.Background()
 
@@ -513,7 +514,7 @@ func testRetryPlainJobs(t *testing.T) {
 	}}, scenario{"Default", func(t *testing.T) {
 		engine, schema := testEngineWithConfig(t, retryConfig("R2/PT0.2S", map[string]string{"ship-async": ""}))
 		client, tl := startRetryClient(t, engine, schema, failing)
-		plain := insertRetryJob(t, client, "plain", &river.InsertOpts{MaxAttempts: 10})
+		plain := insertRetryJob(t, client, "plain", nil) // River's default MaxAttempts: the default cycle's
 		bpmn := insertRetryJob(t, client, "bpmn", &river.InsertOpts{Metadata: mustMetadata(t, jobOf("ship-async", "pi-1"))})
 		require.Equal(t, 2, plain.MaxAttempts)
 		require.Equal(t, 2, bpmn.MaxAttempts)

@@ -149,13 +149,15 @@ func TestRetryCycleAtInsert(t *testing.T) {
 				args := []river.JobArgs{
 					retryArgs{Name: "definition"}, retryArgs{Name: "definition-over-context"},
 					retryArgs{Name: "context"}, retryArgs{Name: "default"}, retryArgs{Name: "plain"},
+					retryArgs{Name: "plain-max-attempts"},
 				}
 				opts := []*river.InsertOpts{
 					{Metadata: mustMetadata(t, jobOf("with", "pi-1"))},
 					{Metadata: mustMetadata(t, given(jobOf("with", "pi-2")))},
 					{Metadata: mustMetadata(t, given(jobOf("without", "pi-3")))},
 					{Metadata: mustMetadata(t, jobOf("without", "pi-4"))},
-					{MaxAttempts: 9, Metadata: []byte(`{"tenant": "acme"}`)},
+					{Metadata: []byte(`{"tenant": "acme"}`)},
+					{MaxAttempts: 9, Metadata: []byte(`{"tenant": "acme", "` + RetryCycleMetadataKey + `": "R7/PT1S"}`)},
 				}
 				require.NoError(t, call.insert(ctx, client, args, opts))
 
@@ -177,13 +179,17 @@ func TestRetryCycleAtInsert(t *testing.T) {
 				}
 
 				plain := jobs["plain"]
-				require.Equal(t, 5, plain.MaxAttempts, "the default cycle wins over InsertOpts.MaxAttempts")
+				require.Equal(t, 5, plain.MaxAttempts, "River's default MaxAttempts gives way to the default cycle")
 				var metadata map[string]any
 				require.NoError(t, json.Unmarshal(plain.Metadata, &metadata))
 				require.Equal(t, map[string]any{"tenant": "acme", RetryCycleMetadataKey: "R5/PT1M"}, metadata,
 					"recorded under its own key: a plain job does not become a BPMN job")
 				_, err := JobContextOf(plain)
 				require.ErrorIs(t, err, ErrNoJobContext)
+
+				explicit := jobs["plain-max-attempts"]
+				require.Equal(t, 9, explicit.MaxAttempts, "an explicit InsertOpts.MaxAttempts is kept: River's retries, as asked")
+				require.JSONEq(t, `{"tenant": "acme"}`, string(explicit.Metadata), "no cycle, and a copied one removed")
 			})
 		}
 	})

@@ -46,6 +46,7 @@
 //	riverbpmn events-prune --database-url URL [--schema S] [--older-than 24h] [--json]
 //	riverbpmn fairness-enable [--by-priority] [--timers-first] [--by-due-date] | fairness-disable --database-url URL [--schema S] [--json]
 //	riverbpmn fetch-index-enable [--by-priority] [--timers-first] [--by-due-date] | fetch-index-disable --database-url URL [--schema S] [--json]
+//	riverbpmn deployments  create FILE... [--name N] [--tenant T] | list [--after ID] [--limit N] | show DEPLOYMENT_ID | delete DEPLOYMENT_ID [--cascade] --database-url URL [--schema S] [--json]
 //
 // Flags follow River's CLI: --database-url defaults to $DATABASE_URL (read
 // when the flag is not given; the usage text names the variable, never its
@@ -141,6 +142,7 @@ func commands() []command {
 		{"instances", "search process instances that have jobs matching the jobs filters, each at its newest matching job; paged", runSearchInstances},
 		{"bulk-retry", "retry open incidents in batches (--job IDS, --job-definition, --instance-prefix, --retries N): idempotent, resumable by running it again", runBulkRetry},
 		{"bulk", "suspend|activate|stop|priority the jobs --job IDS or every job the jobs filter flags match, in batches, with progress", runBulk},
+		{"deployments", "deploy BPMN models and manage deployments: create FILE... | list | show ID | delete ID [--cascade]", runDeployments},
 		{"why", "say why a job is not running (key held, suspended, prerequisites, pending, expired, scheduled, queue paused) and what to do: why JOB_ID", runWhy},
 	}
 }

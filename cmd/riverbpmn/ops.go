@@ -426,32 +426,38 @@ func runRetries(ctx context.Context, args []string, stdout io.Writer) error {
 
 // ---- priority ----
 
-func runPriority(ctx context.Context, args []string, stdout io.Writer) error {
-	const usage = "usage: priority override JOB_DEFINITION_ID PRIORITY [--cascade] | priority clear JOB_DEFINITION_ID | priority set JOB_ID PRIORITY"
-	// The subcommand is the first argument that is neither a flag nor the
-	// value of a connection flag.
-	sub, rest := "", args
+// splitSubcommand returns the subcommand of a verb that has some (priority
+// override, deployments create): the first argument that is neither a flag
+// nor the value of a connection flag, and the other arguments. With -h it
+// prints usage and all's flags; without a subcommand it parses the rest
+// into all, for a clear error about a mistyped flag, then names the usage.
+func splitSubcommand(ctx context.Context, args []string, usage string, all *verb) (sub string, rest []string, err error) {
+	rest = args
 	for i := 0; i < len(args); i++ {
 		tok := args[i]
 		switch {
 		case tok == "-h" || tok == "-help" || tok == "--help":
 			fmt.Fprintln(stderrOf(ctx), usage)
-			printFlags(stderrOf(ctx), newVerb("priority").fs)
-			return flag.ErrHelp
+			printFlags(stderrOf(ctx), all.fs)
+			return "", nil, flag.ErrHelp
 		case tok == "--database-url" || tok == "-database-url" || tok == "--schema" || tok == "-schema":
 			i++
 		case strings.HasPrefix(tok, "-"):
 		default:
-			sub, rest = tok, append(slices.Clone(args[:i]), args[i+1:]...)
-			i = len(args)
+			return tok, append(slices.Clone(args[:i]), args[i+1:]...), nil
 		}
 	}
-	if sub == "" {
-		// Parsed for a clear error about a mistyped flag.
-		if _, err := newVerb("priority").parse(rest); err != nil {
-			return err
-		}
-		return errors.New("missing subcommand; " + usage)
+	if _, err := all.parse(rest); err != nil {
+		return "", nil, err
+	}
+	return "", nil, errors.New("missing subcommand; " + usage)
+}
+
+func runPriority(ctx context.Context, args []string, stdout io.Writer) error {
+	const usage = "usage: priority override JOB_DEFINITION_ID PRIORITY [--cascade] | priority clear JOB_DEFINITION_ID | priority set JOB_ID PRIORITY"
+	sub, rest, err := splitSubcommand(ctx, args, usage, newVerb("priority"))
+	if err != nil {
+		return err
 	}
 	var (
 		v       = newVerb("priority " + sub)
@@ -593,10 +599,11 @@ type lockJSON struct {
 	HolderState   rivertype.JobState `json:"holder_state,omitempty"`
 	HolderAttempt int                `json:"holder_attempt,omitempty"`
 	Stale         bool               `json:"stale"`
+	ClientGone    bool               `json:"client_gone,omitempty"`
 }
 
 func toLockJSON(l *workflow.ExclusiveLock) lockJSON {
-	return lockJSON{l.Key, l.JobID, l.Attempt, l.ClientID, l.Queue, l.LockedAt, l.HolderState, l.HolderAttempt, l.Stale}
+	return lockJSON{l.Key, l.JobID, l.Attempt, l.ClientID, l.Queue, l.LockedAt, l.HolderState, l.HolderAttempt, l.Stale, l.ClientGone}
 }
 
 func runLocks(ctx context.Context, args []string, stdout io.Writer) error {
@@ -646,8 +653,11 @@ func runLocks(ctx context.Context, args []string, stdout io.Writer) error {
 				holder = fmt.Sprintf("%s (attempt %d)", l.HolderState, l.HolderAttempt)
 			}
 			stale := ""
-			if l.Stale {
+			switch {
+			case l.Stale:
 				stale = "STALE (free; the next fetch takes it over)"
+			case l.ClientGone:
+				stale = "CLIENT GONE (liveness gives it back within seconds)"
 			}
 			fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\t%s\t%s\t%s\n", l.Key, l.JobID, l.Attempt, l.ClientID, l.Queue, formatTime(&l.LockedAt), holder, stale)
 		}

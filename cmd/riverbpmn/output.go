@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/riverbpmn/riverbpmn/bpmn"
+	"github.com/riverbpmn/riverbpmn/deployment"
 	"github.com/riverbpmn/riverbpmn/workflow"
 )
 
@@ -28,9 +30,9 @@ func exitCode(err error, opened bool) int {
 	switch {
 	case err == nil, errors.Is(err, flag.ErrHelp):
 		return exitOK
-	case errors.Is(err, workflow.ErrNotFound):
+	case errors.Is(err, workflow.ErrNotFound), errors.Is(err, deployment.ErrNotFound):
 		return exitNotFound
-	case !opened, errors.As(err, new(*usageError)):
+	case !opened, errors.As(err, new(*usageError)), errors.As(err, new(*bpmn.Error)):
 		return exitUsage
 	default:
 		return exitError

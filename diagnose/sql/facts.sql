@@ -3,7 +3,7 @@
 -- fields; whether its queue is paused; its hold reasons with the time each
 -- was added; the suspended targets that cover it (its process instance,
 -- job definition or process definition); its metadata (for its expiration
--- time and hold). Every lookup
+-- time and hold); the client that ran its last attempt, and when. Every lookup
 -- is by primary key or by the job's id.
 SELECT
     j.state::text,
@@ -44,7 +44,9 @@ SELECT
             OR (s.target_type = 'process_definition' AND s.target_id = /* TEMPLATE: schema */river_bpmn_ctx_definition(j.metadata))
     ), '{}'::timestamptz[]),
     j.metadata,
-    now()
+    now(),
+    j.attempted_by[array_upper(j.attempted_by, 1)],
+    j.attempted_at
 FROM
     /* TEMPLATE: schema */river_job AS j
     LEFT JOIN /* TEMPLATE: schema */river_queue AS q ON q.name = j.queue
