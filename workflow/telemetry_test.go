@@ -176,8 +176,9 @@ func TestTelemetryInstruments(t *testing.T) {
 	engine, schema := testEngineWithConfig(t, &Config{
 		Telemetry: telemetry.Config{MeterProvider: tr.provider, TenantAttribute: true, FiguresInterval: time.Second},
 		Events:    &EventsConfig{},
-		// Declared so that it can be suspended.
-		ProcessDefinitions: []ProcessDefinition{{Key: "telemetry-suspended"}},
+		// Declared: an engine with declarations refuses jobs of others, and a
+		// declared definition can be suspended.
+		ProcessDefinitions: []ProcessDefinition{{Key: "telemetry"}, {Key: "telemetry-suspended"}},
 		// A slow ping on a loaded machine fences no one: the test's only
 		// fence is the one it makes by cutting the session's connection.
 		Liveness: liveness.Config{FenceAfter: 20 * time.Second, TakeoverAfter: 25 * time.Second},
