@@ -29,6 +29,10 @@ type Service struct {
 	schema   string
 	interval time.Duration
 	logger   *slog.Logger
+
+	// OnExpired, when set, is called with the number of jobs each round
+	// discarded because they expired (metrics).
+	OnExpired func(ctx context.Context, n int64)
 }
 
 // NewService returns a lifecycle service on db; interval <= 0 means
@@ -54,7 +58,10 @@ func (s *Service) Start(ctx context.Context) error {
 }
 
 func (s *Service) round(ctx context.Context) time.Duration {
-	_, next, err := ExpireDue(ctx, s.db, s.schema)
+	expired, next, err := ExpireDue(ctx, s.db, s.schema)
+	if s.OnExpired != nil && len(expired) > 0 {
+		s.OnExpired(ctx, int64(len(expired)))
+	}
 	if err != nil && ctx.Err() == nil {
 		s.logger.ErrorContext(ctx, "riverbpmn lifecycle service: expiring jobs", slog.String("error", err.Error()))
 	}

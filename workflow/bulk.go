@@ -16,7 +16,15 @@ func (e *Engine) BulkRetryIncidents(ctx context.Context, sel *bulk.Incidents, op
 	if e.dbPool == nil {
 		return nil, errNoPool
 	}
-	return bulk.RetryIncidents(ctx, e.dbPool, e.config.Schema, sel, opts)
+	var before int
+	if opts != nil && opts.Resume != nil {
+		before = opts.Resume.Changed // revived by the run being resumed
+	}
+	progress, err := bulk.RetryIncidents(ctx, e.dbPool, e.config.Schema, sel, opts)
+	if progress != nil {
+		e.tel.IncidentsChanged(ctx, 0, int64(progress.Changed-before))
+	}
+	return progress, err
 }
 
 // BulkSuspendJobs suspends the selected jobs (SuspendJob on each), batch

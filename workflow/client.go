@@ -24,6 +24,8 @@ var ErrClientNotWired = errors.New("client is not wired to the riverbpmn engine"
 //   - Middleware: the engine's Middleware, first (added unless present);
 //   - RetryPolicy: the engine's RetryPolicy; a policy already set (other than
 //     a *RetryPolicy) is kept as its Fallback, for plain River jobs;
+//   - Hooks: the engine's telemetry hook, last (added unless present), which
+//     gives the span of each job's work the job's BPMN identity;
 //   - Schema: the engine's Config.Schema. Give the schema once, in
 //     workflow.Config; a different non-empty river.Config.Schema is an error.
 //
@@ -46,6 +48,9 @@ func (e *Engine) ClientConfig(config *river.Config) (*river.Config, error) {
 		return nil, fmt.Errorf("workflow: river.Config.Schema %q differs from workflow.Config.Schema %q: the management API would read another schema than the client works; set the schema once, in workflow.Config.Schema", wired.Schema, e.config.Schema)
 	}
 	e.addMiddleware(&wired)
+	if !slices.Contains(wired.Hooks, e.telHook) {
+		wired.Hooks = append(slices.Clone(wired.Hooks), e.telHook)
+	}
 	switch policy := wired.RetryPolicy.(type) {
 	case nil:
 		wired.RetryPolicy = e.RetryPolicy()

@@ -17,6 +17,7 @@ import (
 	"github.com/riverbpmn/riverbpmn/exclusive"
 	"github.com/riverbpmn/riverbpmn/liveness"
 	"github.com/riverbpmn/riverbpmn/retrypolicy"
+	"github.com/riverbpmn/riverbpmn/telemetry"
 )
 
 // Config configures an Engine.
@@ -173,6 +174,13 @@ type Config struct {
 	// completed jobs; a negative value keeps ended timers forever, as a
 	// negative retention does in River's job cleaner.
 	TimerRetention time.Duration
+
+	// Telemetry says where the engine's OpenTelemetry measurements go (see
+	// package telemetry): the zero value uses the global meter provider, as
+	// River's otelriver does, so with no provider set anywhere every
+	// instrument is a no-op. The engine's clients also give the span of each
+	// job's work (otelriver's, or any current span) the job's BPMN identity.
+	Telemetry telemetry.Config
 }
 
 // Engine is riverbpmn's entry point: it holds the configuration and builds
@@ -190,6 +198,10 @@ type Engine struct {
 	// defaultRetryCycle is Config.DefaultRetryCycle, parsed; zero if none.
 	defaultRetryCycle retrypolicy.Cycle
 	exclusive         *exclusive.Keeper
+	// tel holds the engine's instruments (Config.Telemetry); telHook is
+	// its River hook, given to every client (ClientConfig).
+	tel     *telemetry.Instruments
+	telHook rivertype.Hook
 
 	// deployments is the handle on deployed models (Deployments); drivers
 	// are the engine's drivers, which deployments made through it are
@@ -254,6 +266,14 @@ func NewEngine(dbPool *pgxpool.Pool, config *Config) (*Engine, error) {
 		return nil, err
 	}
 	e := &Engine{config: *config, defs: defs, defaultRetryCycle: defaultRetryCycle, dbPool: dbPool}
+	var figuresDB telemetry.DB
+	if dbPool != nil {
+		figuresDB = dbPool
+	}
+	if e.tel, err = telemetry.New(config.Telemetry, e.jobIdentity, figuresDB); err != nil {
+		return nil, fmt.Errorf("workflow: Config.Telemetry: %w", err)
+	}
+	e.telHook = e.tel.Hook()
 	e.driver = newDriver(e, dbPool, Acquisition{})
 	e.drivers = []*Driver{e.driver}
 	e.middleware = &middleware{engine: e}

@@ -92,6 +92,7 @@ func (e *Engine) workUnlessExpired(ctx context.Context, job *rivertype.JobRow, d
 			schema = client.Schema()
 		}
 		if _, err := lifecycle.EndExpired(context.WithoutCancel(ctx), e.dbPool, schema, job.ID, expiresAt); err == nil {
+			e.tel.Expired(ctx, 1, "work")
 			return nil // discarded already: River's completer leaves it alone
 		}
 	}
@@ -106,7 +107,9 @@ func (p *pilot) lifecycleServices() []startstop.Service {
 	if engine == nil || engine.dbPool == nil {
 		return nil
 	}
-	return []startstop.Service{lifecycle.NewService(engine.dbPool, engine.config.Schema, engine.config.ExpiryServiceInterval, nil)}
+	service := lifecycle.NewService(engine.dbPool, engine.config.Schema, engine.config.ExpiryServiceInterval, nil)
+	service.OnExpired = func(ctx context.Context, n int64) { engine.tel.Expired(ctx, n, "leader") }
+	return []startstop.Service{service}
 }
 
 // checkLifecycleAtInsert refuses, when the job is inserted, lifecycle options

@@ -117,6 +117,7 @@ func (p *livenessPilot) openSession(ctx context.Context, clientID, schema string
 	if err := keeper.Open(ctx); err != nil {
 		return fmt.Errorf("workflow: Config.Liveness: %w", err)
 	}
+	p.engine.tel.SessionsFrom(keeper.Sessions.Load)
 	p.keeper, p.schema = keeper, schema
 	return nil
 }
@@ -243,6 +244,7 @@ func selectOutcomes(params *riverdriver.JobSetStateIfRunningManyParams, keep []i
 // fence is the Keeper's OnLost: every run fetched under generation gen or
 // earlier is cancelled and its outcome will be dropped.
 func (p *livenessPilot) fence(gen uint64) {
+	p.engine.tel.Fences(context.Background())
 	now := time.Now()
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -350,6 +352,7 @@ func (p *livenessPilot) PluginMaintenanceServices() []startstop.Service {
 		keeper, schema := p.session()
 		return schema, keeper != nil
 	}, p.logger)
+	reaper.OnTakeover = func(t liveness.Takeover) { p.engine.tel.Takeover(context.Background(), len(t.JobIDs)) }
 	return append(p.pilot.PluginMaintenanceServices(), reaper)
 }
 

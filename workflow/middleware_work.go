@@ -11,6 +11,8 @@ var _ rivertype.WorkerMiddleware = (*middleware)(nil)
 // Work runs on the work path of every job a client with the engine's
 // middleware works, in layers from the outside in:
 //
+//   - telemetry (telemetry.Instruments.Work): it measures the job's waits
+//     and what River does with the outcome;
 //   - liveness (workLiveness): the job's context is cancelled if the client
 //     loses its liveness session (Config.Liveness);
 //   - exclusivity (exclusive.Keeper.Work): the job's key is given back last, as soon
@@ -22,6 +24,11 @@ var _ rivertype.WorkerMiddleware = (*middleware)(nil)
 //   - retry bookkeeping (workWithRetryBookkeeping), around the worker;
 //   - follow-ups (workFollowUps): the jobs the work inserts start at once.
 func (m *middleware) Work(ctx context.Context, job *rivertype.JobRow, doInner func(context.Context) error) error {
+	return m.engine.tel.Work(ctx, job, func(ctx context.Context) error { return m.work(ctx, job, doInner) })
+}
+
+// work is Work's layers under telemetry.
+func (m *middleware) work(ctx context.Context, job *rivertype.JobRow, doInner func(context.Context) error) error {
 	return m.engine.workLiveness(ctx, job, func(ctx context.Context) error {
 		return m.engine.exclusive.Work(ctx, job, func(ctx context.Context) error {
 			return m.engine.workUnlessExpired(ctx, job, func(ctx context.Context) error {

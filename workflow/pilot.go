@@ -106,6 +106,7 @@ func (p *pilot) JobGetAvailable(
 	if query.fair {
 		p.driver.fairTurns.advance(params.Schema, params.Queue, jobs, p.driver.acquisition.TenantWeights)
 	}
+	p.driver.telemetry().Fetched(ctx, params.Queue, p.driver.order, jobs)
 	return &riverdriver.JobGetAvailableResult{Jobs: jobs, DecodeErrors: decodeErrors}, nil
 }
 

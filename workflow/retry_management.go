@@ -105,13 +105,36 @@ func (e *Engine) SetJobRetries(ctx context.Context, jobID int64, n int) error {
 	if newState == rivertype.JobState(state) && newMaxAttempts == maxAttempts {
 		return nil
 	}
+	// A move to or from discarded opens or resolves the job's incident (by
+	// trigger); the instruments count what it did.
+	var incidentBefore, incidentAfter bool
+	discardMoves := (state == string(rivertype.JobStateDiscarded)) != (newState == rivertype.JobStateDiscarded)
+	if discardMoves {
+		if err := tx.QueryRow(ctx, e.sql(jobOpenIncidentSQL), jobID).Scan(&incidentBefore); err != nil {
+			return fmt.Errorf("workflow: setting retries of job %d: %w", jobID, err)
+		}
+	}
 	if _, err := tx.Exec(ctx, e.sql(jobSetRetriesSQL), jobID, newMaxAttempts, string(newState)); err != nil {
 		return fmt.Errorf("workflow: setting retries of job %d: %w", jobID, err)
+	}
+	if discardMoves {
+		if err := tx.QueryRow(ctx, e.sql(jobOpenIncidentSQL), jobID).Scan(&incidentAfter); err != nil {
+			return fmt.Errorf("workflow: setting retries of job %d: %w", jobID, err)
+		}
 	}
 	if err := tx.Commit(ctx); err != nil {
 		return fmt.Errorf("workflow: setting retries of job %d: %w", jobID, err)
 	}
+	e.tel.IncidentsChanged(ctx, boolCount(!incidentBefore && incidentAfter), boolCount(incidentBefore && !incidentAfter))
 	return nil
+}
+
+// boolCount is 1 for true, 0 for false.
+func boolCount(b bool) int64 {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // retriesUpdate decides SetJobRetries: the job's new state and max_attempts.

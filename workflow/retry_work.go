@@ -49,6 +49,7 @@ func (e *Engine) workWithRetryBookkeeping(ctx context.Context, job *rivertype.Jo
 	// The wait runs from the failure, not from after the bookkeeping.
 	next := cycle.NextRetryAt(time.Now().UTC(), executionsLeft(job))
 	e.recordConflict(ctx, job, err)
+	e.tel.Conflict(ctx, job)
 	return river.JobSnooze(max(time.Until(next), 0))
 }
 

@@ -42,6 +42,7 @@ type Driver struct {
 	deployments *deploymentSet
 	plan        *fetchplan.Plan // the fetch plan of acquisition
 	fairTurns   fairTurns       // FairByTenant: whose turn it is, per queue
+	order       string          // the acquisition order, for telemetry
 }
 
 func newDriver(engine *Engine, dbPool *pgxpool.Pool, acquisition Acquisition) *Driver {
@@ -51,6 +52,7 @@ func newDriver(engine *Engine, dbPool *pgxpool.Pool, acquisition Acquisition) *D
 		dbPool:      dbPool,
 		acquisition: acquisition,
 		deployments: newDeploymentSet(acquisition.Deployments),
+		order:       acquisitionOrder(&acquisition),
 	}
 	plan, err := fetchplan.New(acquisitionParts(&d.acquisition, d.deployments)...)
 	if err != nil { // the parts are riverbpmn's own: a programming error
@@ -125,14 +127,16 @@ func (p *pilot) PluginServices() []startstop.Service {
 // PluginMaintenanceServices returns the services River runs on the elected
 // leader only: the one applying scheduled suspensions, the one discarding
 // expired jobs (package lifecycle), the pruner of ended timers (unless
-// Config.TimerRetention is negative), and the job status event pruner (with
-// Config.Events). Each has a type of its own: River keys maintenance
+// Config.TimerRetention is negative), the telemetry service that reports the
+// database figures (telemetry.Instruments.Leader), and the job status event
+// pruner (with Config.Events). Each has a type of its own: River keys maintenance
 // services by type name, so two of one type would replace each other.
 //
 // Part of River's internal pilot plugin interface.
 func (p *pilot) PluginMaintenanceServices() []startstop.Service {
 	services := append(p.suspensionServices(), p.lifecycleServices()...)
 	services = append(services, p.driver.engine.timerServices()...)
+	services = append(services, p.driver.engine.telemetryServices()...)
 	return append(services, p.driver.engine.eventsMaintenanceServices()...)
 }
 

@@ -506,6 +506,7 @@ func Modes() []Mode {
 				})
 			},
 		},
+		telemetryMode(),
 	}
 }
 

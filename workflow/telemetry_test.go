@@ -1,0 +1,420 @@
+package workflow
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
+	"github.com/riverqueue/rivercontrib/otelriver"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/otel/attribute"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+
+	"github.com/riverbpmn/riverbpmn/events"
+	"github.com/riverbpmn/riverbpmn/lifecycle"
+	"github.com/riverbpmn/riverbpmn/liveness"
+	"github.com/riverbpmn/riverbpmn/telemetry"
+)
+
+// telArgs is the telemetry tests' job: Mode decides its outcome.
+type telArgs struct {
+	Instance    string `json:"instance"`
+	Definition  string `json:"definition,omitempty"`
+	Tenant      string `json:"tenant,omitempty"`
+	Mode        string `json:"mode"` // "ok", "fail", "conflict" (the run without a recorded error), "timer"
+	SleepMillis int    `json:"sleep_millis,omitempty"`
+	RetryCycle  string `json:"retry_cycle,omitempty"`
+}
+
+func (telArgs) Kind() string { return "telemetry_work" }
+
+func (a telArgs) JobContext() JobContext {
+	def := a.Definition
+	if def == "" {
+		def = "telemetry"
+	}
+	jc := JobContext{ProcessInstanceID: a.Instance, ProcessDefinitionKey: def, ActivityID: "task", TenantID: a.Tenant, RetryCycle: a.RetryCycle}
+	if a.Mode == "timer" {
+		jc.JobType = JobTypeTimer
+	}
+	return jc
+}
+
+type telWorker struct {
+	river.WorkerDefaults[telArgs]
+}
+
+func (telWorker) Work(ctx context.Context, job *river.Job[telArgs]) error {
+	if job.Args.SleepMillis > 0 {
+		select {
+		case <-time.After(time.Duration(job.Args.SleepMillis) * time.Millisecond):
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	switch job.Args.Mode {
+	case "fail":
+		return errors.New("telemetry test: failing on purpose")
+	case "conflict":
+		if len(job.Errors) == 0 { // a conflict gives its execution back: attempt stays 1
+			return fmt.Errorf("telemetry test: %w", ErrConflict)
+		}
+	}
+	return nil
+}
+
+// telReader is a meter provider whose measurements a test reads back.
+type telReader struct {
+	reader   *sdkmetric.ManualReader
+	provider *sdkmetric.MeterProvider
+}
+
+func newTelReader(t *testing.T) *telReader {
+	reader := sdkmetric.NewManualReader()
+	provider := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	t.Cleanup(func() { _ = provider.Shutdown(context.Background()) })
+	return &telReader{reader: reader, provider: provider}
+}
+
+// collect returns riverbpmn's metrics by name.
+func (r *telReader) collect(t *testing.T) map[string]metricdata.Metrics {
+	t.Helper()
+	var rm metricdata.ResourceMetrics
+	require.NoError(t, r.reader.Collect(context.Background(), &rm))
+	out := map[string]metricdata.Metrics{}
+	for _, sm := range rm.ScopeMetrics {
+		if sm.Scope.Name != telemetry.ScopeName {
+			continue
+		}
+		for _, m := range sm.Metrics {
+			out[m.Name] = m
+		}
+	}
+	return out
+}
+
+// sum returns the total of an Int64 sum or gauge, over the data points
+// whose attributes include every one of match.
+func sum(m metricdata.Metrics, match ...attribute.KeyValue) int64 {
+	var total int64
+	points := func(attrs attribute.Set) bool {
+		for _, kv := range match {
+			if v, ok := attrs.Value(kv.Key); !ok || v != kv.Value {
+				return false
+			}
+		}
+		return true
+	}
+	switch data := m.Data.(type) {
+	case metricdata.Sum[int64]:
+		for _, p := range data.DataPoints {
+			if points(p.Attributes) {
+				total += p.Value
+			}
+		}
+	case metricdata.Gauge[int64]:
+		for _, p := range data.DataPoints {
+			if points(p.Attributes) {
+				total += p.Value
+			}
+		}
+	}
+	return total
+}
+
+// histogram returns the count and max of a Float64 histogram.
+func histogram(m metricdata.Metrics) (count uint64, maxValue float64) {
+	data, ok := m.Data.(metricdata.Histogram[float64])
+	if !ok {
+		return 0, 0
+	}
+	for _, p := range data.DataPoints {
+		count += p.Count
+		if v, ok := p.Max.Value(); ok && v > maxValue {
+			maxValue = v
+		}
+	}
+	return count, maxValue
+}
+
+// gaugeFloat returns a Float64 gauge's value for the data point with attr.
+func gaugeFloat(m metricdata.Metrics, attr attribute.KeyValue) (float64, bool) {
+	data, ok := m.Data.(metricdata.Gauge[float64])
+	if !ok {
+		return 0, false
+	}
+	for _, p := range data.DataPoints {
+		if v, ok := p.Attributes.Value(attr.Key); ok && v == attr.Value {
+			return p.Value, true
+		}
+	}
+	return 0, false
+}
+
+// TestTelemetryInstruments runs the scenarios that move every instrument a
+// single process can (a retry, an incident and its resolution, a conflict,
+// a held key, a timer, fair fetching across tenants, an expiry, a held and
+// a suspended definition, an event subscription behind, a fenced liveness
+// session) and reads each back through the SDK's in-memory reader; the
+// span of each job's work carries its BPMN identity.
+// TestTelemetryKilledClient covers the instruments of a SIGKILLed client.
+func TestTelemetryInstruments(t *testing.T) {
+	ctx := context.Background()
+	tr := newTelReader(t)
+	spans := tracetest.NewSpanRecorder()
+	tracer := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans))
+	t.Cleanup(func() { _ = tracer.Shutdown(context.Background()) })
+
+	engine, schema := testEngineWithConfig(t, &Config{
+		Telemetry: telemetry.Config{MeterProvider: tr.provider, TenantAttribute: true, FiguresInterval: time.Second},
+		Events:    &EventsConfig{},
+		// Declared: an engine with declarations refuses jobs of others, and a
+		// declared definition can be suspended.
+		ProcessDefinitions: []ProcessDefinition{{Key: "telemetry"}, {Key: "telemetry-suspended"}},
+		// A slow ping on a loaded machine fences no one: the test's only
+		// fence is the one it makes by cutting the session's connection.
+		Liveness: liveness.Config{FenceAfter: 20 * time.Second, TakeoverAfter: 25 * time.Second},
+	})
+	driver, err := engine.NewDriver(Acquisition{FairByTenant: true})
+	require.NoError(t, err)
+	workers := river.NewWorkers()
+	river.AddWorker(workers, telWorker{})
+	client, err := driver.NewClient(&river.Config{
+		Queues: map[string]river.QueueConfig{
+			river.QueueDefault: {MaxWorkers: 5},
+			"paused":           {MaxWorkers: 1},
+		},
+		Workers:           workers,
+		FetchCooldown:     5 * time.Millisecond,
+		FetchPollInterval: 20 * time.Millisecond,
+		Middleware:        []rivertype.Middleware{otelriver.NewMiddleware(&otelriver.MiddlewareConfig{TracerProvider: tracer, MeterProvider: tr.provider})},
+	})
+	require.NoError(t, err)
+	paused, cancelPaused := client.Subscribe(river.EventKindQueuePaused)
+	defer cancelPaused()
+	require.NoError(t, client.Start(ctx))
+	t.Cleanup(func() {
+		stopCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = client.Stop(stopCtx)
+	})
+	// Pause "paused", and wait until its producer has: nothing inserted
+	// into it runs.
+	require.NoError(t, client.QueuePause(ctx, "paused", nil))
+	select {
+	case <-paused:
+	case <-time.After(30 * time.Second):
+		t.Fatal("queue paused not paused after 30 s")
+	}
+
+	insert := func(args telArgs, opts *river.InsertOpts) *rivertype.JobRow {
+		t.Helper()
+		res, err := client.Insert(ctx, args, opts)
+		require.NoError(t, err)
+		return res.Job
+	}
+	failing := insert(telArgs{Instance: "pi-fail", Mode: "fail", RetryCycle: "R2/PT1S"}, nil) // a retry, then an incident
+	insert(telArgs{Instance: "pi-conflict", Mode: "conflict", RetryCycle: "R1/PT1S"}, nil)    // a conflict
+	// One key, two jobs due at once (one statement): the first holds the
+	// key through 500 ms of work, the second waits for it.
+	_, err = client.InsertMany(ctx, []river.InsertManyParams{
+		{Args: telArgs{Instance: "pi-key", Mode: "ok", SleepMillis: 500, Tenant: "t1"}},
+		{Args: telArgs{Instance: "pi-key", Mode: "ok", Tenant: "t1"}},
+	})
+	require.NoError(t, err)
+	insert(telArgs{Instance: "pi-timer", Mode: "timer"}, &river.InsertOpts{ScheduledAt: time.Now().Add(200 * time.Millisecond)})
+	for i := range 6 {
+		insert(telArgs{Instance: fmt.Sprintf("pi-t2-%d", i), Mode: "ok", Tenant: "t2"}, nil)
+	}
+	// Waits in a paused queue: the oldest available job of "paused".
+	insert(telArgs{Instance: "pi-paused", Mode: "ok"}, &river.InsertOpts{Queue: "paused"})
+	// Expires in the paused queue, before it can run: the leader discards it.
+	expiresAt := time.Now().Add(300 * time.Millisecond)
+	expiring, err := lifecycle.Opts{ExpiresAt: &expiresAt}.Apply(&river.InsertOpts{Queue: "paused"})
+	require.NoError(t, err)
+	insert(telArgs{Instance: "pi-expiring", Mode: "ok"}, expiring)
+	// Held: a job of a suspended process definition.
+	insert(telArgs{Instance: "pi-suspended", Definition: "telemetry-suspended", Mode: "ok"}, &river.InsertOpts{Queue: "paused"})
+	_, err = engine.SuspendProcessDefinition(ctx, "telemetry-suspended", &SuspendOpts{IncludeJobs: true})
+	require.NoError(t, err)
+
+	// The failing job ends discarded, with an incident.
+	require.Eventually(t, func() bool {
+		job, err := client.JobGet(ctx, failing.ID)
+		return err == nil && job.State == rivertype.JobStateDiscarded
+	}, 30*time.Second, 20*time.Millisecond)
+
+	// An event subscription created at the outbox's start, that handles
+	// nothing (its handler refuses the first batch): it stays behind every event.
+	subCtx, subCancel := context.WithTimeout(ctx, 5*time.Second)
+	errStop := errors.New("stop")
+	err = events.Subscribe(subCtx, engine.dbPool, &events.SubscribeConfig{Schema: schema, Name: "telemetry-behind", From: &events.Cursor{}}, func(context.Context, []events.Event) error { return errStop })
+	subCancel()
+	require.True(t, err == nil || errors.Is(err, errStop) || errors.Is(err, context.DeadlineExceeded), "subscribe: %v", err)
+
+	var metrics map[string]metricdata.Metrics
+	require.Eventually(t, func() bool {
+		metrics = tr.collect(t)
+		_, held := histogram(metrics[telemetry.NameKeyHeld])
+		timers, _ := histogram(metrics[telemetry.NameTimerLateness])
+		return held >= 0.5 && timers >= 1 &&
+			sum(metrics[telemetry.NameJobsExpired]) >= 1 &&
+			sum(metrics[telemetry.NameIncidentsOpen]) >= 2 && // the failing job's and the expired job's
+			sum(metrics[telemetry.NameConflicts]) >= 1 &&
+			sum(metrics[telemetry.NameSubscriptionBehind]) >= 1
+	}, 60*time.Second, 100*time.Millisecond, "instruments so far: %v", names(metrics))
+
+	// Acquisition: fetches by order, jobs taken by tenant (fair fetching).
+	order := telemetry.AttrOrder.String(telemetry.OrderFair)
+	require.Positive(t, sum(metrics[telemetry.NameFetches], order, telemetry.AttrQueue.String(river.QueueDefault)))
+	require.Equal(t, int64(2), sum(metrics[telemetry.NameJobsTaken], order, telemetry.AttrTenant.String("t1"),
+		telemetry.AttrKind.String("telemetry_work"), telemetry.AttrProcessDefinition.String("telemetry"), telemetry.AttrQueue.String(river.QueueDefault)))
+	require.Equal(t, int64(6), sum(metrics[telemetry.NameJobsTaken], order, telemetry.AttrTenant.String("t2")))
+
+	// Exclusive: the second job of pi-key waited for the first's 500 ms.
+	count, longest := histogram(metrics[telemetry.NameExclusiveWait])
+	require.GreaterOrEqual(t, count, uint64(2))
+	require.GreaterOrEqual(t, longest, 0.5, "the job behind a held key waited at least the holder's work")
+	count, longest = histogram(metrics[telemetry.NameKeyHeld])
+	require.GreaterOrEqual(t, count, uint64(2))
+	require.GreaterOrEqual(t, longest, 0.5, "the holder held its key through its 500 ms of work")
+
+	// Retries, conflicts and incidents.
+	require.Equal(t, int64(1), sum(metrics[telemetry.NameRetries], telemetry.AttrRetryCycle.String("R2/PT1S"), telemetry.AttrProcessDefinition.String("telemetry")))
+	require.Equal(t, int64(1), sum(metrics[telemetry.NameConflicts], telemetry.AttrRetryCycle.String("R1/PT1S")))
+	require.Equal(t, int64(1), sum(metrics[telemetry.NameIncidentsOpened]))
+	// The database has two open incidents: the failing job's, and the
+	// expired job's (discarded by the leader, which no execution counts).
+	require.Equal(t, int64(2), sum(metrics[telemetry.NameIncidentsOpen], telemetry.AttrJobDefinition.String("")))
+
+	// Timers: the occurrence's lateness.
+	count, _ = histogram(metrics[telemetry.NameTimerLateness])
+	require.Equal(t, uint64(1), count)
+
+	// Expiry, holds, suspension, events: what the leader reads.
+	require.Equal(t, int64(1), sum(metrics[telemetry.NameJobsExpired], telemetry.AttrExpiredBy.String("leader")))
+	require.Equal(t, int64(1), sum(metrics[telemetry.NameJobsHeld], telemetry.AttrHoldReason.String("suspended")))
+	require.Equal(t, int64(1), sum(metrics[telemetry.NameDefinitionsSuspended], telemetry.AttrDefinitionType.String("process_definition")))
+	require.Positive(t, sum(metrics[telemetry.NameSubscriptionBehind], telemetry.AttrSubscription.String("telemetry-behind")))
+	age, ok := gaugeFloat(metrics[telemetry.NameOldestAvailable], telemetry.AttrQueue.String("paused"))
+	require.True(t, ok, "the paused queue's oldest available job")
+	require.Positive(t, age)
+	require.Equal(t, int64(0), sum(metrics[telemetry.NameDeadSessions]))
+	require.Equal(t, int64(0), sum(metrics[telemetry.NameDeadKeys]))
+
+	// The incident resolved through the engine.
+	require.NoError(t, engine.SetJobRetries(ctx, failing.ID, 1))
+	metrics = tr.collect(t)
+	require.Equal(t, int64(1), sum(metrics[telemetry.NameIncidentsResolved]))
+
+	// Liveness: the client's session, fenced once it has no job running
+	// (a fence gives its running jobs back), and the session after it.
+	require.Equal(t, int64(1), sum(metrics[telemetry.NameSessions]))
+	require.Zero(t, sum(metrics[telemetry.NameFences]))
+	sessions, err := engine.ClientSessions(ctx)
+	require.NoError(t, err)
+	require.NotEmpty(t, sessions)
+	_, err = engine.dbPool.Exec(ctx, "SELECT pg_terminate_backend($1)", sessions[len(sessions)-1].PID)
+	require.NoError(t, err)
+
+	require.Eventually(t, func() bool {
+		metrics = tr.collect(t)
+		return sum(metrics[telemetry.NameFences]) == 1 && sum(metrics[telemetry.NameSessions]) == 2
+	}, 30*time.Second, 50*time.Millisecond, "a fence, then a second session")
+
+	// Spans: otelriver's work span carries the job's BPMN identity, and for
+	// the job behind pi-key's held key, the key and the wait.
+	var keyWaits []float64
+	for _, span := range spans.Ended() {
+		attrs := attribute.NewSet(span.Attributes()...)
+		pi, ok := attrs.Value(telemetry.SpanProcessInstance)
+		if !ok {
+			continue
+		}
+		def, _ := attrs.Value(telemetry.SpanProcessDefinition)
+		require.NotEmpty(t, def.AsString(), "span %s", span.Name())
+		if pi.AsString() == "pi-key" {
+			key, _ := attrs.Value(telemetry.SpanExclusiveKey)
+			require.Equal(t, "pi-key", key.AsString())
+			wait, _ := attrs.Value(telemetry.SpanExclusiveWait)
+			keyWaits = append(keyWaits, wait.AsFloat64())
+			tenant, _ := attrs.Value(telemetry.SpanTenant)
+			require.Equal(t, "t1", tenant.AsString())
+		}
+	}
+	require.Len(t, keyWaits, 2)
+	require.GreaterOrEqual(t, max(keyWaits[0], keyWaits[1]), 0.5)
+}
+
+func names(metrics map[string]metricdata.Metrics) []string {
+	var out []string
+	for name := range metrics {
+		out = append(out, name)
+	}
+	return out
+}
+
+// TestTelemetryOffRecordsNothing: with no provider configured anywhere the
+// instruments are the global no-ops: the work path reads no job context for
+// them and the leader never reads the database figures.
+func TestTelemetryOffRecordsNothing(t *testing.T) {
+	ctx := context.Background()
+	engine, _ := testEngine(t)
+	var identified atomic.Int64
+	identify := engine.jobIdentity
+	tel, err := telemetry.New(telemetry.Config{}, func(job *rivertype.JobRow) telemetry.Identity {
+		identified.Add(1)
+		return identify(job)
+	}, engine.dbPool)
+	require.NoError(t, err)
+	job := &rivertype.JobRow{ID: 1, Kind: "k", Queue: "q", Attempt: 1, MaxAttempts: 1, Metadata: []byte(`{}`)}
+	tel.Fetched(ctx, "q", telemetry.OrderRiver, []*rivertype.JobRow{job})
+	require.Error(t, tel.Work(ctx, job, func(context.Context) error { return errors.New("fails") }))
+	tel.Conflict(ctx, job)
+	require.Zero(t, identified.Load(), "no job's identity is read when nothing records it")
+	require.Empty(t, tel.SpanAttributes(job), "a plain job has no BPMN identity")
+	require.Zero(t, tel.FigureReads())
+}
+
+// jobIdentity's compact fast path reads what the general reader reads.
+func TestTelemetryJobIdentity(t *testing.T) {
+	engine, err := NewEngine(nil, &Config{})
+	require.NoError(t, err)
+	general := func(metadata []byte) telemetry.Identity {
+		fields, found, err := metadataContextFields(metadata)
+		if !found || err != nil {
+			return telemetry.Identity{}
+		}
+		return engine.identityOf(fields.field)
+	}
+	priority := int64(7)
+	exclusiveNo := false
+	contexts := []JobContext{
+		{ProcessInstanceID: "order-4711", ProcessDefinitionKey: "order", ActivityID: "charge", JobDefinitionID: "charge-async", TenantID: "acme", RetryCycle: "R3/PT5M", Priority: &priority},
+		{ProcessInstanceID: "sub-1", RootProcessInstanceID: "root-1", ProcessDefinitionKey: "order", JobType: JobTypeTimer},
+		{ProcessInstanceID: "order, with a comma", ProcessDefinitionKey: "order", Exclusive: &exclusiveNo},
+		{ProcessInstanceID: `quote " and \ backslash`, ProcessDefinitionKey: "order"},
+		{ProcessDefinitionKey: "order"},
+	}
+	for _, jc := range contexts {
+		metadata, err := jc.AddToMetadata([]byte(`{"other": {"bpmn": [1]}, "x": "\"bpmn\":[\"no\"]"}`))
+		require.NoError(t, err)
+		job := &rivertype.JobRow{Metadata: metadata}
+		got := engine.jobIdentity(job)
+		require.Equal(t, general(metadata), got, "%s", metadata)
+		require.True(t, got.HasContext)
+		require.Equal(t, jc.ProcessInstanceID, got.ProcessInstanceID)
+	}
+	legacy := []byte(`{"bpmn": {"process_instance_id": "pi-1", "process_definition_key": "order", "exclusive": true}}`)
+	require.Equal(t, "pi-1", engine.jobIdentity(&rivertype.JobRow{Metadata: legacy}).ExclusiveKey, "the object form of earlier migrations")
+	require.Equal(t, telemetry.Identity{}, engine.jobIdentity(&rivertype.JobRow{Metadata: []byte(`{"a": 1}`)}))
+	require.Equal(t, telemetry.Identity{}, engine.jobIdentity(&rivertype.JobRow{Metadata: []byte(`{"bpmn": null}`)}))
+}
