@@ -47,9 +47,10 @@ func orderConfig() *workflow.Config {
 func TestChargeInserted(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
+	config := orderConfig()
 
 	schema := riverdbtest.TestSchema(ctx, t, riverbpmntest.Driver(t), nil)
-	bundle := riverbpmntest.New(ctx, t, schema, &riverbpmntest.Opts{Config: orderConfig()})
+	bundle := riverbpmntest.New(ctx, t, schema, &riverbpmntest.Opts{Config: config})
 
 	_, err := bundle.Client.Insert(ctx, ChargeArgs{OrderID: "42"}, nil)
 	require.NoError(t, err)
