@@ -10,9 +10,11 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/riverqueue/river/riverdbtest"
 	"github.com/riverqueue/river/rivershared/riversharedtest"
 	"github.com/stretchr/testify/require"
 
+	"github.com/riverbpmn/riverbpmn/riverbpmntest"
 	"github.com/riverbpmn/riverbpmn/workflow"
 )
 
@@ -50,14 +52,12 @@ func newSchema(t *testing.T) string {
 	return schema
 }
 
-// migratedSchema returns the test database's URL and a new schema (dropped
-// when the test ends) that migrate-up has migrated.
+// migratedSchema returns the test database's URL and a test schema with
+// both migration lines (riverdbtest.TestSchema; TestMigrateCommands tests
+// migrate-up itself).
 func migratedSchema(t *testing.T) (url, schema string) {
 	t.Helper()
-	url, schema = riversharedtest.TestDatabaseURL(), newSchema(t)
-	code, _, errOut := runCLI(t, "migrate-up", "--database-url", url, "--schema", schema)
-	require.Equal(t, exitOK, code, errOut)
-	return url, schema
+	return riversharedtest.TestDatabaseURL(), riverdbtest.TestSchema(context.Background(), t, riverbpmntest.Driver(t), nil)
 }
 
 func runCLI(t *testing.T, args ...string) (code int, stdout, stderr string) {
