@@ -140,7 +140,7 @@ func runSearchJobs(ctx context.Context, args []string, stdout io.Writer) error {
 // searchInstancesOutput is what instances prints.
 type searchInstancesOutput struct {
 	Instances []*search.Instance `json:"instances"`
-	// Next is the --after of the next page; 0 once a page is empty.
+	// Next is the --after of the next page; 0 on the last.
 	Next int64 `json:"next,omitempty"`
 }
 
@@ -156,7 +156,7 @@ func runSearchInstances(ctx context.Context, args []string, stdout io.Writer) er
 		return err
 	}
 	out := &searchInstancesOutput{Instances: list}
-	if len(list) > 0 {
+	if len(list) == cf.limit { // a page that is not full is the last, as jobs pages
 		out.Next = list[len(list)-1].JobID
 	}
 	return v.print(stdout, out, func(w io.Writer) error {

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/riverqueue/river"
@@ -94,4 +95,38 @@ func TestSearchAndBulkVerbs(t *testing.T) {
 	code, _, errOut = cli(t, schema, "jobs", "--state", "stuck")
 	require.Equal(t, exitUsage, code, "a bad filter is a usage error, found before the database is opened")
 	require.Contains(t, errOut, `state "stuck" is not a job state`)
+}
+
+// TestInstancesPaging: instances pages as jobs does: a full page names the
+// next one, the page that is not full is the last and names none, and
+// following "next page" never comes back empty.
+func TestInstancesPaging(t *testing.T) {
+	ctx := context.Background()
+	engine, schema := opsSetup(t)
+	client, err := workflow.NewClient(engine, &river.Config{Schema: schema, TestOnly: true})
+	require.NoError(t, err)
+	for _, instance := range []string{"order-1", "order-2", "order-3"} {
+		_, err := client.Insert(ctx, opsArgs{Instance: instance}, nil)
+		require.NoError(t, err)
+	}
+	var page searchInstancesOutput
+	cliJSON(t, schema, &page, "instances", "--limit", "2")
+	require.Len(t, page.Instances, 2)
+	require.NotZero(t, page.Next, "a full page names the next")
+	var last searchInstancesOutput
+	cliJSON(t, schema, &last, "instances", "--limit", "2", "--after", strconv.FormatInt(page.Next, 10))
+	require.Len(t, last.Instances, 1)
+	require.Zero(t, last.Next, "the page that is not full is the last")
+
+	code, out, errOut := cli(t, schema, "instances", "--limit", "3")
+	require.Equal(t, exitOK, code, errOut)
+	require.Contains(t, out, "next page: --after ", "a full page")
+	after := strings.TrimSpace(out[strings.LastIndex(out, "--after ")+len("--after "):])
+	code, out, errOut = cli(t, schema, "instances", "--limit", "3", "--after", after)
+	require.Equal(t, exitOK, code, errOut)
+	require.NotContains(t, out, "order-", "past the last instance")
+	require.NotContains(t, out, "next page")
+	code, out, errOut = cli(t, schema, "instances", "--limit", "4")
+	require.Equal(t, exitOK, code, errOut)
+	require.NotContains(t, out, "next page", "three instances fit one page of four")
 }
