@@ -11,6 +11,7 @@ import (
 
 	"github.com/riverbpmn/riverbpmn/bulk"
 	"github.com/riverbpmn/riverbpmn/diagnose"
+	"github.com/riverbpmn/riverbpmn/search"
 	"github.com/riverbpmn/riverbpmn/workflow"
 )
 
@@ -72,7 +73,7 @@ func TestSearchAndBulkVerbs(t *testing.T) {
 	require.Len(t, jobs.Jobs, 1)
 	require.Equal(t, ids[0], jobs.Jobs[0].ID)
 	require.Equal(t, ids[0], jobs.Next)
-	var instances searchInstancesOutput
+	var instances search.InstancePage
 	cliJSON(t, schema, &instances, "instances", "--instance-prefix", "order-47")
 	require.Len(t, instances.Instances, 2)
 
@@ -109,11 +110,11 @@ func TestInstancesPaging(t *testing.T) {
 		_, err := client.Insert(ctx, opsArgs{Instance: instance}, nil)
 		require.NoError(t, err)
 	}
-	var page searchInstancesOutput
+	var page search.InstancePage
 	cliJSON(t, schema, &page, "instances", "--limit", "2")
 	require.Len(t, page.Instances, 2)
 	require.NotZero(t, page.Next, "a full page names the next")
-	var last searchInstancesOutput
+	var last search.InstancePage
 	cliJSON(t, schema, &last, "instances", "--limit", "2", "--after", strconv.FormatInt(page.Next, 10))
 	require.Len(t, last.Instances, 1)
 	require.Zero(t, last.Next, "the page that is not full is the last")
