@@ -275,3 +275,28 @@ func TestWhyNotFound(t *testing.T) {
 	_, err := e.engine.WhyWaiting(e.ctx, 999_999)
 	require.ErrorIs(t, err, workflow.ErrNotFound)
 }
+
+// TestWhyKeyHeldAndHeldBack: every reason is given: a job that is
+// suspended, or scheduled for later, while another job holds its exclusive
+// key has both reasons, the key's holder named.
+func TestWhyKeyHeldAndHeldBack(t *testing.T) {
+	e := newEnv(t)
+	holder := e.insert("order-4711", nil)
+	require.Equal(t, holder, e.fetch("worker-7f3a"))
+	suspended := e.insert("order-4711", nil)
+	changed, err := e.engine.SuspendJob(e.ctx, suspended)
+	require.NoError(t, err)
+	require.True(t, changed)
+	scheduled := e.insert("order-4711", &river.InsertOpts{ScheduledAt: time.Now().Add(time.Hour)})
+
+	for id, other := range map[int64]diagnose.Code{suspended: diagnose.Suspended, scheduled: diagnose.Scheduled} {
+		d := e.why(id)
+		require.True(t, d.Waiting)
+		require.True(t, d.Has(other), "%+v", d.Reasons)
+		r := d.Reason(diagnose.KeyHeld)
+		require.NotNil(t, r, "the held key is a reason too: %+v", d.Reasons)
+		require.Equal(t, holder, r.HolderJobID)
+		require.Equal(t, "worker-7f3a", r.HolderClientID)
+		require.Contains(t, r.Text, fmt.Sprintf("it also waits for job %d to end", holder))
+	}
+}

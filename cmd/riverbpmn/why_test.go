@@ -2,11 +2,13 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver"
 	"github.com/stretchr/testify/require"
 
 	"github.com/riverbpmn/riverbpmn/bulk"
@@ -130,4 +132,37 @@ func TestInstancesPaging(t *testing.T) {
 	code, out, errOut = cli(t, schema, "instances", "--limit", "4")
 	require.Equal(t, exitOK, code, errOut)
 	require.NotContains(t, out, "next page", "three instances fit one page of four")
+}
+
+// TestWhyEveryReason: why gives every reason, as text and JSON: a suspended
+// job whose exclusive key another job holds is both suspended and waiting
+// for the key.
+func TestWhyEveryReason(t *testing.T) {
+	ctx := context.Background()
+	engine, schema := opsSetup(t)
+	client, err := workflow.NewClient(engine, &river.Config{Schema: schema, TestOnly: true})
+	require.NoError(t, err)
+	res, err := client.Insert(ctx, opsArgs{Instance: "order-4711"}, nil)
+	require.NoError(t, err)
+	holder := res.Job.ID
+	fetched, err := engine.Driver().PluginPilot().JobGetAvailable(ctx, engine.Driver().GetExecutor(), nil, &riverdriver.JobGetAvailableParams{
+		ClientID: "worker-7f3a", MaxAttemptedBy: 100, MaxToLock: 1, Queue: river.QueueDefault, Schema: schema,
+	})
+	require.NoError(t, err)
+	require.Equal(t, holder, fetched.Jobs[0].ID)
+	res, err = client.Insert(ctx, opsArgs{Instance: "order-4711"}, nil)
+	require.NoError(t, err)
+	id := res.Job.ID
+	_, err = engine.SuspendProcessInstance(ctx, "order-4711")
+	require.NoError(t, err)
+
+	var d diagnose.Diagnosis
+	cliJSON(t, schema, &d, "why", strconv.FormatInt(id, 10))
+	require.True(t, d.Has(diagnose.Suspended), "%+v", d.Reasons)
+	require.True(t, d.Has(diagnose.KeyHeld), "%+v", d.Reasons)
+	require.Equal(t, holder, d.Reason(diagnose.KeyHeld).HolderJobID)
+	code, out, errOut := cli(t, schema, "why", strconv.FormatInt(id, 10))
+	require.Equal(t, exitOK, code, errOut)
+	require.Contains(t, out, `[suspended] The job is suspended by process instance "order-4711"`)
+	require.Contains(t, out, fmt.Sprintf("[key_held] Its exclusive key %q (scope: process instance) is held by job %d on client worker-7f3a", "order-4711", holder))
 }
