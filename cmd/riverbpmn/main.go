@@ -2,53 +2,12 @@
 // lets an operator look at and act on jobs, incidents, job definitions and
 // exclusive locks.
 //
-//	riverbpmn migrate-up   --database-url URL [--schema S] [--skip-main] [--max-steps N] [--target-version V]
-//	riverbpmn migrate-down --database-url URL [--schema S] [--max-steps N] [--target-version V]
-//	riverbpmn version      [--database-url URL] [--schema S] [--json]
-//	riverbpmn bench        --database-url URL [--schema S] [--mode M]... [--json] [--fetch-latency] (see --help)
-//	riverbpmn incidents    [--all] [--job ID]
-//	riverbpmn job          JOB_ID [--exclusive-scope S]
-//	riverbpmn instance     PROCESS_INSTANCE_ID | --process-instance ID
-//	riverbpmn retries      JOB_ID N
-//	riverbpmn priority     override JOB_DEFINITION_ID P [--cascade] | clear JOB_DEFINITION_ID | set JOB_ID P
-//	riverbpmn definitions
-//	riverbpmn locks
-//	riverbpmn exclusive-scope [--set process-instance|root-process-instance|none [--force]]
+//	riverbpmn <verb> [arguments] [flags]
 //
-// The operator verbs (incidents to locks) take the connection flags and
-// --json.
-//
-//	riverbpmn timers       PROCESS_INSTANCE_ID --database-url URL [--schema S] [--json]
-//	riverbpmn timer        TIMER_ID --database-url URL [--schema S] [--json]
-//	riverbpmn timer-set-due-date TIMER_ID --due RFC3339 --database-url URL [--schema S] [--cascade] [--json]
-//	riverbpmn timer-cancel TIMER_ID --database-url URL [--schema S] [--json]
-//	riverbpmn timer-prune  --database-url URL [--schema S] [--older-than 24h] [--json]
-//
-// The timer verbs also take their id as --process-instance ID or --timer N.
-//
-//	riverbpmn suspend      --database-url URL [--schema S] (--job-definition ID | --process-definition KEY | --process-instance ID | --job ID) [--include-jobs] [--at TIME] [--json]
-//	riverbpmn activate     (same flags as suspend)
-//	riverbpmn suspended    --database-url URL [--schema S] [--json]
-//	riverbpmn client-sessions --database-url URL [--schema S] [--json]
-//	riverbpmn queues       --database-url URL [--schema S] [--pause Q | --resume Q] [--json]
-//	riverbpmn overview     --database-url URL [--schema S] [--window 24h] [--step 1h] [--json]
-//	riverbpmn progress     --database-url URL [--schema S] (--job ID | --process-instance ID) [--json]
-//	riverbpmn stop         --database-url URL [--schema S] (--job ID | --process-instance ID) [--json]
-//	riverbpmn events       --database-url URL [--schema S] [--follow] [--process-instance ID] [--subscription NAME] [--from F] [--json]
-//	riverbpmn subscriptions [NAME] --database-url URL [--schema S] [--json]
-//	riverbpmn suspension-apply SCHEDULE_ID --database-url URL [--schema S] [--json]
-//	riverbpmn execute      JOB_ID --database-url URL [--schema S] [--timeout 2m] [--exclusive-scope S] [--json]
-//	riverbpmn why          JOB_ID --database-url URL [--schema S] [--exclusive-scope S] [--json]
-//	riverbpmn jobs | instances --database-url URL [--schema S] [--state S] [--kind K] [--job-definition ID] [--process-definition KEY] [--tenant T] [--instance-prefix P] [--created-from T] [--created-to T] [--oldest] [--after ID] [--limit N] [--json]
-//	riverbpmn bulk-retry   --database-url URL [--schema S] [--job IDS] [--job-definition ID] [--instance-prefix P] [--retries N] [--batch N] [--json]
-//	riverbpmn bulk         suspend|activate|stop|priority --database-url URL [--schema S] (--job IDS | the jobs filter flags) [--priority P] [--batch N] [--json]
-//	riverbpmn queue        JOB... | --process-instance ID --database-url URL [--schema S] [--json]
-//	riverbpmn deps         JOB_ID --database-url URL [--schema S] [--json]
-//	riverbpmn events-enable | events-disable --database-url URL [--schema S] [--json]
-//	riverbpmn events-prune --database-url URL [--schema S] [--older-than 24h] [--json]
-//	riverbpmn fairness-enable [--by-priority] [--timers-first] [--by-due-date] | fairness-disable --database-url URL [--schema S] [--json]
-//	riverbpmn fetch-index-enable [--by-priority] [--timers-first] [--by-due-date] | fetch-index-disable --database-url URL [--schema S] [--json]
-//	riverbpmn deployments  create FILE... [--name N] [--tenant T] | list [--after ID] [--limit N] | show DEPLOYMENT_ID | delete DEPLOYMENT_ID [--cascade] --database-url URL [--schema S] [--json]
+// `riverbpmn --help` lists the verbs, from the one verb table of this
+// command (commands), and `riverbpmn VERB --help` a verb's flags. The
+// database verbs take the connection flags (--database-url, --schema) and,
+// those that print a result, --json.
 //
 // Flags follow River's CLI: --database-url defaults to $DATABASE_URL (read
 // when the flag is not given; the usage text names the variable, never its
@@ -93,13 +52,15 @@ func main() {
 	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
 }
 
-// command is one riverbpmn subcommand.
+// command is one riverbpmn subcommand: a row of the verb table.
 type command struct {
 	name    string
 	summary string
 	run     func(ctx context.Context, args []string, stdout io.Writer) error
 }
 
+// commands is the verb table, the one list of verbs: run dispatches on it
+// and usage prints it.
 func commands() []command {
 	return []command{
 		{"migrate-up", "apply River's main migration line, then riverbpmn's", runMigrateUp},
@@ -220,15 +181,51 @@ func stderrOf(ctx context.Context) io.Writer {
 	return os.Stderr
 }
 
+// usageWidth is the width usage lays the verb table out in.
+const usageWidth = 80
+
+// usage prints the verb table: each verb, then its summary in a column after
+// the longest verb, wrapped within usageWidth columns.
 func usage(w io.Writer) {
+	cmds := commands()
+	width := 0
+	for _, cmd := range cmds {
+		width = max(width, len(cmd.name))
+	}
+	indent := 2 + width + 2
 	fmt.Fprintln(w, "Usage: riverbpmn <command> [flags]")
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "Commands:")
-	for _, cmd := range commands() {
-		fmt.Fprintf(w, "  %-13s %s\n", cmd.name, cmd.summary)
+	for _, cmd := range cmds {
+		for i, line := range wrapWords(cmd.summary, usageWidth-indent) {
+			name := ""
+			if i == 0 {
+				name = cmd.name
+			}
+			fmt.Fprintf(w, "  %-*s  %s\n", width, name, line)
+		}
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "Run 'riverbpmn <command> --help' for a command's flags.")
+}
+
+// wrapWords splits text into lines of at most width characters, breaking
+// between words (a word longer than width has a line of its own).
+func wrapWords(text string, width int) []string {
+	var lines []string
+	line := ""
+	for _, word := range strings.Fields(text) {
+		switch {
+		case line == "":
+			line = word
+		case len(line)+1+len(word) <= width:
+			line += " " + word
+		default:
+			lines = append(lines, line)
+			line = word
+		}
+	}
+	return append(lines, line)
 }
 
 // dbFlags are the connection flags every database command takes.
