@@ -73,7 +73,8 @@ type env struct {
 func newEnv(t *testing.T) *env {
 	t.Helper()
 	ctx := context.Background()
-	schema := riverdbtest.TestSchema(ctx, t, riverbpmntest.Driver(t), nil)
+	// Not reused: console actions create indexes and triggers in it.
+	schema := riverdbtest.TestSchema(ctx, t, riverbpmntest.Driver(t), &riverdbtest.TestSchemaOpts{DisableReuse: true})
 	b := riverbpmntest.New(ctx, t, schema, &riverbpmntest.Opts{Config: &workflow.Config{
 		ExclusiveScope: exclusive.ProcessInstance,
 		// The tests fetch through the engine's pilot directly, with no

@@ -56,10 +56,11 @@ func newSchema(t *testing.T) string {
 
 // migratedSchema returns the test database's URL and a test schema with
 // both migration lines (riverdbtest.TestSchema; TestMigrateCommands tests
-// migrate-up itself).
+// migrate-up itself). The schema is not reused: verbs create indexes and
+// triggers in it.
 func migratedSchema(t *testing.T) (url, schema string) {
 	t.Helper()
-	return riversharedtest.TestDatabaseURL(), riverdbtest.TestSchema(context.Background(), t, riverbpmntest.Driver(t), nil)
+	return riversharedtest.TestDatabaseURL(), riverdbtest.TestSchema(context.Background(), t, riverbpmntest.Driver(t), &riverdbtest.TestSchemaOpts{DisableReuse: true})
 }
 
 func runCLI(t *testing.T, args ...string) (code int, stdout, stderr string) {
