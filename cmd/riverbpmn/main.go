@@ -15,7 +15,9 @@
 // --process-instance ID (--instance is an alias kept for older scripts),
 // --timer ID, --job-definition ID, --process-definition KEY. What is printed
 // on stderr never shows a password: those of database URLs and connection
-// strings are replaced by xxxxx.
+// strings are replaced by xxxxx. With --json, an error is one JSON object on
+// stderr: {"error": "...", "verb": "...", "exit_code": N}, with "usage"
+// after a flag error.
 //
 // Every verb exits with one of:
 //
@@ -116,9 +118,12 @@ func commands() []command {
 
 // run executes the command line args and returns the process exit code
 // (see exitCode). What it prints on stderr, errors and usage text, goes
-// through redactSecrets: no password of a database URL ever shows.
+// through redactSecrets: no password of a database URL ever shows. With
+// --json, an error is one JSON object on stderr (jsonError).
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	stderr = &redactingWriter{w: stderr, secrets: urlPasswords(args)}
+	secrets := urlPasswords(args)
+	stderr = &redactingWriter{w: stderr, secrets: secrets}
+	jsonErrors := wantsJSON(args)
 	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
 		usage(stderr)
 		if len(args) == 0 {
@@ -132,14 +137,31 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		state := &runState{}
 		err := cmd.run(withRunState(withStderr(ctx, stderr), state), args[1:], stdout)
-		if err != nil && !errors.Is(err, flag.ErrHelp) {
+		code := exitCode(err, state.opened)
+		var flagErr *flagError
+		isFlagErr := errors.As(err, &flagErr)
+		switch {
+		case err == nil, errors.Is(err, flag.ErrHelp): // -h prints the flags, below
+		case jsonErrors:
+			e := jsonError{Error: err.Error(), Verb: cmd.name, ExitCode: code}
+			if isFlagErr {
+				var flags strings.Builder
+				printFlags(&flags, flagErr.fs)
+				e.Usage = flags.String()
+			}
+			writeJSONError(stderr, secrets, e)
+			return code
+		default:
 			fmt.Fprintf(stderr, "riverbpmn %s: %v\n", cmd.name, err)
 		}
-		var flagErr *flagError
-		if errors.As(err, &flagErr) {
+		if isFlagErr {
 			printFlags(stderr, flagErr.fs)
 		}
-		return exitCode(err, state.opened)
+		return code
+	}
+	if jsonErrors {
+		writeJSONError(stderr, secrets, jsonError{Error: fmt.Sprintf("unknown command %q; riverbpmn --help lists the verbs", args[0]), ExitCode: exitUsage})
+		return exitUsage
 	}
 	fmt.Fprintf(stderr, "riverbpmn: unknown command %q\n\n", args[0])
 	usage(stderr)
