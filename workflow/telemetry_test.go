@@ -369,11 +369,7 @@ func TestTelemetryOffRecordsNothing(t *testing.T) {
 	ctx := context.Background()
 	engine, _ := testEngine(t)
 	var identified atomic.Int64
-	identify := engine.jobIdentity
-	tel, err := telemetry.New(telemetry.Config{}, func(job *rivertype.JobRow) telemetry.Identity {
-		identified.Add(1)
-		return identify(job)
-	}, engine.dbPool)
+	tel, err := telemetry.New(telemetry.Config{}, countingJobs{telemetryJobs{engine}, &identified}, engine.dbPool)
 	require.NoError(t, err)
 	job := &rivertype.JobRow{ID: 1, Kind: "k", Queue: "q", Attempt: 1, MaxAttempts: 1, Metadata: []byte(`{}`)}
 	tel.Fetched(ctx, "q", telemetry.OrderRiver, []*rivertype.JobRow{job})
@@ -382,6 +378,23 @@ func TestTelemetryOffRecordsNothing(t *testing.T) {
 	require.Zero(t, identified.Load(), "no job's identity is read when nothing records it")
 	require.Empty(t, tel.SpanAttributes(job), "a plain job has no BPMN identity")
 	require.Zero(t, tel.FigureReads())
+}
+
+// countingJobs counts the jobs whose identity or class the instruments read.
+type countingJobs struct {
+	telemetryJobs
+
+	read *atomic.Int64
+}
+
+func (c countingJobs) Identity(job *rivertype.JobRow) telemetry.Identity {
+	c.read.Add(1)
+	return c.telemetryJobs.Identity(job)
+}
+
+func (c countingJobs) Class(job *rivertype.JobRow) telemetry.Class {
+	c.read.Add(1)
+	return c.telemetryJobs.Class(job)
 }
 
 // jobIdentity's compact fast path reads what the general reader reads.
