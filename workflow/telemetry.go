@@ -34,23 +34,21 @@ func (j telemetryJobs) Class(job *rivertype.JobRow) telemetry.Class { return j.e
 // SQL accessors of migration riverbpmn/016 read single fields; a job whose
 // context cannot be read is a plain job to them. The compact form with
 // plain strings (what the engine writes) is read without building maps
-// (metadataValue, compactElements); any other form through
+// (compactContext); any other form through
 // metadataContextFields.
 func (e *Engine) jobIdentity(job *rivertype.JobRow) telemetry.Identity {
-	raw, found, ok := metadataValue(job.Metadata, MetadataKey)
+	var elements [len(compactFields)]json.RawMessage
+	found, ok := compactContext(job.Metadata, &elements)
 	if ok && !found {
 		return telemetry.Identity{} // a plain River job
 	}
 	if ok {
-		var elements [len(compactFields)]json.RawMessage
-		if compactElements(raw, &elements) {
-			return e.identityOf(func(name string) json.RawMessage {
-				if i := slices.Index(compactFields[:], name); i >= 0 {
-					return elements[i]
-				}
-				return nil
-			})
-		}
+		return e.identityOf(func(name string) json.RawMessage {
+			if i := slices.Index(compactFields[:], name); i >= 0 {
+				return elements[i]
+			}
+			return nil
+		})
 	}
 	fields, found, err := metadataContextFields(job.Metadata)
 	if !found || err != nil {
@@ -107,18 +105,18 @@ const (
 // of the job's metadata. A context in any form but the compact one with
 // plain strings (what the engine writes) is read by jobIdentity.
 func (e *Engine) jobClass(job *rivertype.JobRow) telemetry.Class {
-	raw, found, ok := metadataValue(job.Metadata, MetadataKey)
-	if ok && !found {
-		return telemetry.Class{} // a plain River job
-	}
 	var elements [len(compactFields)]json.RawMessage
-	if !ok || !compactElements(raw, &elements) {
+	found, ok := compactContext(job.Metadata, &elements)
+	if !ok {
 		return telemetry.ClassOf(e.jobIdentity(job))
+	}
+	if !found {
+		return telemetry.Class{} // a plain River job
 	}
 	var texts [len(compactFields)][]byte
 	for i, element := range elements {
 		if len(element) > 0 && element[0] == '"' { // other values read as ""
-			if texts[i] = element[1 : len(element)-1]; !utf8.Valid(texts[i]) {
+			if texts[i] = element[1 : len(element)-1]; !isASCII(texts[i]) && !utf8.Valid(texts[i]) {
 				return telemetry.ClassOf(e.jobIdentity(job)) // read with replacement characters
 			}
 		}
@@ -148,59 +146,92 @@ func (e *Engine) jobClass(job *rivertype.JobRow) telemetry.Class {
 	}
 }
 
-// metadataValue returns the value of key in the JSON object metadata, as
-// storedJobContext finds it (the last of duplicate keys, spelled exactly),
-// without allocating. found is false when metadata has no such key. ok is
-// false when metadataValue cannot tell: metadata is not an object, or one
-// of its keys has escapes; the caller then reads metadata with
-// encoding/json. Metadata is valid JSON (River's column is jsonb): what is
-// not is read as far as it can be, not refused.
-func metadataValue(metadata []byte, key string) (value []byte, found, ok bool) {
-	if !bytes.Contains(metadata, []byte(`"`+key+`"`)) {
-		return nil, false, true // fast path: most River jobs have no job context
+// isASCII reports whether text has only ASCII bytes (valid UTF-8).
+func isASCII(text []byte) bool {
+	for _, c := range text {
+		if c >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}
+
+// compactContext finds a job's context in its metadata as
+// storedJobContext does (the value of MetadataKey, the last of duplicate
+// keys, spelled exactly; null is none) and splits it as compactElements
+// does, in one pass over the bytes and without allocating. found is false
+// when metadata has no job context. ok is false when compactContext cannot
+// tell: metadata is not an object, one of its keys has escapes, or the
+// context is not in the compact form with plain strings; the caller then
+// reads the metadata the general way. Metadata is valid JSON (River's
+// column is jsonb): what is not is read as far as it can be, not refused.
+func compactContext(metadata []byte, elements *[len(compactFields)]json.RawMessage) (found, ok bool) {
+	if !containsQuoted(metadata, MetadataKey) {
+		return false, true // fast path: most River jobs have no job context
 	}
 	i := skipJSONSpace(metadata, 0)
 	if i >= len(metadata) || metadata[i] != '{' {
-		return nil, false, false
+		return false, false
 	}
 	i = skipJSONSpace(metadata, i+1)
 	if i < len(metadata) && metadata[i] == '}' {
-		return nil, false, true
+		return false, true
 	}
 	for i < len(metadata) {
 		if metadata[i] != '"' {
-			return nil, false, false
+			return false, false
 		}
-		end := bytes.IndexByte(metadata[i+1:], '"')
-		if end < 0 || bytes.IndexByte(metadata[i+1:i+1+end], '\\') >= 0 {
-			return nil, false, false
+		end := skipJSONString(metadata, i)
+		if end < 0 || bytes.IndexByte(metadata[i:end], '\\') >= 0 {
+			return false, false
 		}
-		name := metadata[i+1 : i+1+end]
-		i = skipJSONSpace(metadata, i+end+2)
-		if i >= len(metadata) || metadata[i] != ':' {
-			return nil, false, false
+		name := metadata[i+1 : end-1]
+		if i = skipJSONSpace(metadata, end); i >= len(metadata) || metadata[i] != ':' {
+			return false, false
 		}
-		start := skipJSONSpace(metadata, i+1)
-		if i = skipJSONValue(metadata, start); i < 0 {
-			return nil, false, false
+		i = skipJSONSpace(metadata, i+1)
+		switch {
+		case string(name) != MetadataKey:
+			i = skipJSONValue(metadata, i)
+		case bytes.HasPrefix(metadata[i:], []byte("null")):
+			found = false
+			i += len("null")
+		default:
+			*elements = [len(compactFields)]json.RawMessage{}
+			found = true
+			i = compactElementsAt(metadata, i, elements)
 		}
-		if string(name) == key {
-			value, found = metadata[start:i], true
+		if i < 0 {
+			return false, false
 		}
-		i = skipJSONSpace(metadata, i)
-		if i >= len(metadata) {
-			break
+		if i = skipJSONSpace(metadata, i); i >= len(metadata) {
+			return false, false
 		}
 		switch metadata[i] {
 		case '}':
-			return value, found, true
+			return found, true
 		case ',':
 			i = skipJSONSpace(metadata, i+1)
 		default:
-			return nil, false, false
+			return false, false
 		}
 	}
-	return nil, false, false
+	return false, false
+}
+
+// containsQuoted reports whether data contains key between double quotes,
+// without allocating.
+func containsQuoted(data []byte, key string) bool {
+	for {
+		i := bytes.Index(data, []byte(key)) // no allocation: the conversion does not escape
+		if i < 0 {
+			return false
+		}
+		if i > 0 && i+len(key) < len(data) && data[i-1] == '"' && data[i+len(key)] == '"' {
+			return true
+		}
+		data = data[i+1:]
+	}
 }
 
 func skipJSONSpace(data []byte, i int) int {
@@ -217,15 +248,9 @@ func skipJSONValue(data []byte, i int) int {
 	for i < len(data) {
 		switch data[i] {
 		case '"':
-			for i++; i < len(data) && data[i] != '"'; i++ {
-				if data[i] == '\\' {
-					i++ // the escaped character
-				}
-			}
-			if i >= len(data) {
+			if i = skipJSONString(data, i); i < 0 {
 				return -1
 			}
-			i++ // the closing quote
 		case '{', '[':
 			depth++
 			i++
@@ -256,50 +281,71 @@ func skipJSONValue(data []byte, i int) int {
 	return i
 }
 
-// compactElements splits a compact job context (a JSON array) into
-// elements, nil for null, when every element is a string without escapes, a
-// number, true, false or null; elements past the known fields are skipped.
-// ok is false for anything else (the caller then reads the context the
-// general way).
-func compactElements(raw json.RawMessage, elements *[len(compactFields)]json.RawMessage) (ok bool) {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) < 2 || raw[0] != '[' || raw[len(raw)-1] != ']' {
-		return false
+// skipJSONString returns the index just past the JSON string at data[i],
+// or -1 when it does not end.
+func skipJSONString(data []byte, i int) int {
+	for i++; i < len(data); i++ {
+		switch data[i] {
+		case '"':
+			return i + 1
+		case '\\':
+			i++ // the escaped character
+		}
 	}
-	rest := bytes.TrimSpace(raw[1 : len(raw)-1])
-	for n := 0; len(rest) > 0; n++ {
-		var element []byte
-		switch c := rest[0]; {
+	return -1
+}
+
+// compactElementsAt splits the compact job context (a JSON array) at
+// data[i] into elements, nil for null, when every element is a string
+// without escapes, a number, true, false or null; elements past the known
+// fields are skipped. It returns the index just past the array, or -1 for
+// anything else (the caller then reads the context the general way). One
+// pass over the bytes, without allocating.
+func compactElementsAt(data []byte, i int, elements *[len(compactFields)]json.RawMessage) int {
+	if i >= len(data) || data[i] != '[' {
+		return -1
+	}
+	if i = skipJSONSpace(data, i+1); i < len(data) && data[i] == ']' {
+		return i + 1
+	}
+	for n := 0; i < len(data); n++ {
+		start := i
+		switch c := data[i]; {
 		case c == '"':
-			end := bytes.IndexByte(rest[1:], '"')
-			if end < 0 || bytes.IndexByte(rest[1:end+1], '\\') >= 0 {
-				return false
+			for i++; i < len(data) && data[i] != '"'; i++ {
+				if data[i] == '\\' {
+					return -1
+				}
 			}
-			element, rest = rest[:end+2], rest[end+2:]
+			if i >= len(data) {
+				return -1
+			}
+			i++
 		case c == 'n' || c == 't' || c == 'f' || c == '-' || (c >= '0' && c <= '9'):
-			end := bytes.IndexByte(rest, ',')
-			if end < 0 {
-				end = len(rest)
-			}
-			element, rest = bytes.TrimSpace(rest[:end]), rest[end:]
-			if bytes.Equal(element, []byte("null")) {
-				element = nil
+			for i < len(data) && data[i] != ',' && data[i] != ']' && data[i] != '}' && data[i] != ' ' && data[i] != '\t' && data[i] != '\n' && data[i] != '\r' {
+				i++
 			}
 		default:
-			return false
+			return -1
 		}
 		if n < len(elements) {
-			elements[n] = element
-		}
-		rest = bytes.TrimSpace(rest)
-		if len(rest) > 0 {
-			if rest[0] != ',' {
-				return false
+			if element := data[start:i]; string(element) != "null" {
+				elements[n] = element
 			}
-			rest = bytes.TrimSpace(rest[1:])
+		}
+		if i = skipJSONSpace(data, i); i >= len(data) {
+			return -1
+		}
+		switch data[i] {
+		case ',':
+			i = skipJSONSpace(data, i+1)
+		case ']':
+			return i + 1
+		default:
+			return -1
 		}
 	}
-	return true
+	return -1
 }
 
 // acquisitionOrder names a driver's acquisition order for the instruments

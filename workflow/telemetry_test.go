@@ -2,6 +2,7 @@ package workflow
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sync/atomic"
@@ -19,6 +20,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"github.com/riverbpmn/riverbpmn/events"
+	"github.com/riverbpmn/riverbpmn/exclusive"
 	"github.com/riverbpmn/riverbpmn/lifecycle"
 	"github.com/riverbpmn/riverbpmn/liveness"
 	"github.com/riverbpmn/riverbpmn/telemetry"
@@ -397,37 +399,115 @@ func (c countingJobs) Class(job *rivertype.JobRow) telemetry.Class {
 	return c.telemetryJobs.Class(job)
 }
 
-// jobIdentity's compact fast path reads what the general reader reads.
+// jobIdentity's and jobClass's compact fast path read what the general
+// reader reads, whatever the metadata around the context.
 func TestTelemetryJobIdentity(t *testing.T) {
-	engine, err := NewEngine(nil, &Config{})
-	require.NoError(t, err)
-	general := func(metadata []byte) telemetry.Identity {
-		fields, found, err := metadataContextFields(metadata)
-		if !found || err != nil {
-			return telemetry.Identity{}
-		}
-		return engine.identityOf(fields.field)
-	}
+	engines := telemetryIdentityEngines(t)
+	engine := engines[0]
 	priority := int64(7)
-	exclusiveNo := false
+	exclusiveNo, exclusiveYes := false, true
 	contexts := []JobContext{
-		{ProcessInstanceID: "order-4711", ProcessDefinitionKey: "order", ActivityID: "charge", JobDefinitionID: "charge-async", TenantID: "acme", RetryCycle: "R3/PT5M", Priority: &priority},
-		{ProcessInstanceID: "sub-1", RootProcessInstanceID: "root-1", ProcessDefinitionKey: "order", JobType: JobTypeTimer},
+		{ProcessInstanceID: "order-4711", ProcessDefinitionKey: "order", ActivityID: "charge", JobDefinitionID: "charge-async", TenantID: "acme", RetryCycle: "R3/PT5M", Priority: &priority, Exclusive: &exclusiveYes},
+		{ProcessInstanceID: "sub-1", RootProcessInstanceID: "root-1", ProcessDefinitionKey: "order", JobType: JobTypeTimer, Exclusive: &exclusiveYes},
 		{ProcessInstanceID: "order, with a comma", ProcessDefinitionKey: "order", Exclusive: &exclusiveNo},
 		{ProcessInstanceID: `quote " and \ backslash`, ProcessDefinitionKey: "order"},
+		{ProcessInstanceID: "commande-été", ProcessDefinitionKey: "commande", TenantID: "société", Exclusive: &exclusiveYes},
 		{ProcessDefinitionKey: "order"},
 	}
 	for _, jc := range contexts {
-		metadata, err := jc.AddToMetadata([]byte(`{"other": {"bpmn": [1]}, "x": "\"bpmn\":[\"no\"]"}`))
-		require.NoError(t, err)
-		job := &rivertype.JobRow{Metadata: metadata}
-		got := engine.jobIdentity(job)
-		require.Equal(t, general(metadata), got, "%s", metadata)
-		require.True(t, got.HasContext)
-		require.Equal(t, jc.ProcessInstanceID, got.ProcessInstanceID)
+		for _, around := range []string{``, `{"other": {"bpmn": [1]}, "x": "\"bpmn\":[\"no\"]"}`, `{"z": [{"a": "}"}, 1.5e3, null], "y": "]"}`} {
+			metadata, err := jc.AddToMetadata([]byte(around))
+			require.NoError(t, err)
+			for _, e := range engines {
+				requireTelemetryIdentityAsGeneral(t, e, metadata)
+			}
+			got := engine.jobIdentity(&rivertype.JobRow{Metadata: metadata})
+			require.True(t, got.HasContext)
+			require.Equal(t, jc.ProcessInstanceID, got.ProcessInstanceID)
+			require.Equal(t, jc.TenantID, got.TenantID)
+		}
+	}
+	for _, metadata := range []string{
+		// As River's jsonb column gives it back: spaces after colons and commas.
+		`{"bpmn": ["pi-1", "order", "task", "order:task", 50, true, null, "timer", "R1/PT1S", "acme"], "river:log": [{"log": "x"}]}`,
+		`{"bpmn": {"process_instance_id": "pi-1", "process_definition_key": "order", "exclusive": true}}`, // the object form of earlier migrations
+		`{"bpmn": ["pi-1", "order"], "bpmn": null}`, // the last of duplicate keys
+		`{"bpmn": null, "bpmn": ["pi-2", "order", null, "d"]}`,
+		`{"bp\u006dn": ["pi-1", "order"]}`, // a key with escapes
+		`{"bpmn": ["pi-1", "order", "a", "d", 1, true, "dep", "async", "R1/PT1S", "t", "root", "extra", 12]}`,
+		`{"bpmn": []}`, `{"bpmn": 5}`, `{"bpmn": "pi-1"}`, `{"bpmn": [["nested"]]}`, `{"bpmn": [1, 2, 3, 4, 5, "true"]}`,
+		`{"a": 1}`, `{"bpmn": null}`, `{}`, `[]`, `"bpmn"`, `null`,
+	} {
+		for _, e := range engines {
+			requireTelemetryIdentityAsGeneral(t, e, []byte(metadata))
+		}
 	}
 	legacy := []byte(`{"bpmn": {"process_instance_id": "pi-1", "process_definition_key": "order", "exclusive": true}}`)
 	require.Equal(t, "pi-1", engine.jobIdentity(&rivertype.JobRow{Metadata: legacy}).ExclusiveKey, "the object form of earlier migrations")
+	require.True(t, engine.jobClass(&rivertype.JobRow{Metadata: legacy}).Exclusive)
 	require.Equal(t, telemetry.Identity{}, engine.jobIdentity(&rivertype.JobRow{Metadata: []byte(`{"a": 1}`)}))
 	require.Equal(t, telemetry.Identity{}, engine.jobIdentity(&rivertype.JobRow{Metadata: []byte(`{"bpmn": null}`)}))
+	class := engine.jobClass(&rivertype.JobRow{Metadata: []byte(`{"bpmn": ["pi-1", "order", "a", "order:a", null, true, null, "timer", "R1/PT1S", "acme"]}`)})
+	require.Equal(t, telemetry.Class{HasContext: true, Timer: true, Exclusive: true, JobDefinitionID: []byte("order:a"),
+		ProcessDefinitionKey: []byte("order"), TenantID: []byte("acme"), RetryCycle: []byte("R1/PT1S")}, class)
+
+	// The compact form is read without allocating.
+	metadata, err := contexts[0].AddToMetadata([]byte(`{"river:log": [{"log": "x"}]}`))
+	require.NoError(t, err)
+	job := &rivertype.JobRow{Metadata: metadata}
+	require.Zero(t, testing.AllocsPerRun(100, func() { _ = engine.jobClass(job) }))
+}
+
+// FuzzTelemetryJobClass: for any metadata River can hold (a JSON value),
+// the instruments' fast readers read what the general reader reads.
+func FuzzTelemetryJobClass(f *testing.F) {
+	for _, seed := range []string{
+		`{"bpmn":["pi-1","order","task","order:task",50,true,null,"timer","R1/PT1S","acme","root"]}`,
+		`{"bpmn": ["pi-1", "order"], "x": {"bpmn": [1]}, "y": "\"bpmn\""}`,
+		`{"bpmn": {"process_instance_id": "pi-1", "exclusive": true}}`,
+		`{"bpmn": null}`, `{"bpmn": ["a\"b"]}`, `{"bpmn": [], "bpmn": ["x"]}`, `[]`, `{}`,
+	} {
+		f.Add([]byte(seed))
+	}
+	engines := telemetryIdentityEngines(f)
+	f.Fuzz(func(t *testing.T, metadata []byte) {
+		if !json.Valid(metadata) {
+			t.Skip("River's metadata is jsonb: always valid JSON")
+		}
+		for _, e := range engines {
+			requireTelemetryIdentityAsGeneral(t, e, metadata)
+		}
+	})
+}
+
+// telemetryIdentityEngines returns an engine of each exclusive scope.
+func telemetryIdentityEngines(tb testing.TB) []*Engine {
+	tb.Helper()
+	var engines []*Engine
+	for _, scope := range []exclusive.Scope{exclusive.ProcessInstance, exclusive.RootProcessInstance, exclusive.None} {
+		engine, err := NewEngine(nil, &Config{ExclusiveScope: scope})
+		require.NoError(tb, err)
+		engines = append(engines, engine)
+	}
+	return engines
+}
+
+// requireTelemetryIdentityAsGeneral checks that jobIdentity and jobClass
+// read metadata as the general reader (metadataContextFields) does.
+func requireTelemetryIdentityAsGeneral(t testing.TB, engine *Engine, metadata []byte) {
+	t.Helper()
+	want := telemetry.Identity{}
+	if fields, found, err := metadataContextFields(metadata); found && err == nil {
+		want = engine.identityOf(fields.field)
+	}
+	job := &rivertype.JobRow{Metadata: metadata}
+	require.Equal(t, want, engine.jobIdentity(job), "identity of %s", metadata)
+	type class struct {
+		HasContext, Timer, Exclusive                                bool
+		JobDefinitionID, ProcessDefinitionKey, TenantID, RetryCycle string
+	}
+	text := func(c telemetry.Class) class {
+		return class{c.HasContext, c.Timer, c.Exclusive, string(c.JobDefinitionID), string(c.ProcessDefinitionKey), string(c.TenantID), string(c.RetryCycle)}
+	}
+	require.Equal(t, text(telemetry.ClassOf(want)), text(engine.jobClass(job)), "class of %s", metadata)
 }
