@@ -126,11 +126,11 @@ func (c *seriesCache) store(key []byte, s *series) *series {
 	return s
 }
 
-// seriesOf returns the series of a job measurement: its queue, its kind
-// when not empty, the job and process definitions of c when not empty,
+// seriesOf returns the series of a job measurement of t: its queue, its
+// kind when not empty, the job and process definitions of c when not empty,
 // c's tenant when withTenant, and extraName's value extra when extraName is
 // set. It allocates only for a series not seen before.
-func (t *Instruments) seriesOf(queue, kind string, c *Class, withTenant bool, extraName attribute.Key, extra string) *series {
+func seriesOf[T string | []byte](t *Instruments, queue, kind string, c *Class, withTenant bool, extraName attribute.Key, extra T) *series {
 	var buf [192]byte
 	key := appendKeyPart(buf[:0], queue)
 	key = appendKeyPart(key, kind)
@@ -162,7 +162,7 @@ func (t *Instruments) seriesOf(queue, kind string, c *Class, withTenant bool, ex
 		kvs = append(kvs, AttrTenant.String(string(c.TenantID)))
 	}
 	if extraName != "" {
-		kvs = append(kvs, extraName.String(extra))
+		kvs = append(kvs, extraName.String(string(extra)))
 	}
 	return t.series.store(key, newSeries(attribute.NewSet(kvs...)))
 }

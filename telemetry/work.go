@@ -40,7 +40,7 @@ func (t *Instruments) Fetched(ctx context.Context, queue, order string, jobs []*
 		return
 	}
 	if t.fetches.Enabled(ctx) {
-		t.fetches.Add(ctx, 1, t.seriesOf(queue, "", &Class{}, false, AttrOrder, order).add...)
+		t.fetches.Add(ctx, 1, seriesOf(t, queue, "", &Class{}, false, AttrOrder, order).add...)
 	}
 	if len(jobs) == 0 || !t.jobsTaken.Enabled(ctx) {
 		return
@@ -54,7 +54,7 @@ func (t *Instruments) Fetched(ctx context.Context, queue, order string, jobs []*
 	)
 	for _, job := range jobs {
 		c := t.jobs.Class(job)
-		s := t.seriesOf(job.Queue, job.Kind, &c, t.cfg.TenantAttribute, AttrOrder, order)
+		s := seriesOf(t, job.Queue, job.Kind, &c, t.cfg.TenantAttribute, AttrOrder, order)
 		i := 0
 		for i < kinds && taken[i].s != s {
 			i++
@@ -87,9 +87,12 @@ func (t *Instruments) Work(ctx context.Context, job *rivertype.JobRow, work func
 	}
 	c := t.jobs.Class(job)
 	timerFirst := c.Timer && job.Attempt == 1
-	if job.AttemptedAt != nil && (c.Exclusive || timerFirst) {
+	var s *series // the job's series, for a job with something to record
+	if c.Exclusive || timerFirst {
+		s = seriesOf(t, job.Queue, job.Kind, &c, false, "", "")
+	}
+	if job.AttemptedAt != nil && s != nil {
 		delay := max(job.AttemptedAt.Sub(job.ScheduledAt).Seconds(), 0)
-		s := t.seriesOf(job.Queue, job.Kind, &c, false, "", "")
 		if c.Exclusive {
 			t.exclusiveWait.Record(ctx, delay, s.record...)
 		}
@@ -111,7 +114,7 @@ func (t *Instruments) Work(ctx context.Context, job *rivertype.JobRow, work func
 	err := work(ctx)
 	returned = true
 	if held {
-		t.keyHeld.Record(ctx, time.Since(started).Seconds(), t.seriesOf(job.Queue, job.Kind, &c, false, "", "").record...)
+		t.keyHeld.Record(ctx, time.Since(started).Seconds(), s.record...)
 	}
 	if err != nil {
 		t.outcome(ctx, job, &c, err)
@@ -135,21 +138,22 @@ func (t *Instruments) workEnabled(ctx context.Context) bool {
 // error, though the pilot drops that outcome (the leader gives the job
 // back): fences are rare and counted on their own.
 func (t *Instruments) outcome(ctx context.Context, job *rivertype.JobRow, c *Class, err error) {
-	var (
-		cancelErr *rivertype.JobCancelError
-		snoozeErr *rivertype.JobSnoozeError
-	)
-	if errors.As(err, &cancelErr) || errors.As(err, &snoozeErr) ||
-		errors.Is(context.Cause(ctx), rivertype.ErrJobCancelledRemotely) { // River cancels the job
+	if _, ok := errors.AsType[*rivertype.JobCancelError](err); ok {
+		return
+	}
+	if _, ok := errors.AsType[*rivertype.JobSnoozeError](err); ok {
+		return
+	}
+	if errors.Is(context.Cause(ctx), rivertype.ErrJobCancelledRemotely) { // River cancels the job
 		return
 	}
 	if job.Attempt >= job.MaxAttempts {
 		if c.HasContext {
-			t.incOpened.Add(ctx, 1, t.seriesOf(job.Queue, job.Kind, c, false, "", "").add...)
+			t.incOpened.Add(ctx, 1, seriesOf(t, job.Queue, job.Kind, c, false, "", "").add...)
 		}
 		return
 	}
-	t.retries.Add(ctx, 1, t.seriesOf(job.Queue, job.Kind, c, false, AttrRetryCycle, string(c.RetryCycle)).add...)
+	t.retries.Add(ctx, 1, seriesOf(t, job.Queue, job.Kind, c, false, AttrRetryCycle, c.RetryCycle).add...)
 }
 
 // Conflict counts a conflict failure that gave its execution back.
@@ -158,7 +162,7 @@ func (t *Instruments) Conflict(ctx context.Context, job *rivertype.JobRow) {
 		return
 	}
 	c := t.jobs.Class(job)
-	t.conflicts.Add(ctx, 1, t.seriesOf(job.Queue, job.Kind, &c, false, AttrRetryCycle, string(c.RetryCycle)).add...)
+	t.conflicts.Add(ctx, 1, seriesOf(t, job.Queue, job.Kind, &c, false, AttrRetryCycle, c.RetryCycle).add...)
 }
 
 // Span attributes of a job's work.

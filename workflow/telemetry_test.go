@@ -382,6 +382,47 @@ func TestTelemetryOffRecordsNothing(t *testing.T) {
 	require.Zero(t, tel.FigureReads())
 }
 
+// With an SDK meter provider, once a series has been seen, measuring a
+// job allocates nothing: its fetch, its span hook and its work, for a job
+// with a key and for a retried failure; with no provider either.
+func TestTelemetryPerJobAllocatesNothing(t *testing.T) {
+	ctx := context.Background()
+	exclusiveYes := true
+	metadata, err := JobContext{ProcessInstanceID: "order-4711", ProcessDefinitionKey: "order", JobDefinitionID: "charge-async", RetryCycle: "R3/PT5M", Exclusive: &exclusiveYes}.AddToMetadata(nil)
+	require.NoError(t, err)
+	attempted := time.Now()
+	job := &rivertype.JobRow{ID: 1, Kind: "charge_card", Queue: "default", Attempt: 1, MaxAttempts: 3, Metadata: metadata, ScheduledAt: attempted.Add(-time.Second), AttemptedAt: &attempted}
+	jobs := []*rivertype.JobRow{job, job, job}
+	failure := errors.New("fails")
+	for _, withProvider := range []bool{false, true} {
+		config := &Config{}
+		tr := newTelReader(t)
+		if withProvider {
+			config.Telemetry.MeterProvider = tr.provider
+		}
+		engine, err := NewEngine(nil, config)
+		require.NoError(t, err)
+		hook, ok := engine.telHook.(rivertype.HookWorkBegin)
+		require.True(t, ok)
+		measure := func() {
+			engine.tel.Fetched(ctx, "default", telemetry.OrderRiver, jobs)
+			_ = hook.WorkBegin(ctx, job)
+			_ = engine.tel.Work(ctx, job, func(context.Context) error { return nil })
+			_ = engine.tel.Work(ctx, job, func(context.Context) error { return failure })
+		}
+		measure() // the first measurement of each series makes it
+		// AllocsPerRun measures once more before its 100 runs.
+		require.Zero(t, testing.AllocsPerRun(100, measure), "provider: %t", withProvider)
+		if withProvider {
+			metrics := tr.collect(t)
+			require.Equal(t, int64(3*102), sum(metrics[telemetry.NameJobsTaken]))
+			require.Equal(t, int64(102), sum(metrics[telemetry.NameRetries], telemetry.AttrRetryCycle.String("R3/PT5M")))
+			count, _ := histogram(metrics[telemetry.NameKeyHeld])
+			require.Equal(t, uint64(2*102), count)
+		}
+	}
+}
+
 // countingJobs counts the jobs whose identity or class the instruments read.
 type countingJobs struct {
 	telemetryJobs
