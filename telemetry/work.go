@@ -85,6 +85,8 @@ func (t *Instruments) Work(ctx context.Context, job *rivertype.JobRow, work func
 	if t == nil || !t.workEnabled(ctx) {
 		return work(ctx)
 	}
+	// c's slices are parts of job.Metadata, read again after the work (for
+	// its outcome): River replaces a job's metadata, it never edits it.
 	c := t.jobs.Class(job)
 	timerFirst := c.Timer && job.Attempt == 1
 	var s *series // the job's series, for a job with something to record

@@ -492,6 +492,12 @@ func TestTelemetryJobIdentity(t *testing.T) {
 	require.Equal(t, telemetry.Class{HasContext: true, Timer: true, Exclusive: true, JobDefinitionID: []byte("order:a"),
 		ProcessDefinitionKey: []byte("order"), TenantID: []byte("acme"), RetryCycle: []byte("R1/PT1S")}, class)
 
+	for position, name := range map[int]string{processInstancePosition: "process_instance_id", processDefinitionPosition: "process_definition_key",
+		jobDefinitionPosition: "job_definition_id", exclusivePosition: "exclusive", jobTypePosition: "job_type", retryCyclePosition: "retry_cycle",
+		tenantPosition: "tenant_id", rootProcessInstancePosition: "root_process_instance_id"} {
+		require.Equal(t, name, compactFields[position])
+	}
+
 	// The compact form is read without allocating.
 	metadata, err := contexts[0].AddToMetadata([]byte(`{"river:log": [{"log": "x"}]}`))
 	require.NoError(t, err)
