@@ -379,7 +379,8 @@ const (
 
 // storedPresence says how each field of jc (already stored()) is written in
 // the labelled form, by position. Left out: empty fields, an exclusive that
-// is true (the default: absent reads as true), and the activity when the job
+// is true (the default: absent reads as true; a nil one is written as null),
+// and the activity when the job
 // definition's id is "<process definition key>:<activity id>" (derivedActivity).
 // An empty activity that would be derived so is written as null.
 func (jc JobContext) storedPresence() [len(compactFields)]int {
@@ -392,7 +393,12 @@ func (jc JobContext) storedPresence() [len(compactFields)]int {
 	if jc.Priority != nil {
 		presence[priorityPosition] = fieldValue
 	}
-	if jc.Exclusive != nil && !*jc.Exclusive {
+	switch {
+	case jc.Exclusive == nil:
+		// Not resolved (a context given in InsertOpts, which the middleware
+		// resolves and stores again): none, unlike an absent one.
+		presence[exclusivePosition] = fieldNull
+	case !*jc.Exclusive:
 		presence[exclusivePosition] = fieldValue
 	}
 	if derived, ok := derivedActivity(jc.ProcessDefinitionKey, jc.JobDefinitionID); ok {

@@ -1,6 +1,7 @@
 package workflow
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"slices"
@@ -43,12 +44,14 @@ func insertObjectFormJobs(ctx context.Context, db *pgxpool.Pool, schema string, 
 }
 
 // TestCompactJobContextUpgrade upgrades a table holding jobs in the object
-// form of the job context to migration 016 while two clients run and an
-// inserter of the previous version keeps writing the object form, then adds
-// jobs in the compact form for the same instances. Every job, of either
-// form, runs exactly once; no two jobs of one instance overlap, whatever
-// their forms; the lookups by instance find both forms; and fetching by
-// priority orders both forms as one.
+// form of the job context to the latest migration (through 016's array and
+// 026's labelled form) while two clients run and an inserter of the previous
+// version keeps writing the object form, then adds jobs in the array form
+// (a client of migrations 016-025) and in the labelled form (this version)
+// for the same instances. Every job, of any form, runs exactly once; no two
+// jobs of one instance overlap, whatever their forms; the lookups by
+// instance find every form; and fetching by priority orders the forms as
+// one.
 func TestCompactJobContextUpgrade(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -99,6 +102,19 @@ func TestCompactJobContextUpgrade(t *testing.T) {
 		"migrated through %d", compactContextVersion)
 	oldAtMigration := oldInserted.Load()
 
+	// Jobs in the array form of migrations 016-025, as a client of those
+	// versions still running beside this one inserts them, for the same
+	// instances: the table holds every form.
+	const arrayJobs = 200
+	_, err = pool.Exec(ctx, fmt.Sprintf(`
+		INSERT INTO %s.river_job (args, kind, max_attempts, metadata, priority, queue, state)
+		SELECT jsonb_build_object('instance', 'inst-' || (i %% %[2]d), 'sleep_micros', 1000),
+			'excl_test', 25,
+			jsonb_build_object('bpmn', jsonb_build_array('inst-' || (i %% %[2]d), 'excl_process', NULL, NULL, i %% 5, true)),
+			1, 'default', 'available'
+		FROM generate_series(1, %[3]d) AS i`, pgx.Identifier{schema}.Sanitize(), instances, arrayJobs))
+	require.NoError(t, err)
+
 	// New-format jobs for the same instances, inserted through the client.
 	var newJobs []exclArgs
 	for i := range 400 {
@@ -111,7 +127,7 @@ func TestCompactJobContextUpgrade(t *testing.T) {
 	oldDone.Wait()
 	require.NoError(t, oldErr, "inserting object-form jobs across the migration")
 
-	total := int(oldInserted.Load()) + len(newJobs)
+	total := int(oldInserted.Load()) + arrayJobs + len(newJobs)
 	require.Eventually(t, func() bool { return rec.finishedCount.Load() >= int64(total) }, 60*time.Second, 10*time.Millisecond,
 		"finished %d of %d", rec.finishedCount.Load(), total)
 	for _, node := range nodes {
@@ -119,15 +135,17 @@ func TestCompactJobContextUpgrade(t *testing.T) {
 	}
 
 	// Exactly once, both forms.
-	var completed, objects, arrays int
+	var completed, objects, arrays, labelled int
 	require.NoError(t, pool.QueryRow(ctx, fmt.Sprintf(`
 		SELECT count(*) FILTER (WHERE state = 'completed'),
-			count(*) FILTER (WHERE jsonb_typeof(metadata -> 'bpmn') = 'object'),
-			count(*) FILTER (WHERE jsonb_typeof(metadata -> 'bpmn') = 'array')
-		FROM %s.river_job`, pgx.Identifier{schema}.Sanitize())).Scan(&completed, &objects, &arrays))
+			count(*) FILTER (WHERE jsonb_typeof(metadata -> 'bpmn') = 'array'),
+			count(*) FILTER (WHERE metadata -> 'bpmn' ? 'process_definition_key'),
+			count(*) FILTER (WHERE jsonb_typeof(metadata -> 'bpmn') = 'object' AND NOT metadata -> 'bpmn' ? 'process_definition_key')
+		FROM %s.river_job`, pgx.Identifier{schema}.Sanitize())).Scan(&completed, &arrays, &objects, &labelled))
 	require.Equal(t, total, completed)
 	require.Equal(t, int(oldInserted.Load()), objects)
-	require.Equal(t, len(newJobs), arrays)
+	require.Equal(t, arrayJobs, arrays)
+	require.Equal(t, len(newJobs), labelled)
 	rec.mu.Lock()
 	require.Len(t, rec.finished, total)
 	for id, n := range rec.finished {
@@ -142,7 +160,7 @@ func TestCompactJobContextUpgrade(t *testing.T) {
 	}
 	require.Empty(t, overlaps, "no two jobs of one instance overlapped, whatever their forms")
 
-	// Lookups by instance find both forms.
+	// Lookups by instance find every form.
 	engine := nodes[0].engine
 	jobs, err := engine.ProcessInstanceJobs(ctx, "inst-3")
 	require.NoError(t, err)
@@ -150,7 +168,11 @@ func TestCompactJobContextUpgrade(t *testing.T) {
 	for _, job := range jobs {
 		raw, err := storedJobContext(job.Metadata)
 		require.NoError(t, err)
-		forms[raw[0]]++
+		form := raw[0]
+		if form == '{' && !bytes.Contains(raw, []byte(`"process_definition_key"`)) {
+			form = 'L' // labelled
+		}
+		forms[form]++
 		jc, err := JobContextOf(job)
 		require.NoError(t, err)
 		require.Equal(t, "inst-3", jc.ProcessInstanceID)
@@ -161,6 +183,7 @@ func TestCompactJobContextUpgrade(t *testing.T) {
 	require.Len(t, jobs, inst3)
 	require.Positive(t, forms['{'], "object-form jobs found")
 	require.Positive(t, forms['['], "array-form jobs found")
+	require.Positive(t, forms['L'], "labelled jobs found")
 	page, err := engine.ProcessInstanceJobsPage(ctx, "inst-3", 0, 1000)
 	require.NoError(t, err)
 	require.Len(t, page, len(jobs))
