@@ -13,6 +13,8 @@ import (
 
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
+
+	"github.com/riverbpmn/riverbpmn/priority"
 )
 
 // MetadataKey is the key of river_job.metadata under which riverbpmn keeps a
@@ -88,8 +90,10 @@ const MaxIdentifierBytes = 255
 // priority, exclusive, deployment, type (the job type), retry (the retry
 // cycle), tenant, root and parent. What a reader can tell without it is left
 // out, since River's GIN index on metadata takes one entry per label and one
-// per value at every state change of a job: empty fields; exclusive when it
-// is true, the default (so "exclusive": false marks a non-exclusive job);
+// per value at every state change of a job: empty fields; the priority when
+// it is 0 and exclusive when it is true, the defaults (so "exclusive": false
+// marks a non-exclusive job, and JSON null a priority or flag that is not
+// set, as when prioritised job creation is switched off);
 // the root when the instance is its own root; and the activity when the job
 // definition's id is the process definition key, a colon and the activity id
 // (the usual "order:reserve"; a job definition of that shape without an
@@ -378,9 +382,9 @@ const (
 )
 
 // storedPresence says how each field of jc (already stored()) is written in
-// the labelled form, by position. Left out: empty fields, an exclusive that
-// is true (the default: absent reads as true; a nil one is written as null),
-// and the activity when the job
+// the labelled form, by position. Left out: empty fields, a priority of 0
+// and an exclusive that is true (the defaults: absent reads as them; a nil
+// one is written as null), and the activity when the job
 // definition's id is "<process definition key>:<activity id>" (derivedActivity).
 // An empty activity that would be derived so is written as null.
 func (jc JobContext) storedPresence() [len(compactFields)]int {
@@ -390,7 +394,12 @@ func (jc JobContext) storedPresence() [len(compactFields)]int {
 			presence[i] = fieldValue
 		}
 	}
-	if jc.Priority != nil {
+	switch {
+	case jc.Priority == nil:
+		// Prioritised job creation switched off (or not resolved): none,
+		// unlike an absent priority.
+		presence[priorityPosition] = fieldNull
+	case *jc.Priority != priority.Default:
 		presence[priorityPosition] = fieldValue
 	}
 	switch {
@@ -497,8 +506,9 @@ func (jc *JobContext) UnmarshalJSON(data []byte) error {
 }
 
 // setLabelledFields sets jc's fields from a context in the labelled form,
-// filling in what the form leaves out (storedPresence): an absent exclusive
-// is true, an absent activity the one the job definition's id names.
+// filling in what the form leaves out (storedPresence): an absent priority
+// is 0, an absent exclusive true, an absent activity the one the job
+// definition's id names.
 func (jc *JobContext) setLabelledFields(labelled map[string]json.RawMessage) error {
 	for i, label := range contextLabels {
 		value, ok := labelled[label]
@@ -508,6 +518,10 @@ func (jc *JobContext) setLabelledFields(labelled map[string]json.RawMessage) err
 		if err := jc.setCompactField(i, value); err != nil {
 			return fmt.Errorf("field %q (label %q): %w", compactFields[i], label, err)
 		}
+	}
+	if _, ok := labelled[contextLabels[priorityPosition]]; !ok {
+		defaultPriority := int64(priority.Default)
+		jc.Priority = &defaultPriority
 	}
 	if _, ok := labelled[contextLabels[exclusivePosition]]; !ok {
 		exclusiveDefault := true
@@ -600,8 +614,9 @@ func parseContextFields(raw json.RawMessage) (contextFields, error) {
 // field returns the JSON value of the field named name, nil when it is
 // absent or null, as SQL's accessors (migration riverbpmn/026) read it: by
 // exact name in the object form of migrations before riverbpmn/016, by
-// label in the labelled form, where an absent exclusive is true and an
-// absent activity derived from the job definition (setLabelledFields).
+// label in the labelled form, where an absent priority is 0, an absent
+// exclusive true and an absent activity derived from the job definition
+// (setLabelledFields).
 func (f contextFields) field(name string) json.RawMessage {
 	var value json.RawMessage
 	i := slices.Index(compactFields[:], name)
@@ -626,6 +641,8 @@ func (f contextFields) field(name string) json.RawMessage {
 // form leaves out (storedPresence), nil when there is none.
 func (f contextFields) labelledDefault(i int) json.RawMessage {
 	switch i {
+	case priorityPosition:
+		return json.RawMessage(strconv.FormatInt(priority.Default, 10))
 	case exclusivePosition:
 		return json.RawMessage("true")
 	case activityPosition:

@@ -392,20 +392,20 @@ func TestJobContextLabelledForm(t *testing.T) {
 		jc     JobContext
 		stored string
 	}{
-		{"Short", JobContext{ProcessInstanceID: "pi", ProcessDefinitionKey: "p", Exclusive: &trueFlag},
+		{"Short", JobContext{ProcessInstanceID: "pi", ProcessDefinitionKey: "p", Priority: &zero, Exclusive: &trueFlag},
 			`{"instance": "pi", "process": "p"}`},
 		{"Unresolved", JobContext{ProcessInstanceID: "pi", ProcessDefinitionKey: "p"},
-			`{"instance": "pi", "process": "p", "exclusive": null}`},
-		{"ZeroPriority", JobContext{Priority: &zero, Exclusive: &trueFlag}, `{"priority": 0}`},
-		{"OtherJobDefinition", JobContext{ProcessDefinitionKey: "p", ActivityID: "a", JobDefinitionID: "q:a", Exclusive: &trueFlag},
+			`{"instance": "pi", "process": "p", "priority": null, "exclusive": null}`},
+		{"OnlyDefaults", JobContext{Priority: &zero, Exclusive: &trueFlag}, `{}`},
+		{"OtherJobDefinition", JobContext{ProcessDefinitionKey: "p", ActivityID: "a", JobDefinitionID: "q:a", Priority: &zero, Exclusive: &trueFlag},
 			`{"process": "p", "activity": "a", "job": "q:a"}`},
-		{"OtherActivity", JobContext{ProcessDefinitionKey: "p", ActivityID: "b", JobDefinitionID: "p:a", Exclusive: &trueFlag},
+		{"OtherActivity", JobContext{ProcessDefinitionKey: "p", ActivityID: "b", JobDefinitionID: "p:a", Priority: &zero, Exclusive: &trueFlag},
 			`{"process": "p", "activity": "b", "job": "p:a"}`},
-		{"NoActivity", JobContext{ProcessDefinitionKey: "p", JobDefinitionID: "p:a", Exclusive: &trueFlag},
+		{"NoActivity", JobContext{ProcessDefinitionKey: "p", JobDefinitionID: "p:a", Priority: &zero, Exclusive: &trueFlag},
 			`{"process": "p", "activity": null, "job": "p:a"}`},
-		{"ColonInKey", JobContext{ProcessDefinitionKey: "p:x", ActivityID: "a", JobDefinitionID: "p:x:a", Exclusive: &trueFlag},
+		{"ColonInKey", JobContext{ProcessDefinitionKey: "p:x", ActivityID: "a", JobDefinitionID: "p:x:a", Priority: &zero, Exclusive: &trueFlag},
 			`{"process": "p:x", "job": "p:x:a"}`},
-		{"RootIsInstance", JobContext{ProcessInstanceID: "pi", RootProcessInstanceID: "pi", ProcessDefinitionKey: "p", Exclusive: &trueFlag},
+		{"RootIsInstance", JobContext{ProcessInstanceID: "pi", RootProcessInstanceID: "pi", ProcessDefinitionKey: "p", Priority: &zero, Exclusive: &trueFlag},
 			`{"instance": "pi", "process": "p"}`},
 	} {
 		metadata, err := tc.jc.AddToMetadata(nil)

@@ -12,8 +12,9 @@
 -- exclusive, deployment, type (job type), retry (retry cycle), tenant, root,
 -- parent. River's GIN index on metadata (jsonb_ops) takes one entry per key
 -- and one per value at every state change of a job, so the form leaves out
--- what a reader tells without it: empty fields; exclusive when true (absent
--- reads as true, the default); the root when the instance is its own root;
+-- what a reader tells without it: empty fields; priority when 0 and
+-- exclusive when true (the defaults: absent reads as them, JSON null is
+-- none); the root when the instance is its own root;
 -- the activity when the job definition's id is "<process>:<activity>"
 -- (absent reads as that activity; a job definition of that shape without an
 -- activity stores "activity": null). workflow.JobContext's doc comment and
@@ -38,8 +39,9 @@
 -- The raw value of a job context field, in any form: element pos of an
 -- array context; key name of an object context holding
 -- "process_definition_key"; the label of position pos in any other object
--- context, with the labelled form's defaults (exclusive true when absent,
--- the activity derived from the job definition's id when absent). NULL when
+-- context, with the labelled form's defaults (priority 0 and exclusive true
+-- when absent, the activity derived from the job definition's id when
+-- absent). NULL when
 -- metadata has no job context or the context lacks the field; JSON null as
 -- stored. jsonb_object builds the derived activity's JSON string (to_jsonb is
 -- STABLE, and an IMMUTABLE function calling it would not be inlined).
@@ -57,6 +59,7 @@ AS $$
                     'deployment', 'type', 'retry', 'tenant', 'root', 'parent'])[pos + 1])
                 THEN metadata -> 'bpmn' -> ((ARRAY['instance', 'process', 'activity', 'job', 'priority', 'exclusive',
                     'deployment', 'type', 'retry', 'tenant', 'root', 'parent'])[pos + 1])
+            WHEN pos = 4 THEN '0'::jsonb
             WHEN pos = 5 THEN 'true'::jsonb
             WHEN pos = 2
                 AND jsonb_typeof(metadata -> 'bpmn' -> 'process') = 'string'
