@@ -162,3 +162,27 @@ AS $$
                 'exclusive', 'deployment', 'type', 'retry', 'tenant', 'root', 'parent'])[pos + 1], value))
     END
 $$;
+
+-- Sessions opened before this migration cache the expressions and
+-- predicates of river_job's indexes as the planner saw them, with the old
+-- accessors inlined; they would no longer match the new accessors in their
+-- queries (the head-of-key and fetch-order indexes would go unused until the
+-- connections closed). Resetting a storage parameter that none of them sets
+-- changes nothing on disk and makes every session read the indexes over the
+-- accessors again.
+DO $$
+DECLARE
+    index_name text;
+BEGIN
+    FOR index_name IN
+        SELECT DISTINCT i.indexrelid::regclass::text
+        FROM pg_index i
+        JOIN pg_depend d ON d.classid = 'pg_class'::regclass AND d.objid = i.indexrelid
+            AND d.refclassid = 'pg_proc'::regclass
+        JOIN pg_proc p ON p.oid = d.refobjid AND p.proname LIKE 'river\_bpmn\_ctx\_%'
+        WHERE i.indrelid = '/* TEMPLATE: schema */river_job'::regclass
+    LOOP
+        EXECUTE format('ALTER INDEX %s RESET (fillfactor)', index_name);
+    END LOOP;
+END;
+$$;
