@@ -61,11 +61,18 @@ var contextLabels = [len(compactFields)]string{
 	"parent",
 }
 
-// legacyObjectKey is the key that every job context in the object form of
-// migrations before riverbpmn/016 holds (json.Marshal of JobContext wrote it
-// even when empty), and that the labelled form never holds: it tells the two
-// object forms apart.
-const legacyObjectKey = "process_definition_key"
+// isLegacyObject reports whether a job context object, by its keys, is in
+// the object form of migrations before riverbpmn/016: json.Marshal of
+// JobContext wrote "process_definition_key" in every one (even when empty),
+// and rows written by hand hold "process_instance_id"; the labelled form
+// holds neither. Only the labelled form has defaults for what it leaves
+// out. Migration riverbpmn/026's river_bpmn_ctx_field tells them apart the
+// same way.
+func isLegacyObject(object map[string]json.RawMessage) bool {
+	_, key := object["process_definition_key"]
+	_, instance := object["process_instance_id"]
+	return key || instance
+}
 
 // MaxIdentifierBytes is the longest value, in bytes, of any JobContext field.
 const MaxIdentifierBytes = 255
@@ -91,9 +98,10 @@ const MaxIdentifierBytes = 255
 // cycle), tenant, root and parent. What a reader can tell without it is left
 // out, since River's GIN index on metadata takes one entry per label and one
 // per value at every state change of a job: empty fields; the priority when
-// it is 0 and exclusive when it is true, the defaults (so "exclusive": false
-// marks a non-exclusive job, and JSON null a priority or flag that is not
-// set, as when prioritised job creation is switched off);
+// it is 0, and exclusive when it is true in a context with an instance, the
+// defaults (so "exclusive": false marks a non-exclusive job, and JSON null a
+// priority or flag that is not set, as when prioritised job creation is
+// switched off);
 // the root when the instance is its own root; and the activity when the job
 // definition's id is the process definition key, a colon and the activity id
 // (the usual "order:reserve"; a job definition of that shape without an
@@ -107,8 +115,8 @@ const MaxIdentifierBytes = 255
 // key, activity, job definition, priority, exclusive, deployment, job type,
 // retry cycle, tenant, root; an absent exclusive there means not exclusive),
 // and the object of migrations before it, with the fields' JSON names (it
-// always holds "process_definition_key", which tells it apart from the
-// labelled form; an absent exclusive means not exclusive).
+// holds "process_definition_key" or "process_instance_id", which tells it
+// apart from the labelled form; an absent exclusive means not exclusive).
 //
 // Every string field is an identifier: at most MaxIdentifierBytes bytes of
 // valid UTF-8 without control characters. ProcessDefinitionKey is required
@@ -407,7 +415,9 @@ func (jc JobContext) storedPresence() [len(compactFields)]int {
 		// Not resolved (a context given in InsertOpts, which the middleware
 		// resolves and stores again): none, unlike an absent one.
 		presence[exclusivePosition] = fieldNull
-	case !*jc.Exclusive:
+	case !*jc.Exclusive || jc.ProcessInstanceID == "":
+		// Absent reads as true only in a context with an instance (whose
+		// jobs have an exclusive key).
 		presence[exclusivePosition] = fieldValue
 	}
 	if derived, ok := derivedActivity(jc.ProcessDefinitionKey, jc.JobDefinitionID); ok {
@@ -477,15 +487,15 @@ func appendJSONString(buf []byte, s string) ([]byte, error) {
 // version does not know is left out, as SQL's accessors leave it.
 func (jc *JobContext) UnmarshalJSON(data []byte) error {
 	if !isJSONArray(data) {
-		var labelled map[string]json.RawMessage
-		if err := json.Unmarshal(data, &labelled); err != nil {
+		var object map[string]json.RawMessage
+		if err := json.Unmarshal(data, &object); err != nil {
 			return err
 		}
-		if _, legacy := labelled[legacyObjectKey]; legacy || labelled == nil {
-			type jobContext JobContext // without this method
-			return json.Unmarshal(data, (*jobContext)(jc))
+		type jobContext JobContext // without this method
+		if err := json.Unmarshal(data, (*jobContext)(jc)); err != nil || object == nil || isLegacyObject(object) {
+			return err
 		}
-		return jc.setLabelledFields(labelled)
+		return jc.setLabelledFields(object)
 	}
 	var elements []json.RawMessage
 	if err := json.Unmarshal(data, &elements); err != nil {
@@ -506,12 +516,13 @@ func (jc *JobContext) UnmarshalJSON(data []byte) error {
 }
 
 // setLabelledFields sets jc's fields from a context in the labelled form,
-// filling in what the form leaves out (storedPresence): an absent priority
-// is 0, an absent exclusive true, an absent activity the one the job
+// by label (over any field given by its JSON name), filling in what the form
+// leaves out (storedPresence): an absent priority is 0, an absent exclusive
+// true in a context with an instance, an absent activity the one the job
 // definition's id names.
-func (jc *JobContext) setLabelledFields(labelled map[string]json.RawMessage) error {
+func (jc *JobContext) setLabelledFields(object map[string]json.RawMessage) error {
 	for i, label := range contextLabels {
-		value, ok := labelled[label]
+		value, ok := object[label]
 		if !ok || isJSONNull(value) {
 			continue
 		}
@@ -519,15 +530,20 @@ func (jc *JobContext) setLabelledFields(labelled map[string]json.RawMessage) err
 			return fmt.Errorf("field %q (label %q): %w", compactFields[i], label, err)
 		}
 	}
-	if _, ok := labelled[contextLabels[priorityPosition]]; !ok {
-		defaultPriority := int64(priority.Default)
+	absent := func(i int) bool {
+		_, byName := object[compactFields[i]]
+		_, byLabel := object[contextLabels[i]]
+		return !byName && !byLabel
+	}
+	if absent(priorityPosition) {
+		defaultPriority := priority.Default
 		jc.Priority = &defaultPriority
 	}
-	if _, ok := labelled[contextLabels[exclusivePosition]]; !ok {
+	if absent(exclusivePosition) && !absent(0) {
 		exclusiveDefault := true
 		jc.Exclusive = &exclusiveDefault
 	}
-	if _, ok := labelled[contextLabels[activityPosition]]; !ok {
+	if absent(activityPosition) {
 		jc.ActivityID, _ = derivedActivity(jc.ProcessDefinitionKey, jc.JobDefinitionID)
 	}
 	return nil
@@ -584,14 +600,14 @@ func isJSONArray(raw []byte) bool {
 func isJSONNull(raw []byte) bool { return bytes.Equal(bytes.TrimSpace(raw), []byte("null")) }
 
 // contextFields are a stored job context's fields by JSON name, in any
-// form: the labelled object (see JobContext), the array's elements at their
-// positions (compactFields), or the object of migrations before
-// riverbpmn/016. Elements past the known fields are left out (SQL's
-// accessors do not see them either).
+// form: an object (the labelled form, see JobContext, or the object of
+// migrations before riverbpmn/016), or the array's elements at their
+// positions (compactFields). Elements past the known fields are left out
+// (SQL's accessors do not see them either).
 type contextFields struct {
 	elements []json.RawMessage
 	object   map[string]json.RawMessage
-	labelled map[string]json.RawMessage
+	labelled bool // object is in the labelled form (not isLegacyObject)
 }
 
 // parseContextFields parses a stored job context for reading single fields.
@@ -605,27 +621,23 @@ func parseContextFields(raw json.RawMessage) (contextFields, error) {
 	if err := json.Unmarshal(raw, &object); err != nil {
 		return contextFields{}, err
 	}
-	if _, legacy := object[legacyObjectKey]; legacy || object == nil {
-		return contextFields{object: object}, nil
-	}
-	return contextFields{labelled: object}, nil
+	return contextFields{object: object, labelled: object != nil && !isLegacyObject(object)}, nil
 }
 
 // field returns the JSON value of the field named name, nil when it is
-// absent or null, as SQL's accessors (migration riverbpmn/026) read it: by
-// exact name in the object form of migrations before riverbpmn/016, by
-// label in the labelled form, where an absent priority is 0, an absent
-// exclusive true and an absent activity derived from the job definition
-// (setLabelledFields).
+// absent or null, as SQL's accessors (migration riverbpmn/026) read it: in an
+// object by its name, else by its label, with the labelled form's defaults
+// for what it leaves out (setLabelledFields); in an array by position.
 func (f contextFields) field(name string) json.RawMessage {
 	var value json.RawMessage
 	i := slices.Index(compactFields[:], name)
 	switch {
 	case f.object != nil:
 		value = f.object[name]
-	case f.labelled != nil && i >= 0:
-		var ok bool
-		if value, ok = f.labelled[contextLabels[i]]; !ok {
+		if value == nil && i >= 0 {
+			value = f.object[contextLabels[i]]
+		}
+		if value == nil && f.labelled {
 			value = f.labelledDefault(i)
 		}
 	case i >= 0 && i < len(f.elements):
@@ -644,11 +656,13 @@ func (f contextFields) labelledDefault(i int) json.RawMessage {
 	case priorityPosition:
 		return json.RawMessage(strconv.FormatInt(priority.Default, 10))
 	case exclusivePosition:
-		return json.RawMessage("true")
+		if _, ok := f.object[contextLabels[0]]; ok {
+			return json.RawMessage("true")
+		}
 	case activityPosition:
 		var process, job string
-		if json.Unmarshal(f.labelled[contextLabels[1]], &process) != nil ||
-			json.Unmarshal(f.labelled[contextLabels[3]], &job) != nil {
+		if json.Unmarshal(f.object[contextLabels[1]], &process) != nil ||
+			json.Unmarshal(f.object[contextLabels[3]], &job) != nil {
 			return nil
 		}
 		if activity, ok := derivedActivity(process, job); ok {

@@ -12,9 +12,10 @@
 -- exclusive, deployment, type (job type), retry (retry cycle), tenant, root,
 -- parent. River's GIN index on metadata (jsonb_ops) takes one entry per key
 -- and one per value at every state change of a job, so the form leaves out
--- what a reader tells without it: empty fields; priority when 0 and
--- exclusive when true (the defaults: absent reads as them, JSON null is
--- none); the root when the instance is its own root;
+-- what a reader tells without it: empty fields; priority when 0, and
+-- exclusive when true in a context with an instance (the defaults: absent
+-- reads as them, JSON null is none); the root when the instance is its own
+-- root;
 -- the activity when the job definition's id is "<process>:<activity>"
 -- (absent reads as that activity; a job definition of that shape without an
 -- activity stores "activity": null). workflow.JobContext's doc comment and
@@ -23,10 +24,13 @@
 -- Rows written before are not rewritten: every reader accepts every form,
 -- forever. The accessor functions of migration 016 are replaced with the
 -- same names, signatures and volatility, and read all three forms: an array
--- (016) by position, an object holding "process_definition_key" (the object
--- of migrations before 016, which always held that key) by the fields'
--- names, any other object (this form) by label. For rows of the two older
--- forms they return exactly what they returned before, so the indexes built
+-- (016) by position, an object by the fields' names or else by label, with
+-- the labelled form's defaults only for an object that holds neither
+-- "process_definition_key" nor "process_instance_id" (riverbpmn wrote one of
+-- them in every object before 016). For rows of the two older forms they
+-- return what they returned before (an object written by hand, holding
+-- neither key, nor an instance, reads priority 0 where it read no priority:
+-- the same for every reader), so the indexes built
 -- over them (the head-of-key indexes, the fetch-order, tenant and
 -- running-key indexes built on demand) stay valid and are not rebuilt: no
 -- row in the labelled form exists before this migration. Callers pass the
@@ -37,14 +41,15 @@
 -- (position 11 of the array form, which 016's writers never reached).
 
 -- The raw value of a job context field, in any form: element pos of an
--- array context; key name of an object context holding
--- "process_definition_key"; the label of position pos in any other object
--- context, with the labelled form's defaults (priority 0 and exclusive true
--- when absent, the activity derived from the job definition's id when
--- absent). NULL when
+-- array context; key name, else the label of position pos, of an object
+-- context. An object holding neither "process_definition_key" nor
+-- "process_instance_id" is in the labelled form (riverbpmn wrote one of the
+-- two in every object before migration 016), and gets the labelled form's
+-- defaults for what it leaves out: priority 0; exclusive true when it has an
+-- instance; the activity derived from the job definition's id. NULL when
 -- metadata has no job context or the context lacks the field; JSON null as
--- stored. jsonb_object builds the derived activity's JSON string (to_jsonb is
--- STABLE, and an IMMUTABLE function calling it would not be inlined).
+-- stored. jsonb_object builds the derived activity's JSON string (to_jsonb
+-- is STABLE, and an IMMUTABLE function calling it would not be inlined).
 CREATE OR REPLACE FUNCTION /* TEMPLATE: schema */river_bpmn_ctx_field(metadata jsonb, pos integer, name text)
 RETURNS jsonb
 LANGUAGE sql
@@ -53,22 +58,22 @@ PARALLEL SAFE
 AS $$
     SELECT CASE jsonb_typeof(metadata -> 'bpmn')
         WHEN 'array' THEN metadata -> 'bpmn' -> pos
-        WHEN 'object' THEN CASE
-            WHEN (metadata -> 'bpmn') ? 'process_definition_key' THEN metadata -> 'bpmn' -> name
-            WHEN (metadata -> 'bpmn') ? ((ARRAY['instance', 'process', 'activity', 'job', 'priority', 'exclusive',
-                    'deployment', 'type', 'retry', 'tenant', 'root', 'parent'])[pos + 1])
-                THEN metadata -> 'bpmn' -> ((ARRAY['instance', 'process', 'activity', 'job', 'priority', 'exclusive',
-                    'deployment', 'type', 'retry', 'tenant', 'root', 'parent'])[pos + 1])
-            WHEN pos = 4 THEN '0'::jsonb
-            WHEN pos = 5 THEN 'true'::jsonb
-            WHEN pos = 2
-                AND jsonb_typeof(metadata -> 'bpmn' -> 'process') = 'string'
-                AND jsonb_typeof(metadata -> 'bpmn' -> 'job') = 'string'
-                AND metadata -> 'bpmn' ->> 'process' <> ''
-                AND starts_with(metadata -> 'bpmn' ->> 'job', (metadata -> 'bpmn' ->> 'process') || ':')
-                THEN jsonb_object(ARRAY['a', substr(metadata -> 'bpmn' ->> 'job',
-                    length(metadata -> 'bpmn' ->> 'process') + 2)]) -> 'a'
-            END
+        WHEN 'object' THEN coalesce(
+            metadata -> 'bpmn' -> name,
+            metadata -> 'bpmn' -> ((ARRAY['instance', 'process', 'activity', 'job', 'priority', 'exclusive',
+                'deployment', 'type', 'retry', 'tenant', 'root', 'parent'])[pos + 1]),
+            CASE
+                WHEN (metadata -> 'bpmn') ? 'process_definition_key' OR (metadata -> 'bpmn') ? 'process_instance_id' THEN NULL
+                WHEN pos = 4 THEN '0'::jsonb
+                WHEN pos = 5 AND (metadata -> 'bpmn') ? 'instance' THEN 'true'::jsonb
+                WHEN pos = 2
+                    AND jsonb_typeof(metadata -> 'bpmn' -> 'process') = 'string'
+                    AND jsonb_typeof(metadata -> 'bpmn' -> 'job') = 'string'
+                    AND metadata -> 'bpmn' ->> 'process' <> ''
+                    AND starts_with(metadata -> 'bpmn' ->> 'job', (metadata -> 'bpmn' ->> 'process') || ':')
+                    THEN jsonb_object(ARRAY['a', substr(metadata -> 'bpmn' ->> 'job',
+                        length(metadata -> 'bpmn' ->> 'process') + 2)]) -> 'a'
+            END)
         ELSE metadata -> 'bpmn' -> name
     END
 $$;
@@ -113,7 +118,7 @@ PARALLEL SAFE
 AS $$
     SELECT CASE
         WHEN jsonb_typeof(ctx) = 'array'
-            OR (jsonb_typeof(ctx) = 'object' AND NOT ctx ? 'process_definition_key') THEN coalesce((
+            OR (jsonb_typeof(ctx) = 'object' AND NOT ctx ? 'process_definition_key' AND NOT ctx ? 'process_instance_id') THEN coalesce((
             SELECT jsonb_object_agg(f.name, v.value)
             FROM unnest(ARRAY['process_instance_id', 'process_definition_key', 'activity_id',
                     'job_definition_id', 'priority', 'exclusive', 'deployment_id', 'job_type',
@@ -130,10 +135,11 @@ AS $$
 $$;
 
 -- metadata with job context field (pos, name) set to value, in the form the
--- context is stored in (an array is padded with nulls up to pos; a labelled
--- object gets the label). Metadata without a job context, or with one that
--- is neither array nor object, gets a labelled context holding only this
--- field and "exclusive": null (not exclusive, as migration 016's array
+-- context is stored in: an array is padded with nulls up to pos; an object
+-- of the older form (or one already holding name) gets name, a labelled
+-- object the label. Metadata without a job context, or with one that is
+-- neither array nor object, gets a labelled context holding only this field
+-- (without an instance, it is not exclusive, as migration 016's array
 -- holding only the field read). For the writers of a field: the overriding
 -- priority (insert trigger, job definition cascade) and
 -- Engine.SetJobPriority.
@@ -144,7 +150,8 @@ IMMUTABLE
 PARALLEL SAFE
 AS $$
     SELECT CASE
-        WHEN jsonb_typeof(metadata -> 'bpmn') = 'object' AND (metadata -> 'bpmn') ? 'process_definition_key'
+        WHEN jsonb_typeof(metadata -> 'bpmn') = 'object'
+            AND ((metadata -> 'bpmn') ? 'process_definition_key' OR (metadata -> 'bpmn') ? 'process_instance_id' OR (metadata -> 'bpmn') ? name)
             THEN jsonb_set(metadata, ARRAY['bpmn', name], value)
         WHEN jsonb_typeof(metadata -> 'bpmn') = 'object'
             THEN jsonb_set(metadata, ARRAY['bpmn', (ARRAY['instance', 'process', 'activity', 'job', 'priority',
@@ -157,9 +164,8 @@ AS $$
                     FROM generate_series(jsonb_array_length(metadata -> 'bpmn'), pos - 1))
                 || jsonb_build_array(value))
             END
-        ELSE metadata || jsonb_build_object('bpmn', jsonb_build_object('exclusive', NULL::jsonb)
-            || jsonb_build_object((ARRAY['instance', 'process', 'activity', 'job', 'priority',
-                'exclusive', 'deployment', 'type', 'retry', 'tenant', 'root', 'parent'])[pos + 1], value))
+        ELSE metadata || jsonb_build_object('bpmn', jsonb_build_object((ARRAY['instance', 'process', 'activity',
+            'job', 'priority', 'exclusive', 'deployment', 'type', 'retry', 'tenant', 'root', 'parent'])[pos + 1], value))
     END
 $$;
 
