@@ -491,9 +491,13 @@ func (jc *JobContext) UnmarshalJSON(data []byte) error {
 		if err := json.Unmarshal(data, &object); err != nil {
 			return err
 		}
-		type jobContext JobContext // without this method
-		if err := json.Unmarshal(data, (*jobContext)(jc)); err != nil || object == nil || isLegacyObject(object) {
-			return err
+		if object == nil || isLegacyObject(object) || hasUnlabelledKey(object) {
+			// Fields by their JSON names (an object written by hand may
+			// mix them with labels: the labels win below).
+			type jobContext JobContext // without this method
+			if err := json.Unmarshal(data, (*jobContext)(jc)); err != nil || object == nil || isLegacyObject(object) {
+				return err
+			}
 		}
 		return jc.setLabelledFields(object)
 	}
@@ -513,6 +517,17 @@ func (jc *JobContext) UnmarshalJSON(data []byte) error {
 		}
 	}
 	return nil
+}
+
+// hasUnlabelledKey reports whether object has a key that is not a label of
+// the labelled form (contextLabels).
+func hasUnlabelledKey(object map[string]json.RawMessage) bool {
+	for key := range object {
+		if !slices.Contains(contextLabels[:], key) {
+			return true
+		}
+	}
+	return false
 }
 
 // setLabelledFields sets jc's fields from a context in the labelled form,
