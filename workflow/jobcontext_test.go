@@ -203,6 +203,9 @@ func TestJobContextRejectsBadValues(t *testing.T) {
 		{"NUL", JobContext{ProcessDefinitionKey: "p", DeploymentID: "d\x00"}, "deployment_id", `deployment_id "d\x00": contains control character U+0000`},
 		{"InvalidUTF8", JobContext{ProcessDefinitionKey: "p", JobDefinitionID: "j\xff"}, "job_definition_id", `job_definition_id "j\xff": is not valid UTF-8`},
 		{"RootWithoutInstance", JobContext{ProcessDefinitionKey: "p", RootProcessInstanceID: "root"}, "root_process_instance_id", `root_process_instance_id "root": requires process_instance_id`},
+		{"ParentWithoutInstance", JobContext{ProcessDefinitionKey: "p", ParentProcessInstanceID: "up"}, "parent_process_instance_id", `parent_process_instance_id "up": requires process_instance_id`},
+		{"ParentIsInstance", JobContext{ProcessDefinitionKey: "p", ProcessInstanceID: "pi", ParentProcessInstanceID: "pi"}, "parent_process_instance_id", `parent_process_instance_id "pi": equals process_instance_id`},
+		{"ParentControlCharacter", JobContext{ProcessDefinitionKey: "p", ProcessInstanceID: "pi", ParentProcessInstanceID: "u\tp"}, "parent_process_instance_id", `parent_process_instance_id "u\tp": contains control character U+0009`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -584,4 +587,54 @@ func TestJobContextCompactCodec(t *testing.T) {
 	require.ErrorContains(t, err, `field "process_definition_key" (position 1)`)
 	err = json.Unmarshal([]byte(`["pi", "p", null, null, 1, "yes"]`), &jc)
 	require.ErrorContains(t, err, `field "exclusive" (position 5)`)
+}
+
+// TestJobContextParentInstance: the parent process instance is stored when
+// set and read back in Go and by river_bpmn_ctx_parent; given without a
+// root, the parent is the root (a call from a top-level instance); a
+// top-level instance has none.
+func TestJobContextParentInstance(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	engine, schema := testEngine(t)
+	client := newInsertClient(t, engine, schema)
+	for _, tc := range []struct {
+		name                 string
+		jc                   JobContext
+		stored               string
+		wantRoot, wantParent string
+	}{
+		{"CalledFromTop", JobContext{ProcessInstanceID: "sub", ProcessDefinitionKey: "p", ParentProcessInstanceID: "top"},
+			`{"instance": "sub", "process": "p", "root": "top", "parent": "top"}`, "top", "top"},
+		{"Deeper", JobContext{ProcessInstanceID: "leaf", ProcessDefinitionKey: "p", ParentProcessInstanceID: "mid", RootProcessInstanceID: "top"},
+			`{"instance": "leaf", "process": "p", "root": "top", "parent": "mid"}`, "top", "mid"},
+		{"TopLevel", JobContext{ProcessInstanceID: "top", ProcessDefinitionKey: "p"},
+			`{"instance": "top", "process": "p"}`, "top", ""},
+	} {
+		for _, opts := range []*river.InsertOpts{tc.jc.InsertOpts(), nil} {
+			var (
+				res *rivertype.JobInsertResult
+				err error
+			)
+			if opts != nil {
+				res, err = client.Insert(ctx, shipArgs{OrderID: tc.name}, opts)
+			} else {
+				res, err = client.Insert(ctx, invoiceArgs{Context: tc.jc}, nil)
+			}
+			require.NoError(t, err, tc.name)
+			require.JSONEq(t, `{"bpmn": `+tc.stored+`}`, string(res.Job.Metadata), tc.name)
+			jc, err := JobContextOf(res.Job)
+			require.NoError(t, err, tc.name)
+			require.Equal(t, tc.wantRoot, jc.RootProcessInstanceID, tc.name)
+			require.Equal(t, tc.wantParent, jc.ParentProcessInstanceID, tc.name)
+			var parent *string
+			require.NoError(t, engine.dbPool.QueryRow(ctx, engine.sql(`SELECT /* TEMPLATE: schema */river_bpmn_ctx_parent(metadata)
+				FROM /* TEMPLATE: schema */river_job WHERE id = $1`), res.Job.ID).Scan(&parent))
+			if tc.wantParent == "" {
+				require.Nil(t, parent, tc.name)
+			} else {
+				require.Equal(t, tc.wantParent, *parent, tc.name)
+			}
+		}
+	}
 }

@@ -273,3 +273,69 @@ func (a prioArgs) JobContext() JobContext {
 	jc.Priority = &a.Priority
 	return jc
 }
+
+// labelledContextVersion is the version of migration 026_labelled_job_context,
+// which made the job context a labelled object.
+const labelledContextVersion = 26
+
+// TestLabelledContextMigrationKeepsIndexes: migration 026 replaces the
+// accessors that the head-of-key indexes are built over; a session opened
+// before it (a client's pooled connection) still plans with those indexes
+// after it, for rows of every form, and the rows indexed before it are found
+// through them.
+func TestLabelledContextMigrationKeepsIndexes(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := testPool(t)
+	schema := emptySchema(t)
+	_, err := MigrateUp(ctx, pool, &MigrateOpts{Schema: schema, TargetVersion: labelledContextVersion - 1})
+	require.NoError(t, err)
+	require.NoError(t, insertObjectFormJobs(ctx, pool, schema, 0, 200, 20, "(i % 7)"))
+	_, err = pool.Exec(ctx, fmt.Sprintf(`
+		INSERT INTO %s.river_job (args, kind, max_attempts, metadata, priority, queue, state)
+		SELECT '{}', 'excl_test', 25, jsonb_build_object('bpmn', jsonb_build_array('inst-' || (i %% 20), 'excl_process', NULL, NULL, 0, true)),
+			1, 'default', 'available'
+		FROM generate_series(1, 200) AS i`, pgx.Identifier{schema}.Sanitize()))
+	require.NoError(t, err)
+
+	conn, err := pool.Acquire(ctx)
+	require.NoError(t, err)
+	defer conn.Release()
+	probe := fmt.Sprintf(`SELECT count(*) FROM %[1]s.river_job
+		WHERE nullif(%[1]s.river_bpmn_ctx_instance(metadata), '') = 'inst-3'
+			AND state = 'available' AND %[1]s.river_bpmn_ctx_exclusive(metadata)`, pgx.Identifier{schema}.Sanitize())
+	plan := func() string {
+		t.Helper()
+		tx, err := conn.Begin(ctx)
+		require.NoError(t, err)
+		defer func() { _ = tx.Rollback(ctx) }()
+		_, err = tx.Exec(ctx, "SET LOCAL enable_seqscan = off")
+		require.NoError(t, err)
+		rows, err := tx.Query(ctx, "EXPLAIN "+probe)
+		require.NoError(t, err)
+		lines, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		require.NoError(t, err)
+		return fmt.Sprint(lines)
+	}
+	count := func() int {
+		t.Helper()
+		var n int
+		require.NoError(t, conn.QueryRow(ctx, probe).Scan(&n))
+		return n
+	}
+	require.Contains(t, plan(), "river_bpmn_job_exclusive_instance", "before the migration")
+	require.Equal(t, 20, count())
+
+	// Migrate on other connections while conn stays open.
+	_, err = MigrateUp(ctx, pool, &MigrateOpts{Schema: schema})
+	require.NoError(t, err)
+	jc := JobContext{ProcessInstanceID: "inst-3", ProcessDefinitionKey: "excl_process", Priority: ptr(int64(0)), Exclusive: ptr(true)}
+	metadata, err := jc.AddToMetadata(nil)
+	require.NoError(t, err)
+	_, err = pool.Exec(ctx, fmt.Sprintf(`INSERT INTO %s.river_job (args, kind, max_attempts, metadata, priority, queue, state)
+		VALUES ('{}', 'excl_test', 25, $1, 1, 'default', 'available')`, pgx.Identifier{schema}.Sanitize()), metadata)
+	require.NoError(t, err)
+
+	require.Contains(t, plan(), "river_bpmn_job_exclusive_instance", "a session opened before the migration still uses the index")
+	require.Equal(t, 21, count(), "rows of every form, the older ones indexed before the migration")
+}
