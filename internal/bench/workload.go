@@ -180,12 +180,13 @@ func (w Workload) metadataSQL(iExpr string) string {
 		instance = fmt.Sprintf(`'bench-pi-' || (%[1]s %% %[2]d)`, iExpr, w.Instances)
 	}
 	// The labelled form (workflow.JobContext): instance, process definition,
-	// activity, priority (left out when 0), deployment, job type; exclusive
-	// is true, the default, and left out.
+	// activity, priority (left out when 0), exclusive (true, the default of
+	// a job of an instance, left out then), deployment, job type.
 	levels, step, base := w.priorityLevels()
 	return fmt.Sprintf(`jsonb_build_object('bpmn', jsonb_strip_nulls(jsonb_build_object(
 		'instance', %[2]s, 'process', %[3]s, 'activity', %[4]s,
 		'priority', nullif((%[1]s * %[9]d) %% %[10]d * %[12]d + %[11]d, 0),
+		'exclusive', CASE WHEN %[2]s IS NULL THEN true END,
 		'deployment', 'bench-dep-' || (%[1]s %% %[5]d),
 		'type', CASE WHEN %[1]s %% %[6]d = 0 THEN %[7]s ELSE %[8]s END)))`,
 		iExpr, instance, quoteLiteral(ProcessDefinitionKey), quoteLiteral(ActivityID),
