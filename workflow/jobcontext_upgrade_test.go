@@ -231,9 +231,10 @@ func TestCompactJobContextUpgrade(t *testing.T) {
 	})
 }
 
-// TestCompactJobContextMigrateDown: migrating down from 016 rewrites jobs of
-// the compact form into the object form, which the readers of 015 read,
-// field for field.
+// TestCompactJobContextMigrateDown: migrating down from 026 rewrites jobs of
+// the labelled form into the array (what the labelled form leaves out
+// spelled out), and down from 016 the array into the object form, which the
+// readers of 015 read, field for field.
 func TestCompactJobContextMigrateDown(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -252,6 +253,20 @@ func TestCompactJobContextMigrateDown(t *testing.T) {
 	require.NoError(t, pool.QueryRow(ctx, fmt.Sprintf(`
 		INSERT INTO %s.river_job (args, kind, max_attempts, metadata, priority, queue, state)
 		VALUES ('{}', 'k', 25, $1, 1, 'default', 'available') RETURNING id`, pgx.Identifier{schema}.Sanitize()), metadata).Scan(&id))
+
+	var defaultsID int64
+	require.NoError(t, pool.QueryRow(ctx, fmt.Sprintf(`
+		INSERT INTO %s.river_job (args, kind, max_attempts, metadata, priority, queue, state)
+		VALUES ('{}', 'k', 25, '{"bpmn": {"instance": "pi", "process": "p", "job": "p:a", "parent": "up", "root": "up"}}', 1, 'default', 'available')
+		RETURNING id`, pgx.Identifier{schema}.Sanitize())).Scan(&defaultsID))
+
+	_, err = MigrateDown(ctx, pool, &MigrateOpts{Schema: schema, TargetVersion: labelledContextVersion - 1})
+	require.NoError(t, err)
+	var array string
+	require.NoError(t, pool.QueryRow(ctx, fmt.Sprintf(`SELECT metadata::text FROM %s.river_job WHERE id = $1`,
+		pgx.Identifier{schema}.Sanitize()), defaultsID).Scan(&array))
+	require.JSONEq(t, `{"bpmn": ["pi", "p", "a", "p:a", 0, true, null, null, null, null, "up"]}`, array,
+		"down to 025: the array, with what the labelled form left out spelled out, the parent dropped")
 
 	_, err = MigrateDown(ctx, pool, &MigrateOpts{Schema: schema, TargetVersion: compactContextVersion - 1})
 	require.NoError(t, err)

@@ -18,11 +18,17 @@ SET metadata = jsonb_set(metadata, '{bpmn}', (
     WHERE a.pos <= (
         SELECT coalesce(max(l.pos), -1)
         FROM generate_series(0, 10) AS l (pos)
-        WHERE jsonb_typeof(/* TEMPLATE: schema */river_bpmn_ctx_field(metadata, l.pos, 'x')) IS DISTINCT FROM 'null'
-            AND /* TEMPLATE: schema */river_bpmn_ctx_field(metadata, l.pos, 'x') IS NOT NULL
+        CROSS JOIN LATERAL (
+            SELECT /* TEMPLATE: schema */river_bpmn_ctx_field(metadata, l.pos, (ARRAY['process_instance_id',
+                'process_definition_key', 'activity_id', 'job_definition_id', 'priority', 'exclusive', 'deployment_id',
+                'job_type', 'retry_cycle', 'tenant_id', 'root_process_instance_id'])[l.pos + 1]) AS value
+        ) v
+        WHERE jsonb_typeof(v.value) <> 'null'
     )
 ))
-WHERE jsonb_typeof(metadata -> 'bpmn') = 'object' AND NOT (metadata -> 'bpmn') ? 'process_definition_key';
+WHERE jsonb_typeof(metadata -> 'bpmn') = 'object'
+    AND NOT (metadata -> 'bpmn') ? 'process_definition_key'
+    AND NOT (metadata -> 'bpmn') ? 'process_instance_id';
 
 DROP FUNCTION /* TEMPLATE: schema */river_bpmn_ctx_parent(jsonb);
 
