@@ -43,6 +43,11 @@ var compactFields = [...]string{
 	"parent_process_instance_id",
 }
 
+// arrayFormFields is the number of fields of the array form, which has no
+// place for the parent process instance (appended later): a longer array is
+// malformed.
+const arrayFormFields = 11
+
 // contextLabels are the labels of the stored form (see JobContext), at the
 // positions of compactFields. Migration riverbpmn/026's accessor functions
 // use the same labels.
@@ -340,7 +345,18 @@ func (jc JobContext) InsertOpts() *river.InsertOpts {
 // under MetadataKey in the labelled form (see JobContext), replacing any
 // context already there.
 func (jc JobContext) AddToMetadata(metadata []byte) ([]byte, error) {
-	encoded, err := jc.labelledJSON()
+	encoded, err := jc.labelledJSON(false)
+	if err != nil {
+		return nil, err
+	}
+	return setMetadataKey(metadata, encoded)
+}
+
+// addResolvedToMetadata is AddToMetadata for a context the middleware
+// resolved: a nil priority there means prioritised job creation is switched
+// off, and is stored as null (absent would read as 0).
+func (jc JobContext) addResolvedToMetadata(metadata []byte) ([]byte, error) {
+	encoded, err := jc.labelledJSON(true)
 	if err != nil {
 		return nil, err
 	}
@@ -349,13 +365,14 @@ func (jc JobContext) AddToMetadata(metadata []byte) ([]byte, error) {
 
 // labelledJSON encodes jc in the labelled form (see JobContext): an object
 // of its fields under contextLabels, in the order of compactFields, without
-// what a reader tells without it (storedPresence).
-func (jc JobContext) labelledJSON() (json.RawMessage, error) {
+// what a reader tells without it (storedPresence; resolved says whether the
+// middleware resolved jc).
+func (jc JobContext) labelledJSON(resolved bool) (json.RawMessage, error) {
 	jc = jc.stored()
 	strs := jc.compactStrings()
 	buf := make([]byte, 0, 160)
 	buf = append(buf, '{')
-	for i, presence := range jc.storedPresence() {
+	for i, presence := range jc.storedPresence(resolved) {
 		if presence == fieldOmitted {
 			continue
 		}
@@ -390,12 +407,14 @@ const (
 )
 
 // storedPresence says how each field of jc (already stored()) is written in
-// the labelled form, by position. Left out: empty fields, a priority of 0
-// and an exclusive that is true (the defaults: absent reads as them; a nil
-// one is written as null), and the activity when the job
-// definition's id is "<process definition key>:<activity id>" (derivedActivity).
-// An empty activity that would be derived so is written as null.
-func (jc JobContext) storedPresence() [len(compactFields)]int {
+// the labelled form, by position. Left out: empty fields; a priority of 0
+// and, in a context with an instance, an exclusive that is true (the
+// defaults: absent reads as them); a nil priority or exclusive (not given:
+// the middleware resolves them), except a nil priority of a resolved
+// context, written as null; and the activity when the job definition's id
+// is "<process definition key>:<activity id>" (derivedActivity). An empty
+// activity that would be derived so is written as null.
+func (jc JobContext) storedPresence(resolved bool) [len(compactFields)]int {
 	var presence [len(compactFields)]int
 	for i, str := range jc.compactStrings() {
 		if str != nil && *str != "" {
@@ -403,18 +422,17 @@ func (jc JobContext) storedPresence() [len(compactFields)]int {
 		}
 	}
 	switch {
-	case jc.Priority == nil:
-		// Prioritised job creation switched off (or not resolved): none,
-		// unlike an absent priority.
+	case jc.Priority == nil && resolved:
+		// Prioritised job creation switched off: none, unlike an absent
+		// priority.
 		presence[priorityPosition] = fieldNull
-	case *jc.Priority != priority.Default:
+	case jc.Priority != nil && *jc.Priority != priority.Default:
 		presence[priorityPosition] = fieldValue
 	}
 	switch {
 	case jc.Exclusive == nil:
-		// Not resolved (a context given in InsertOpts, which the middleware
-		// resolves and stores again): none, unlike an absent one.
-		presence[exclusivePosition] = fieldNull
+		// Not given (a context not resolved yet, which the middleware
+		// resolves from the declarations, exclusive by default).
 	case !*jc.Exclusive || jc.ProcessInstanceID == "":
 		// Absent reads as true only in a context with an instance (whose
 		// jobs have an exclusive key).
@@ -505,8 +523,8 @@ func (jc *JobContext) UnmarshalJSON(data []byte) error {
 	if err := json.Unmarshal(data, &elements); err != nil {
 		return err
 	}
-	if len(elements) > len(compactFields) {
-		return fmt.Errorf("workflow: job context array has %d elements, more than the %d known fields", len(elements), len(compactFields))
+	if len(elements) > arrayFormFields {
+		return fmt.Errorf("workflow: job context array has %d elements, more than the %d known fields", len(elements), arrayFormFields)
 	}
 	for i, element := range elements {
 		if isJSONNull(element) {
@@ -536,6 +554,9 @@ func hasUnlabelledKey(object map[string]json.RawMessage) bool {
 // true in a context with an instance, an absent activity the one the job
 // definition's id names.
 func (jc *JobContext) setLabelledFields(object map[string]json.RawMessage) error {
+	if len(object) == 0 {
+		return nil // an empty context (Validate says so), no defaults
+	}
 	for i, label := range contextLabels {
 		value, ok := object[label]
 		if !ok || isJSONNull(value) {

@@ -236,7 +236,7 @@ func (e *Engine) prepareInsert(ctx context.Context, params *rivertype.JobInsertP
 	if err != nil {
 		return err
 	}
-	params.Metadata, err = jc.AddToMetadata(params.Metadata)
+	params.Metadata, err = jc.addResolvedToMetadata(params.Metadata)
 	return err
 }
 
