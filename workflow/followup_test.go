@@ -212,18 +212,27 @@ func TestFollowUpsStartWithoutPollWait(t *testing.T) {
 		inserter, err := river.NewClient(riverpgxv5.New(testPool(t)), &river.Config{Schema: schema})
 		require.NoError(t, err)
 
-		_, err = inserter.Insert(context.Background(), followUpParentArgs{Run: 0, Mode: "insert"}, nil)
-		require.NoError(t, err)
-		select {
-		case name := <-times.startCh:
-			require.Equal(t, "r0-first", name)
-		case <-time.After(wait):
-			t.Fatal("the first follow-up did not start")
+		// Whether River's limiter drops the second notification depends on
+		// timing (3 runs of 5 in the first measurement): a few tries, one
+		// wait is the proof.
+		const tries = 5
+		for run := range tries {
+			_, err = inserter.Insert(context.Background(), followUpParentArgs{Run: run, Mode: "insert"}, nil)
+			require.NoError(t, err)
+			select {
+			case name := <-times.startCh:
+				require.Equal(t, fmt.Sprintf("r%d-first", run), name)
+			case <-time.After(wait):
+				t.Fatal("the first follow-up did not start")
+			}
+			select {
+			case name := <-times.startCh:
+				t.Logf("try %d: %s started without a poll", run+1, name)
+			case <-time.After(3 * time.Second):
+				t.Logf("try %d: the second follow-up waited for the poll", run+1)
+				return
+			}
 		}
-		select {
-		case name := <-times.startCh:
-			t.Fatalf("%s started without a poll: stock River no longer drops the notification, and this test shows nothing", name)
-		case <-time.After(3 * time.Second):
-		}
+		t.Fatalf("in %d tries every follow-up started without a poll: stock River no longer drops the notification, and this test shows nothing", tries)
 	})
 }
