@@ -45,10 +45,11 @@ func (p *pilot) jobGetAvailableExclusive(
 	}
 	_, inTx := exec.(riverdriver.ExecutorTx)
 	args := p.fetchArgs(query, query.args, params)
+	var heldSkipped int64
 	jobs, decodeErrors, err := p.driver.engine.exclusive.Fetch(ctx, exclusive.FetchParams{
 		Querier: q, InTx: inTx,
 		Schema: params.Schema, Queue: params.Queue, MaxToLock: params.MaxToLock, Producer: p,
-		SQL: query.sql, Batch: query.batch,
+		SQL: query.sql, Batch: query.batch, CountHeld: query.countHeld, HeldSkipped: &heldSkipped,
 		Args: args, EndedTokensArg: query.endedTokensArg,
 		ScanJob: scanJobRow,
 	})
@@ -59,6 +60,9 @@ func (p *pilot) jobGetAvailableExclusive(
 		p.driver.fairTurns.advance(params.Schema, params.Queue, jobs, p.driver.acquisition.TenantWeights)
 	}
 	p.driver.telemetry().Fetched(ctx, params.Queue, p.driver.order, jobs)
+	if query.countHeld {
+		p.driver.telemetry().KeysHeldSkipped(ctx, params.Queue, p.driver.order, heldSkipped)
+	}
 	return &riverdriver.JobGetAvailableResult{Jobs: jobs, DecodeErrors: decodeErrors}, nil
 }
 

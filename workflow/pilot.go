@@ -124,7 +124,8 @@ func (p *pilot) fetchQuery(schema string) (*schemaFetchQuery, error) {
 	if scope.Enabled() {
 		mechanism = p.driver.engine.config.ExclusiveMechanism
 	}
-	query, err := newFetchQuery(p.driver.plan, schema, scope, scope.Enabled() && p.driver.engine.config.ExclusiveBatch > 1, headIndexMarker(p.driver.acquisition), mechanism)
+	query, err := newFetchQuery(p.driver.plan, schema, scope, scope.Enabled() && p.driver.engine.config.ExclusiveBatch > 1, headIndexMarker(p.driver.acquisition), mechanism,
+		p.driver.telemetry().KeysHeldSkippedEnabled(context.Background()))
 	if err != nil {
 		return nil, err
 	}

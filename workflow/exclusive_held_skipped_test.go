@@ -1,0 +1,125 @@
+package workflow
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
+	"github.com/stretchr/testify/require"
+
+	"github.com/riverbpmn/riverbpmn/exclusive"
+	"github.com/riverbpmn/riverbpmn/telemetry"
+)
+
+// TestExclusiveFetchCountsHeldKeys runs the exclusive fetch statement with
+// the count of held keys rendered in (as with a meter provider) on the
+// explain backlog: 9,000 instances of 10 jobs each in River's order, the
+// keys of the first 100 held by running jobs. A fetch of 100 passes over
+// exactly the 100 heads of held keys before it takes 100 free ones; a fetch
+// whose lookahead reaches only held keys takes nothing and still returns
+// its count.
+func TestExclusiveFetchCountsHeldKeys(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	schema := exclSchema(t)
+	pool := testPool(t)
+	_, err := pool.Exec(ctx, fmt.Sprintf(explainBacklogSQL, pgx.Identifier{schema}.Sanitize()))
+	require.NoError(t, err)
+
+	engine, err := NewEngine(nil, &Config{ExclusiveScope: exclusive.ProcessInstance})
+	require.NoError(t, err)
+	driver, err := engine.NewDriver(Acquisition{})
+	require.NoError(t, err)
+	query, err := newFetchQuery(driver.plan, schema, exclusive.ProcessInstance, false, "", exclusive.LockTable, true)
+	require.NoError(t, err)
+	require.True(t, query.countHeld)
+	_, args, _ := (&testQuery{fetchQuery: query}).explainArgs(t)
+
+	fetch := func(lookahead int32) (jobs []*rivertype.JobRow, held int64) {
+		t.Helper()
+		args := slices.Clone(args)
+		args[slices.Index(query.args, "lookahead")] = lookahead
+		tx, err := pool.Begin(ctx)
+		require.NoError(t, err)
+		defer func() { require.NoError(t, tx.Rollback(ctx)) }()
+		keeper := exclusive.NewKeeper(exclusive.KeeperConfig{})
+		jobs, _, err = keeper.Fetch(ctx, exclusive.FetchParams{
+			Querier: tx, InTx: true, Schema: schema, Queue: "default", MaxToLock: 100, Producer: t,
+			SQL: query.sql, CountHeld: true, HeldSkipped: &held,
+			Args: args, EndedTokensArg: query.endedTokensArg, ScanJob: scanJobRow,
+		})
+		require.NoError(t, err)
+		return jobs, held
+	}
+
+	jobs, held := fetch(exclusive.DefaultLookahead)
+	require.Len(t, jobs, 100)
+	require.Equal(t, int64(100), held, "the heads of the 100 held keys come first in River's order")
+
+	jobs, held = fetch(50) // pi-0 to pi-4: five heads, all held
+	require.Empty(t, jobs)
+	require.Equal(t, int64(5), held)
+}
+
+// TestTelemetryKeysHeldSkipped reads riverbpmn.acquisition.keys_held_skipped
+// back through the SDK's in-memory reader after a scenario with a held key:
+// one instance's first job works for 600 ms while its second waits, and the
+// client fetches every few milliseconds meanwhile; and checks that an
+// engine without a meter provider leaves the count out of its statement.
+func TestTelemetryKeysHeldSkipped(t *testing.T) {
+	ctx := context.Background()
+	tr := newTelReader(t)
+	engine, _ := testEngineWithConfig(t, &Config{
+		Telemetry:          telemetry.Config{MeterProvider: tr.provider, FiguresInterval: -1},
+		ProcessDefinitions: []ProcessDefinition{{Key: "telemetry"}},
+	})
+	driver, err := engine.NewDriver(Acquisition{ByPriority: true})
+	require.NoError(t, err)
+	workers := river.NewWorkers()
+	river.AddWorker(workers, telWorker{})
+	client, err := driver.NewClient(&river.Config{
+		Queues:            map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: 4}},
+		Workers:           workers,
+		FetchCooldown:     2 * time.Millisecond,
+		FetchPollInterval: 10 * time.Millisecond,
+	})
+	require.NoError(t, err)
+	require.NoError(t, client.Start(ctx))
+	t.Cleanup(func() {
+		stopCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = client.Stop(stopCtx)
+	})
+	_, err = client.InsertMany(ctx, []river.InsertManyParams{
+		{Args: telArgs{Instance: "pi-held", Mode: "ok", SleepMillis: 600}},
+		{Args: telArgs{Instance: "pi-held", Mode: "ok"}},
+	})
+	require.NoError(t, err)
+
+	order := telemetry.AttrOrder.String(telemetry.OrderPriority)
+	queue := telemetry.AttrQueue.String(river.QueueDefault)
+	require.Eventually(t, func() bool {
+		metrics := tr.collect(t)
+		return sum(metrics[telemetry.NameJobsTaken], order) == 2 && sum(metrics[telemetry.NameKeysHeldSkipped], order, queue) >= 1
+	}, 30*time.Second, 50*time.Millisecond, "the waiting job of pi-held is counted as passed over while its key is held")
+
+	query, err := newPilot(driver).fetchQuery(engine.config.Schema)
+	require.NoError(t, err)
+	require.True(t, query.countHeld)
+	require.Contains(t, query.sql, "exclusive_held_skipped")
+
+	// Without a meter provider (the global one, a no-op): not rendered.
+	off, err := NewEngine(nil, &Config{Schema: engine.config.Schema})
+	require.NoError(t, err)
+	offDriver, err := off.NewDriver(Acquisition{ByPriority: true})
+	require.NoError(t, err)
+	offQuery, err := newPilot(offDriver).fetchQuery(engine.config.Schema)
+	require.NoError(t, err)
+	require.False(t, offQuery.countHeld)
+	require.NotContains(t, offQuery.sql, "exclusive_held_skipped")
+}
