@@ -103,6 +103,7 @@ func (p *pilot) jobGetAvailableRunning(
 	if err != nil {
 		return nil, interpretError(err)
 	}
+	p.driver.telemetry().Fetched(ctx, params.Queue, p.driver.order, jobs)
 	return &riverdriver.JobGetAvailableResult{Jobs: jobs, DecodeErrors: decodeErrors}, nil
 }
 
