@@ -163,3 +163,45 @@ func TestTelemetryKeysHeldSkipped(t *testing.T) {
 	require.False(t, offQuery.countHeld)
 	require.NotContains(t, offQuery.sql, "exclusive_held_skipped")
 }
+
+// TestExclusiveCountingBesideNotCounting runs a client whose fetch counts
+// the held keys it passes over (a meter provider) beside one whose fetch
+// does not, as in a rolling upgrade from a release without the count: they
+// take and give back keys through the same lock rows, so no two jobs of a
+// key overlap, every job finishes once, and the counting client counted.
+func TestExclusiveCountingBesideNotCounting(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	schema := exclSchema(t)
+	rec := newExclRecorder(exclusive.ProcessInstance)
+	tr := newTelReader(t)
+	nodes := []*exclNode{
+		newExclNode(t, schema, rec, exclNodeOpts{
+			scope: exclusive.ProcessInstance, maxWorkers: 8, poolConns: 4, poll: 20 * time.Millisecond, cooldown: time.Millisecond,
+			telemetry: telemetry.Config{MeterProvider: tr.provider, FiguresInterval: -1},
+		}),
+		newExclNode(t, schema, rec, exclNodeOpts{
+			scope: exclusive.ProcessInstance, maxWorkers: 8, poolConns: 4, poll: 20 * time.Millisecond, cooldown: time.Millisecond,
+		}),
+	}
+	var jobs []exclArgs
+	for i := range 400 {
+		jobs = append(jobs, exclArgs{Instance: fmt.Sprintf("pi-%02d", i%8), SleepMicros: 500 + (i*7919)%1500})
+	}
+	insertExcl(ctx, t, nodes[0].client, jobs)
+	for _, node := range nodes {
+		require.NoError(t, node.client.Start(ctx))
+	}
+	require.Eventually(t, func() bool { return rec.finishedCount.Load() >= int64(len(jobs)) }, 2*time.Minute, 10*time.Millisecond)
+	for _, node := range nodes {
+		require.NoError(t, node.client.Stop(ctx))
+	}
+	require.Empty(t, exclusive.Overlaps(rec.timeline.Spans()), "no two jobs of a key overlap")
+	rec.mu.Lock()
+	require.Len(t, rec.finished, len(jobs))
+	for id, n := range rec.finished {
+		require.Equal(t, 1, n, "job %d finished %d times", id, n)
+	}
+	rec.mu.Unlock()
+	require.Positive(t, sum(tr.collect(t)[telemetry.NameKeysHeldSkipped]), "8 keys among 16 workers: the counting client passed held keys over")
+}
