@@ -50,6 +50,13 @@ type FetchParams struct {
 	// position and length after the key and token).
 	SQL   string
 	Batch bool
+	// CountHeld is set when SQL also returns, as its last column
+	// (exclusive_held_skipped), how many candidates the exclusive step
+	// passed over because their key was held, and at least one row (a
+	// fetch that took no job returns one row with its job columns NULL).
+	// Fetch stores the count in HeldSkipped.
+	CountHeld   bool
+	HeldSkipped *int64
 	// Args are the statement's arguments; the one at EndedTokensArg, the
 	// statement's @ended_tokens parameter, is set by Fetch: the tokens of
 	// the engine's ended keys, which the fetch may take over.
@@ -80,7 +87,7 @@ func (k *Keeper) Fetch(ctx context.Context, p FetchParams) ([]*rivertype.JobRow,
 	if err != nil {
 		return nil, nil, err
 	}
-	jobs, decodeErrors, taken, err := k.scanFetch(p.Schema, rows, p.Batch, p.ScanJob)
+	jobs, decodeErrors, taken, err := k.scanFetch(p.Schema, rows, p.Batch, p.CountHeld, p.HeldSkipped, p.ScanJob)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -100,9 +107,10 @@ func (k *Keeper) Fetch(ctx context.Context, p FetchParams) ([]*rivertype.JobRow,
 // scanFetch reads the fetched jobs, each followed by the key it took and
 // that acquisition's token (with batch, also its place in the key's run and
 // the run's length), records the keys as held, and returns them (taken).
-func (k *Keeper) scanFetch(schema string, rows pgx.Rows, batch bool, scanJob func(pgx.Row) (*rivertype.JobRow, error, error)) (jobs []*rivertype.JobRow, decodeErrors map[int64]error, taken map[string]bool, err error) {
+func (k *Keeper) scanFetch(schema string, rows pgx.Rows, batch, countHeld bool, heldSkipped *int64, scanJob func(pgx.Row) (*rivertype.JobRow, error, error)) (jobs []*rivertype.JobRow, decodeErrors map[int64]error, taken map[string]bool, err error) {
 	defer rows.Close()
 	jobs = []*rivertype.JobRow{}
+	var held int64 // the count of candidates passed over, with countHeld
 	for rows.Next() {
 		var (
 			key    *string
@@ -113,6 +121,17 @@ func (k *Keeper) scanFetch(schema string, rows pgx.Rows, batch bool, scanJob fun
 		)
 		if batch {
 			suffix = append(suffix, &runPos, &runLen)
+		}
+		if countHeld {
+			if rows.RawValues()[0] == nil { // no job taken: the count alone
+				values, err := rows.Values()
+				if err != nil {
+					return nil, nil, nil, err
+				}
+				held, _ = values[len(values)-1].(int64)
+				continue
+			}
+			suffix = append(suffix, &held)
 		}
 		job, decodeErr, err := scanJob(suffixedRow{rows: rows, suffix: suffix})
 		if err != nil {
@@ -140,6 +159,9 @@ func (k *Keeper) scanFetch(schema string, rows pgx.Rows, batch bool, scanJob fun
 	}
 	if err := rows.Err(); err != nil {
 		return nil, nil, nil, err
+	}
+	if countHeld && heldSkipped != nil {
+		*heldSkipped = held
 	}
 	return jobs, decodeErrors, taken, nil
 }

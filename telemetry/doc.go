@@ -26,6 +26,7 @@
 //
 //	riverbpmn.acquisition.fetches       counter {fetch}   fetches of a queue, empty ones included
 //	riverbpmn.acquisition.jobs          counter {job}     jobs taken by fetches (moved to running)
+//	riverbpmn.acquisition.keys_held_skipped counter {job} candidates passed over because their key was held
 //	riverbpmn.exclusive.wait            histogram s       due to start of each job that took an exclusive key
 //	riverbpmn.exclusive.hold_duration   histogram s       work start to key given back, per job that held a key
 //	riverbpmn.retries                   counter {retry}   failed executions River retries, by retry cycle

@@ -92,6 +92,8 @@ type Instruments struct {
 	givenBack     metric.Int64Counter
 	expired       metric.Int64Counter
 
+	keysHeldSkipped metric.Int64Counter // acquisition_skipped.go
+
 	// sessions reads the sessions opened by the engine's clients
 	// (riverbpmn.liveness.sessions); the engine registers its keepers.
 	sessionsMu      sync.Mutex
@@ -151,6 +153,7 @@ func New(cfg Config, jobs JobReader, db DB) (*Instruments, error) {
 	}
 	t.fetches = counter(NameFetches, "Fetches made by the engine's clients.", "{fetch}")
 	t.jobsTaken = counter(NameJobsTaken, "Jobs taken by fetches (moved to running).", "{job}")
+	t.keysHeldSkipped = counter(NameKeysHeldSkipped, keysHeldSkippedDescription, "{job}")
 	t.exclusiveWait = histogram(NameExclusiveWait, "From due to start, of jobs that took an exclusive key: an upper bound of the time each waited for its key.")
 	t.keyHeld = histogram(NameKeyHeld, "How long a job held its exclusive key: from its work's start to the key being given back.")
 	t.retries = counter(NameRetries, "Failed executions retried later, by retry cycle.", "{retry}")

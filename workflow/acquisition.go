@@ -269,6 +269,10 @@ type fetchQuery struct {
 	args      []string
 	exclusive bool
 	fair      bool
+	// countHeld is set when the exclusive step also returns how many
+	// candidates it passed over because their key was held (its last
+	// column, exclusive_held_skipped; exclusive.FetchParams.CountHeld).
+	countHeld bool
 	// batch is set when the exclusive step takes runs of a key
 	// (Config.ExclusiveBatch above 1): each fetched row then also carries
 	// its place in its key's run and the run's length.
@@ -284,6 +288,12 @@ type fetchQuery struct {
 	candidatesSQL  string
 	candidatesArgs []string
 }
+
+// fetchTemplateData is what the fetch template (job_get_available.sql and
+// the exclusive step) is rendered with: the parts of the statement a client
+// has. CountHeld adds the count of candidates passed over because their key
+// was held (only when the engine records it: telemetry).
+type fetchTemplateData struct{ Exclusive, Fair, Batch, CountHeld bool }
 
 var jobGetAvailableTemplate = template.Must(template.New("job_get_available.sql").Funcs(template.FuncMap{
 	"filters":        func(string) []string { return nil },
@@ -317,7 +327,7 @@ func headIndexMarker(acq Acquisition) string {
 // is the head probe's marker condition (headIndexMarker; "" for none).
 // Parameters are numbered in the order they first appear, so a clause that
 // is left out leaves no gap.
-func newFetchQuery(plan *fetchplan.Plan, schema string, scope exclusive.Scope, batch bool, headMarker string, mechanism exclusive.Mechanism) (*fetchQuery, error) {
+func newFetchQuery(plan *fetchplan.Plan, schema string, scope exclusive.Scope, batch bool, headMarker string, mechanism exclusive.Mechanism, countHeld bool) (*fetchQuery, error) {
 	tmpl, err := jobGetAvailableTemplate.Clone()
 	if err != nil {
 		return nil, err
@@ -351,11 +361,12 @@ func newFetchQuery(plan *fetchplan.Plan, schema string, scope exclusive.Scope, b
 	}
 	var sb strings.Builder
 	batch = batch && scope.Enabled()
-	if err := tmpl.Execute(&sb, struct{ Exclusive, Fair, Batch bool }{scope.Enabled(), fair, batch}); err != nil {
+	countHeld = countHeld && scope.Enabled()
+	if err := tmpl.Execute(&sb, fetchTemplateData{Exclusive: scope.Enabled(), Fair: fair, Batch: batch, CountHeld: countHeld}); err != nil {
 		return nil, err
 	}
 	numbered := fetchplan.Number(sb.String())
-	q := &fetchQuery{args: numbered.Names, exclusive: scope.Enabled(), fair: fair, batch: batch, endedTokensArg: slices.Index(numbered.Names, "ended_tokens"), params: map[string]func() any{}}
+	q := &fetchQuery{args: numbered.Names, exclusive: scope.Enabled(), fair: fair, batch: batch, countHeld: countHeld, endedTokensArg: slices.Index(numbered.Names, "ended_tokens"), params: map[string]func() any{}}
 	for _, param := range plan.Params() {
 		q.params[param.Name] = param.Value
 	}
@@ -379,7 +390,7 @@ func newRunningFetchQuery(tmpl *template.Template, plan *fetchplan.Plan, schema 
 	}
 	render := func(name string) (fetchplan.Numbered, error) {
 		var sb strings.Builder
-		if err := tmpl.ExecuteTemplate(&sb, name, struct{ Exclusive, Fair, Batch bool }{true, false, false}); err != nil {
+		if err := tmpl.ExecuteTemplate(&sb, name, fetchTemplateData{Exclusive: true}); err != nil {
 			return fetchplan.Numbered{}, err
 		}
 		numbered := fetchplan.Number(sb.String())

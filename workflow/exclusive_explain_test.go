@@ -66,6 +66,7 @@ type planNode struct {
 	IndexCond    string     `json:"Index Cond"`
 	Filter       string     `json:"Filter"`
 	PlanRows     float64    `json:"Plan Rows"`
+	ActualRows   float64    `json:"Actual Rows"`
 	Plans        []planNode `json:"Plans"`
 }
 
@@ -300,6 +301,8 @@ func (q *testQuery) explainArgs(t testing.TB) (types []string, args []any, liter
 			types, args, literals = append(types, "text"), append(args, "explain-client"), append(literals, "'explain-client'")
 		case "ended_tokens":
 			types, args, literals = append(types, "bigint[]"), append(args, []int64{}), append(literals, "'{}'")
+		case "ended_running":
+			types, args, literals = append(types, "text[]"), append(args, []string{}), append(literals, "'{}'")
 		case "priority_min", "priority_max":
 			v := q.params[name]().(int64)
 			types, args, literals = append(types, "bigint"), append(args, v), append(literals, fmt.Sprint(v))

@@ -22,6 +22,7 @@ import (
 
 	"github.com/riverbpmn/riverbpmn/exclusive"
 	"github.com/riverbpmn/riverbpmn/liveness"
+	"github.com/riverbpmn/riverbpmn/telemetry"
 )
 
 // exclArgs is the job of the exclusive-jobs tests: a bit of work for one
@@ -222,13 +223,15 @@ type exclNodeOpts struct {
 	batch int
 	// mechanism is Config.ExclusiveMechanism.
 	mechanism exclusive.Mechanism
+	// telemetry is Config.Telemetry.
+	telemetry telemetry.Config
 }
 
 // newExclNode builds (but does not start) a node working exclArgs jobs.
 func newExclNode(t testing.TB, schema string, rec *exclRecorder, opts exclNodeOpts) *exclNode {
 	t.Helper()
 	pool := exclNodePool(t, opts.poolConns)
-	engine, err := NewEngine(pool, &Config{Schema: schema, ExclusiveScope: opts.scope, ExclusiveBatch: opts.batch, ExclusiveMechanism: opts.mechanism, Liveness: liveness.Config{Disabled: !opts.liveness}})
+	engine, err := NewEngine(pool, &Config{Schema: schema, ExclusiveScope: opts.scope, ExclusiveBatch: opts.batch, ExclusiveMechanism: opts.mechanism, Liveness: liveness.Config{Disabled: !opts.liveness}, Telemetry: opts.telemetry})
 	require.NoError(t, err)
 	if opts.mechanism != exclusive.LockTable {
 		require.NoError(t, engine.SetExclusiveMechanism(context.Background(), opts.mechanism))

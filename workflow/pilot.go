@@ -3,6 +3,7 @@ package workflow
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"math"
 	"sync/atomic"
@@ -124,7 +125,8 @@ func (p *pilot) fetchQuery(schema string) (*schemaFetchQuery, error) {
 	if scope.Enabled() {
 		mechanism = p.driver.engine.config.ExclusiveMechanism
 	}
-	query, err := newFetchQuery(p.driver.plan, schema, scope, scope.Enabled() && p.driver.engine.config.ExclusiveBatch > 1, headIndexMarker(p.driver.acquisition), mechanism)
+	query, err := newFetchQuery(p.driver.plan, schema, scope, scope.Enabled() && p.driver.engine.config.ExclusiveBatch > 1, headIndexMarker(p.driver.acquisition), mechanism,
+		p.driver.telemetry().KeysHeldSkippedEnabled(context.Background()))
 	if err != nil {
 		return nil, err
 	}
@@ -206,4 +208,95 @@ func interpretError(err error) error {
 	default:
 		return err
 	}
+}
+
+// ProducerInit wraps the producer state River keeps for the client's
+// producer, so that a job that finishes without its work having run (an
+// unknown kind, an undecodable row: River skips the middleware then) still
+// gives back the key it took. A client whose schema is not the engine's, or
+// whose engine's exclusive scope differs from the one recorded in the
+// schema, refuses to start.
+func (p *pilot) ProducerInit(ctx context.Context, exec riverdriver.Executor, params *riverpilot.ProducerInitParams) (int64, riverpilot.ProducerState, error) {
+	if err := p.checkSchemaWiring(params.Schema); err != nil {
+		return 0, nil, err // the client refuses to start (client.go)
+	}
+	if engine := p.driver.engine; engine != nil {
+		if err := engine.recordExclusiveScope(ctx, params.Schema, params.ClientID); err != nil {
+			return 0, nil, err // the client refuses to start
+		}
+	}
+	if p.runningRow() {
+		if err := p.driver.engine.EnableExclusiveRunningIndex(ctx); err != nil {
+			return 0, nil, err // the client refuses to start
+		}
+	}
+	id, state, err := p.StandardPilot.ProducerInit(ctx, exec, params)
+	if err != nil || !p.exclusiveEnabled() {
+		return id, state, err
+	}
+	return id, &exclusiveProducerState{ProducerState: state, keeper: p.driver.engine.exclusive}, nil
+}
+
+// exclusiveProducerState gives back the key of every finished job whose work
+// middleware did not (River calls JobFinish for every job it ran).
+type exclusiveProducerState struct {
+	riverpilot.ProducerState
+
+	keeper *exclusive.Keeper
+}
+
+// JobFinish is called by River for every job its producer ran.
+func (s *exclusiveProducerState) JobFinish(job *rivertype.JobRow) {
+	s.ProducerState.JobFinish(job)
+	s.keeper.JobFinished(job)
+}
+
+// ProducerShutdown forgets the stopping producer's fetch state.
+func (p *pilot) ProducerShutdown(ctx context.Context, exec riverdriver.Executor, params *riverpilot.ProducerShutdownParams) error {
+	if p.exclusiveEnabled() {
+		p.driver.engine.exclusive.ForgetProducer(params.Schema, params.Queue, p)
+	}
+	return p.StandardPilot.ProducerShutdown(ctx, exec, params)
+}
+
+// ProducerKeepAlive is called by each of the client's producers every
+// ProducerReportInterval (30 s by default). With exclusivity enabled it also
+// sweeps the lock table (exclusive.SweepLocks): it deletes the rows of keys
+// taken or given back more than exclusive.FreeLockRetention ago that no
+// running attempt holds (stale: the job ended without writing the key free,
+// after a crash or as ended keys do; or free), so that they do not linger.
+func (p *pilot) ProducerKeepAlive(ctx context.Context, exec riverdriver.Executor, params *riverdriver.ProducerKeepAliveParams) error {
+	if err := p.StandardPilot.ProducerKeepAlive(ctx, exec, params); err != nil {
+		return err
+	}
+	if !p.exclusiveEnabled() || p.runningRow() {
+		return nil
+	}
+	q, err := p.driver.querier(exec)
+	if err != nil {
+		return err
+	}
+	if _, err := exclusive.SweepLocks(ctx, q, params.Schema, exclusive.FreeLockRetention); err != nil {
+		return fmt.Errorf("workflow: sweeping exclusive locks: %w", err)
+	}
+	return nil
+}
+
+// JobSetStateIfRunningMany is River's completer writing job outcomes. Once
+// written (outside a transaction of the caller's: committed), the exclusive
+// locks of those jobs are stale, so the keeper forgets the ended keys they
+// held (exclusive/ended.go).
+func (p *pilot) JobSetStateIfRunningMany(ctx context.Context, exec riverdriver.Executor, params *riverdriver.JobSetStateIfRunningManyParams) ([]*rivertype.JobRow, error) {
+	rows, err := p.StandardPilot.JobSetStateIfRunningMany(ctx, exec, params)
+	if err != nil || !p.exclusiveEnabled() {
+		return rows, err
+	}
+	if _, inTx := exec.(riverdriver.ExecutorTx); !inTx {
+		if p.runningRow() {
+			p.driver.engine.exclusive.OutcomesWrittenRunning(params.Schema, params.ID)
+		} else {
+			p.driver.engine.exclusive.OutcomesWritten(params.Schema, params.ID)
+		}
+	}
+	return rows, nil
 }

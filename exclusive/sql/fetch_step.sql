@@ -202,51 +202,7 @@ runs AS (
         run_jobs.head_replaces
 ),
 {{- end}}
-{{- define "exclusive_step"}}
--- With exclusivity (Config.ExclusiveScope), the fetch takes only the head of
--- an exclusive key: the first waiting job of the key, in the client's order,
--- among the jobs this client may take (its queue, kinds, due, and its
--- filters); and only when no running attempt holds the key. It records every
--- key it takes in river_bpmn_exclusive_lock in the same statement as the
--- move to running. Jobs without a key (plain River jobs, non-exclusive jobs,
--- jobs of no instance) are fetched as without exclusivity. The invariant, and
--- why this is race-free, are in exclusive/doc.go.
---
--- The scan reads available jobs in the client's order over the order's index
--- (the same as without exclusivity), streamed, and stops as soon as
--- max_to_lock jobs qualify. Each job with a key costs index probes: for an
--- earlier waiting job of the key that this client may take, and for the key's
--- lock (primary key). The first probe is one index step with River's order
--- (index river_bpmn_job_exclusive_*, migration 005, a key's waiting jobs in
--- River's order) and with an order led by priority (index
--- river_bpmn_job_exclusive_*_p, migration 020, a key's waiting jobs by
--- priority, held as ~priority ascending so that "earlier" is one row
--- comparison over the index); with an order led by timers first or due
--- date it reads the key's waiting jobs in the queue. At most lookahead available jobs are
--- looked at, so a queue whose head is a long run of jobs of held keys costs a
--- bounded scan.
-{{- if .Fair}}
--- Fair: the exclusive step reads the first lookahead picks, by (round,
--- client's order), instead of the queue in the client's order; it still
--- takes only a key's head and locks the key in this statement.
-WITH RECURSIVE
-{{- template "fair" (fairArgs "lookahead")}},
-candidate AS (
-{{- else}}
-WITH candidate AS (
-{{- end}}
-    SELECT
-        probed.id,
-        probed.exclusive_key,
-        -- The token of the key's lock when this fetch may take it over
-        -- (stale, or ended): the take (acquired) uses it without probing
-        -- the lock again.
-        probed.lock_state AS replaces
-{{- if and .Batch .Fair}},
-        probed.fair_group,
-        probed.fair_start
-{{- end}}
-    FROM (
+{{- define "probed_rows"}}
         SELECT
             head.id,
             head.exclusive_key,
@@ -336,8 +292,110 @@ WITH candidate AS (
             )
         -- Kept as its own step (OFFSET 0), so the key's lock is probed
         -- after the head probe, only for the jobs it kept.
-        OFFSET 0
+        OFFSET 0{{- end}}
+{{- define "held_probed"}}
+-- With the count of candidates passed over because their key was held (the
+-- statement's last column, exclusive_held_skipped; rendered only when the
+-- engine records it, telemetry.NameKeysHeldSkipped): the probed candidates
+-- as their own step, numbered in the order they were looked at. A CTE is
+-- read lazily, so the scan goes no further than the fetch reads it.
+probed AS MATERIALIZED (
+    SELECT
+        probed.*,
+        row_number() OVER () AS ord
+    FROM ({{template "probed_rows" .}}
     ) AS probed
+),
+{{- end}}
+{{- define "held_end"}}
+{{- if .CountHeld}}
+),
+-- The candidates passed over because a running attempt held their key:
+-- those looked at up to the last one taken, or all of them when the fetch
+-- came back short (it read them all then); never a row further.
+held AS (
+    SELECT
+        count(*) FILTER (WHERE seen.lock_state = -1) AS n
+    FROM (
+        SELECT probed.lock_state
+        FROM probed
+        LIMIT CASE
+            WHEN (SELECT count(*) FROM candidate) < @max_to_lock::integer THEN NULL
+            ELSE (SELECT max(candidate.ord) FROM candidate)
+        END
+    ) AS seen
+)
+-- One row at least: a fetch that took nothing still reports its count (its
+-- job columns NULL).
+SELECT
+    taken_jobs.*,
+    held.n AS exclusive_held_skipped
+FROM
+    held
+    LEFT JOIN taken_jobs ON true
+{{- end}}
+{{- end}}
+{{- define "exclusive_step"}}
+-- With exclusivity (Config.ExclusiveScope), the fetch takes only the head of
+-- an exclusive key: the first waiting job of the key, in the client's order,
+-- among the jobs this client may take (its queue, kinds, due, and its
+-- filters); and only when no running attempt holds the key. It records every
+-- key it takes in river_bpmn_exclusive_lock in the same statement as the
+-- move to running. Jobs without a key (plain River jobs, non-exclusive jobs,
+-- jobs of no instance) are fetched as without exclusivity. The invariant, and
+-- why this is race-free, are in exclusive/doc.go.
+--
+-- The scan reads available jobs in the client's order over the order's index
+-- (the same as without exclusivity), streamed, and stops as soon as
+-- max_to_lock jobs qualify. Each job with a key costs index probes: for an
+-- earlier waiting job of the key that this client may take, and for the key's
+-- lock (primary key). The first probe is one index step with River's order
+-- (index river_bpmn_job_exclusive_*, migration 005, a key's waiting jobs in
+-- River's order) and with an order led by priority (index
+-- river_bpmn_job_exclusive_*_p, migration 020, a key's waiting jobs by
+-- priority, held as ~priority ascending so that "earlier" is one row
+-- comparison over the index); with an order led by timers first or due
+-- date it reads the key's waiting jobs in the queue. At most lookahead available jobs are
+-- looked at, so a queue whose head is a long run of jobs of held keys costs a
+-- bounded scan.
+{{- if .Fair}}
+-- Fair: the exclusive step reads the first lookahead picks, by (round,
+-- client's order), instead of the queue in the client's order; it still
+-- takes only a key's head and locks the key in this statement.
+WITH RECURSIVE
+{{- template "fair" (fairArgs "lookahead")}},
+{{- if .CountHeld}}
+{{- template "held_probed" .}}
+{{- end}}
+candidate AS (
+{{- else if .CountHeld}}
+WITH
+{{- template "held_probed" .}}
+candidate AS (
+{{- else}}
+WITH candidate AS (
+{{- end}}
+    SELECT
+        probed.id,
+        probed.exclusive_key,
+        -- The token of the key's lock when this fetch may take it over
+        -- (stale, or ended): the take (acquired) uses it without probing
+        -- the lock again.
+        probed.lock_state AS replaces
+{{- if .CountHeld}},
+        probed.ord
+{{- end}}
+{{- if and .Batch .Fair}},
+        probed.fair_group,
+        probed.fair_start
+{{- end}}
+{{- if .CountHeld}}
+    FROM
+        probed
+{{- else}}
+    FROM ({{template "probed_rows" .}}
+    ) AS probed
+{{- end}}
     -- ...and no running attempt holds the key.
     WHERE
         probed.lock_state IS DISTINCT FROM -1
@@ -445,6 +503,9 @@ acquired AS (
         lock.token{{if .Batch}},
         lock.run_job_ids{{end}}
 )
+{{- if .CountHeld}},
+taken_jobs AS (
+{{- end}}
 UPDATE
     /* TEMPLATE: schema */river_job
 SET
@@ -484,7 +545,7 @@ RETURNING
     taken.key AS exclusive_key,
     taken.token AS exclusive_token,
     taken.run_pos AS exclusive_run_pos,
-    taken.run_len AS exclusive_run_len;
+    taken.run_len AS exclusive_run_len{{template "held_end" .}};
 {{- else}}
 FROM (
     SELECT id, NULL::text AS key, NULL::bigint AS token FROM locked_jobs WHERE exclusive_key IS NULL
@@ -506,6 +567,6 @@ RETURNING
     -- The key the job took and the token of that acquisition (NULL for a job
     -- without a key): the engine gives the key back by both.
     taken.key AS exclusive_key,
-    taken.token AS exclusive_token;
+    taken.token AS exclusive_token{{template "held_end" .}};
 {{- end}}
 {{- end}}

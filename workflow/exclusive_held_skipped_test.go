@@ -1,0 +1,207 @@
+package workflow
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
+	"github.com/stretchr/testify/require"
+
+	"github.com/riverbpmn/riverbpmn/exclusive"
+	"github.com/riverbpmn/riverbpmn/telemetry"
+)
+
+// TestExclusiveFetchCountsHeldKeys runs the exclusive fetch statement with
+// the count of held keys rendered in (as with a meter provider) on the
+// explain backlog: 9,000 instances of 10 jobs each in River's order, the
+// keys of the first 100 held by running jobs. A fetch of 100 passes over
+// exactly the 100 heads of held keys before it takes 100 free ones; a fetch
+// whose lookahead reaches only held keys takes nothing and still returns
+// its count.
+func TestExclusiveFetchCountsHeldKeys(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	schema := exclSchema(t)
+	pool := testPool(t)
+	_, err := pool.Exec(ctx, fmt.Sprintf(explainBacklogSQL, pgx.Identifier{schema}.Sanitize()))
+	require.NoError(t, err)
+
+	engine, err := NewEngine(nil, &Config{ExclusiveScope: exclusive.ProcessInstance})
+	require.NoError(t, err)
+	driver, err := engine.NewDriver(Acquisition{})
+	require.NoError(t, err)
+	query, err := newFetchQuery(driver.plan, schema, exclusive.ProcessInstance, false, "", exclusive.LockTable, true)
+	require.NoError(t, err)
+	require.True(t, query.countHeld)
+	_, args, _ := (&testQuery{fetchQuery: query}).explainArgs(t)
+
+	fetch := func(lookahead int32) (jobs []*rivertype.JobRow, held int64) {
+		t.Helper()
+		args := slices.Clone(args)
+		args[slices.Index(query.args, "lookahead")] = lookahead
+		tx, err := pool.Begin(ctx)
+		require.NoError(t, err)
+		defer func() { require.NoError(t, tx.Rollback(ctx)) }()
+		keeper := exclusive.NewKeeper(exclusive.KeeperConfig{})
+		jobs, _, err = keeper.Fetch(ctx, exclusive.FetchParams{
+			Querier: tx, InTx: true, Schema: schema, Queue: "default", MaxToLock: 100, Producer: t,
+			SQL: query.sql, CountHeld: true, HeldSkipped: &held,
+			Args: args, EndedTokensArg: query.endedTokensArg, ScanJob: scanJobRow,
+		})
+		require.NoError(t, err)
+		return jobs, held
+	}
+
+	jobs, held := fetch(exclusive.DefaultLookahead)
+	require.Len(t, jobs, 100)
+	require.Equal(t, int64(100), held, "the heads of the 100 held keys come first in River's order")
+
+	jobs, held = fetch(50) // pi-0 to pi-4: five heads, all held
+	require.Empty(t, jobs)
+	require.Equal(t, int64(5), held)
+
+	// The count reads no candidate further than the fetch does: the scan
+	// of the queue in River's order returns as many rows with it as
+	// without. Times logged for the record (EXPLAIN ANALYZE without JIT,
+	// rolled back).
+	plain, err := newFetchQuery(driver.plan, schema, exclusive.ProcessInstance, false, "", exclusive.LockTable, false)
+	require.NoError(t, err)
+	require.NotContains(t, plain.sql, "exclusive_held_skipped")
+	scanned := func(sql string) (rows float64, ms float64) {
+		t.Helper()
+		tx, err := pool.Begin(ctx)
+		require.NoError(t, err)
+		defer func() { require.NoError(t, tx.Rollback(ctx)) }()
+		// EXPLAIN plans with the parameters' values (a custom plan), whose
+		// cost with the count passes jit_above_cost; a client's prepared
+		// fetch is planned generic from its sixth run on, below it.
+		_, err = tx.Exec(ctx, "SET LOCAL jit = off")
+		require.NoError(t, err)
+		var raw []byte
+		require.NoError(t, tx.QueryRow(ctx, "EXPLAIN (ANALYZE, FORMAT JSON) "+sql, args...).Scan(&raw))
+		var plans []struct {
+			Plan planNode `json:"Plan"`
+			Time float64  `json:"Execution Time"`
+		}
+		require.NoError(t, json.Unmarshal(raw, &plans))
+		plans[0].Plan.walk(func(node planNode, _ []planNode) {
+			if node.IndexName == "river_job_prioritized_fetching_index" {
+				rows += node.ActualRows
+			}
+		})
+		return rows, plans[0].Time
+	}
+	for round := range 3 {
+		plainRows, plainMs := scanned(plain.sql)
+		countRows, countMs := scanned(query.sql)
+		require.Positive(t, plainRows)
+		require.Equal(t, plainRows, countRows, "the count reads as many candidates as the fetch")
+		t.Logf("round %d: fetch of 100 jobs of 100,000: %.2f ms without the count, %.2f ms with it (%.0f candidates read)", round, plainMs, countMs, countRows)
+	}
+}
+
+// TestTelemetryKeysHeldSkipped reads riverbpmn.acquisition.keys_held_skipped
+// back through the SDK's in-memory reader after a scenario with a held key:
+// one instance's first job works for 600 ms while its second waits, and the
+// client fetches every few milliseconds meanwhile; and checks that an
+// engine without a meter provider leaves the count out of its statement.
+func TestTelemetryKeysHeldSkipped(t *testing.T) {
+	ctx := context.Background()
+	tr := newTelReader(t)
+	engine, _ := testEngineWithConfig(t, &Config{
+		Telemetry:          telemetry.Config{MeterProvider: tr.provider, FiguresInterval: -1},
+		ProcessDefinitions: []ProcessDefinition{{Key: "telemetry"}},
+	})
+	driver, err := engine.NewDriver(Acquisition{ByPriority: true})
+	require.NoError(t, err)
+	workers := river.NewWorkers()
+	river.AddWorker(workers, telWorker{})
+	client, err := driver.NewClient(&river.Config{
+		Queues:            map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: 4}},
+		Workers:           workers,
+		FetchCooldown:     2 * time.Millisecond,
+		FetchPollInterval: 10 * time.Millisecond,
+	})
+	require.NoError(t, err)
+	require.NoError(t, client.Start(ctx))
+	t.Cleanup(func() {
+		stopCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = client.Stop(stopCtx)
+	})
+	_, err = client.InsertMany(ctx, []river.InsertManyParams{
+		{Args: telArgs{Instance: "pi-held", Mode: "ok", SleepMillis: 600}},
+		{Args: telArgs{Instance: "pi-held", Mode: "ok"}},
+	})
+	require.NoError(t, err)
+
+	order := telemetry.AttrOrder.String(telemetry.OrderPriority)
+	queue := telemetry.AttrQueue.String(river.QueueDefault)
+	require.Eventually(t, func() bool {
+		metrics := tr.collect(t)
+		return sum(metrics[telemetry.NameJobsTaken], order) == 2 && sum(metrics[telemetry.NameKeysHeldSkipped], order, queue) >= 1
+	}, 30*time.Second, 50*time.Millisecond, "the waiting job of pi-held is counted as passed over while its key is held")
+
+	query, err := newPilot(driver).fetchQuery(engine.config.Schema)
+	require.NoError(t, err)
+	require.True(t, query.countHeld)
+	require.Contains(t, query.sql, "exclusive_held_skipped")
+
+	// Without a meter provider (the global one, a no-op): not rendered.
+	off, err := NewEngine(nil, &Config{Schema: engine.config.Schema})
+	require.NoError(t, err)
+	offDriver, err := off.NewDriver(Acquisition{ByPriority: true})
+	require.NoError(t, err)
+	offQuery, err := newPilot(offDriver).fetchQuery(engine.config.Schema)
+	require.NoError(t, err)
+	require.False(t, offQuery.countHeld)
+	require.NotContains(t, offQuery.sql, "exclusive_held_skipped")
+}
+
+// TestExclusiveCountingBesideNotCounting runs a client whose fetch counts
+// the held keys it passes over (a meter provider) beside one whose fetch
+// does not, as in a rolling upgrade from a release without the count: they
+// take and give back keys through the same lock rows, so no two jobs of a
+// key overlap, every job finishes once, and the counting client counted.
+func TestExclusiveCountingBesideNotCounting(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	schema := exclSchema(t)
+	rec := newExclRecorder(exclusive.ProcessInstance)
+	tr := newTelReader(t)
+	nodes := []*exclNode{
+		newExclNode(t, schema, rec, exclNodeOpts{
+			scope: exclusive.ProcessInstance, maxWorkers: 8, poolConns: 4, poll: 20 * time.Millisecond, cooldown: time.Millisecond,
+			telemetry: telemetry.Config{MeterProvider: tr.provider, FiguresInterval: -1},
+		}),
+		newExclNode(t, schema, rec, exclNodeOpts{
+			scope: exclusive.ProcessInstance, maxWorkers: 8, poolConns: 4, poll: 20 * time.Millisecond, cooldown: time.Millisecond,
+		}),
+	}
+	var jobs []exclArgs
+	for i := range 400 {
+		jobs = append(jobs, exclArgs{Instance: fmt.Sprintf("pi-%02d", i%8), SleepMicros: 500 + (i*7919)%1500})
+	}
+	insertExcl(ctx, t, nodes[0].client, jobs)
+	for _, node := range nodes {
+		require.NoError(t, node.client.Start(ctx))
+	}
+	require.Eventually(t, func() bool { return rec.finishedCount.Load() >= int64(len(jobs)) }, 2*time.Minute, 10*time.Millisecond)
+	for _, node := range nodes {
+		require.NoError(t, node.client.Stop(ctx))
+	}
+	require.Empty(t, exclusive.Overlaps(rec.timeline.Spans()), "no two jobs of a key overlap")
+	rec.mu.Lock()
+	require.Len(t, rec.finished, len(jobs))
+	for id, n := range rec.finished {
+		require.Equal(t, 1, n, "job %d finished %d times", id, n)
+	}
+	rec.mu.Unlock()
+	require.Positive(t, sum(tr.collect(t)[telemetry.NameKeysHeldSkipped]), "8 keys among 16 workers: the counting client passed held keys over")
+}
