@@ -2,8 +2,6 @@ package telemetry
 
 import (
 	"context"
-
-	"go.opentelemetry.io/otel/metric"
 )
 
 // NameKeysHeldSkipped is the counter of candidate jobs that fetches passed
@@ -30,5 +28,5 @@ func (t *Instruments) KeysHeldSkipped(ctx context.Context, queue, order string, 
 	if t == nil || t.keysHeldSkipped == nil || n <= 0 {
 		return
 	}
-	t.keysHeldSkipped.Add(ctx, n, metric.WithAttributeSet(t.jobAttrs(queue, "", &Identity{}, false, AttrOrder, order)))
+	t.keysHeldSkipped.Add(ctx, n, seriesOf(t, queue, "", &Class{}, false, AttrOrder, order).add...)
 }
