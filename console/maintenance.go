@@ -31,9 +31,6 @@ type eventsData struct {
 	Events   []events.Event
 	// Newest links the first page when not on it; Older the next page.
 	Newest, Older string
-	// LookedAt is set on a filtered page that stopped looking before it
-	// was full (events.BackwardScan events), with the number it looked at.
-	LookedAt int
 	// Subscriptions are the named subscriptions, with how far behind each is.
 	Subscriptions []events.Subscription
 }
@@ -71,9 +68,6 @@ func (h *Handler) eventsPage(w http.ResponseWriter, r *http.Request) {
 	}
 	if page.More {
 		data.Older = h.pageURL(r, "before", page.Older.String())
-		if data.Instance != "" && len(page.Events) < h.pageSize {
-			data.LookedAt = events.BackwardScan
-		}
 	}
 	title := "Events"
 	if data.Instance != "" {
