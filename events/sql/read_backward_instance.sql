@@ -35,9 +35,9 @@ CROSS JOIN LATERAL (
     SELECT CASE WHEN jsonb_typeof(x.ctx) = 'object' THEN x.ctx END AS job_context
     FROM (SELECT /* TEMPLATE: schema */river_bpmn_ctx_object(u.job_context) AS ctx) x
 ) c
--- The row's other instances' events are left out by the accessor the index
--- is built on (cheaper than the object form).
+-- The row's other instances' events are left out (the instance read as the
+-- index reads it, cheaper than the object form).
 WHERE (e.txid, e.id + u.ord - 1) < ($1::text::xid8, $2::bigint)
-    AND /* TEMPLATE: schema */river_bpmn_ctx_instance(jsonb_set('{}'::jsonb, '{bpmn}', u.job_context)) = $4::text
+    AND /* TEMPLATE: schema */river_bpmn_event_instances(ARRAY[u.job_context]) = ARRAY[$4::text]
 ORDER BY e.txid DESC, event_id DESC
 LIMIT $3::integer;
