@@ -182,6 +182,7 @@ type instancesData struct {
 	Filter    *filterForm
 	Instances []*search.Instance
 	Pager     pager
+	Total     *total
 }
 
 func (h *Handler) instancesPage(w http.ResponseWriter, r *http.Request) {
@@ -202,6 +203,10 @@ func (h *Handler) instancesPage(w http.ResponseWriter, r *http.Request) {
 	// A page may hold fewer instances than asked while more follow (see
 	// search.Instances): offer the next page until one comes back empty.
 	data := &instancesData{Filter: form, Instances: list, Pager: h.newPager(r, "cursor", len(list) > 0, last)}
+	if data.Total, err = h.countInstances(r.Context(), f); err != nil {
+		h.renderError(w, r, errorStatus(err), err)
+		return
+	}
 	h.render(w, r, http.StatusOK, "instances", "Process instances", data)
 }
 

@@ -29,6 +29,7 @@ type eventsData struct {
 	// Instance is the process instance the page is filtered by ("" none).
 	Instance string
 	Events   []events.Event
+	Total    *total
 	// Newest links the first page when not on it; Older the next page.
 	Newest, Older string
 	// Subscriptions are the named subscriptions, with how far behind each is.
@@ -59,6 +60,10 @@ func (h *Handler) eventsPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	data.Events = page.Events
+	if data.Total, err = h.countEvents(ctx, data.Instance); err != nil {
+		h.renderError(w, r, errorStatus(err), err)
+		return
+	}
 	if data.Subscriptions, err = h.engine.EventSubscriptions(ctx); err != nil {
 		h.renderError(w, r, errorStatus(err), err)
 		return

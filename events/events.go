@@ -101,6 +101,7 @@ var (
 	readSQL               = sqltemplate.MustRead(sqlFS, "sql/read.sql")
 	readBackwardSQL       = sqltemplate.MustRead(sqlFS, "sql/read_backward.sql")
 	readBackwardInstSQL   = sqltemplate.MustRead(sqlFS, "sql/read_backward_instance.sql")
+	countSQL              = sqltemplate.MustRead(sqlFS, "sql/count.sql")
 	pendingSQL            = sqltemplate.MustRead(sqlFS, "sql/pending.sql")
 	horizonSQL            = sqltemplate.MustRead(sqlFS, "sql/horizon.sql")
 	lastSQL               = sqltemplate.MustRead(sqlFS, "sql/last.sql")
@@ -346,6 +347,27 @@ func readBackwardInstance(ctx context.Context, db DB, schema string, from Cursor
 		page.Older, page.More = page.Events[limit-1].Cursor, true
 	}
 	return page, nil
+}
+
+// CountRows is how many outbox rows Count reads at most: with the packed
+// rows of a busy system (a hundred events a row or more), millions of
+// events; a plain scan of that many small rows takes a fraction of a
+// second.
+const CountRows = 100_000
+
+// Count returns how many events the outbox holds, only those of
+// processInstanceID when it is not empty, reading at most CountRows outbox
+// rows: atLeast says the count stopped there.
+func Count(ctx context.Context, db DB, schema, processInstanceID string) (n int64, atLeast bool, err error) {
+	var pi any
+	if processInstanceID != "" {
+		pi = processInstanceID
+	}
+	var rows int64
+	if err := db.QueryRow(ctx, sqltemplate.Render(countSQL, schema), pi, CountRows).Scan(&n, &rows); err != nil {
+		return 0, false, fmt.Errorf("events: counting events: %w%s", err, migrationHint(err))
+	}
+	return n, rows >= CountRows, nil
 }
 
 func deref[T any](p *T) T {
