@@ -17,7 +17,7 @@ import (
 
 type timerForm struct {
 	ProcessDefinition, JobDefinition, Activity, DueFrom, DueBefore string
-	StartEvents, Ended                          bool
+	StartEvents, Ended                                             bool
 }
 
 type timersData struct {
@@ -30,7 +30,7 @@ type timersData struct {
 func parseTimerFilter(values url.Values) (*workflow.TimerFilter, *timerForm, error) {
 	form := &timerForm{
 		ProcessDefinition: strings.TrimSpace(values.Get("process_definition")),
-		JobDefinition: strings.TrimSpace(values.Get("job_definition")), Activity: strings.TrimSpace(values.Get("activity")),
+		JobDefinition:     strings.TrimSpace(values.Get("job_definition")), Activity: strings.TrimSpace(values.Get("activity")),
 		DueFrom: strings.TrimSpace(values.Get("due_from")), DueBefore: strings.TrimSpace(values.Get("due_before")),
 		StartEvents: values.Get("start_events") != "", Ended: values.Get("ended") != "",
 	}
