@@ -115,3 +115,29 @@ FROM generate_series(1, 3000) i`)
 	status, _ = b.get("/instance?id=hist-1&hbefore=nope")
 	require.Equal(t, 400, status)
 }
+
+// TestListTotals: the lists state their totals: process instances (paged
+// through their listing), deployments, events (every one, and one
+// instance's through the index).
+func TestListTotals(t *testing.T) {
+	e := newEnv(t)
+	require.NoError(t, e.engine.EnableEvents(e.ctx))
+	for _, inst := range []string{"tot-1", "tot-2", "tot-2", "tot-3"} {
+		e.incident(inst) // FAILED and INCIDENT events each
+	}
+	b := e.serve(&console.Options{PageSize: 1})
+	_, body := b.get("/instances")
+	require.Contains(t, body, `<p class="total" id="instances-total">3 process instances.</p>`)
+	_, body = b.get("/instances?instance=tot-2")
+	require.Contains(t, body, `<p class="total" id="instances-total">1 process instances.</p>`)
+	_, body = b.get("/events")
+	require.Contains(t, body, `<p class="total" id="events-total">8 events.</p>`)
+	_, body = b.get("/events?instance=tot-2")
+	require.Contains(t, body, `<p class="total" id="events-total">4 events.</p>`)
+	_, body = b.get("/deployments")
+	require.Contains(t, body, `<p class="total" id="deployments-total">0 deployments.</p>`)
+	n, atLeast, err := e.engine.CountEvents(e.ctx, "tot-3")
+	require.NoError(t, err)
+	require.Equal(t, int64(2), n)
+	require.False(t, atLeast)
+}

@@ -115,7 +115,7 @@ func commands() []command {
 		{"locks", "list held exclusive locks, stale ones marked", runLocks},
 		{"exclusive-scope", "show the exclusive scope in force (recorded in the schema), or record another with --set", runExclusiveScope},
 		{"locks-delete-stale", "delete stale exclusive locks and the rows of keys given back (fetches take stale locks over anyway)", runLocksDeleteStale},
-		{"timers", "list the timers of a process instance (next due date, repetitions left)", runTimers},
+		{"timers", "list the timers of a process instance (next due date, repetitions left); timers list: every timer (--definition, --due-after, --due-before, ...)", runTimers},
 		{"timer", "show one timer", runTimer},
 		{"timer-set-due-date", "move a timer's waiting occurrence (--cascade shifts its cycle)", runTimerSetDueDate},
 		{"timer-cancel", "cancel a timer and its cycle", runTimerCancel},
