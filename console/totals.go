@@ -80,6 +80,9 @@ func (h *Handler) countTimers(ctx context.Context, f *workflow.TimerFilter) (*to
 }
 
 func (h *Handler) countInstances(ctx context.Context, f *search.Filter) (*total, error) {
+	// An instance whose jobs are far apart may show again on a later page
+	// (see search.Instances): each is counted once.
+	seen := make(map[string]struct{})
 	return countPages(ctx, "instances-total", "process instances", instanceCap, func(ctx context.Context, cursor string) (int, string, error) {
 		after, _ := strconv.ParseInt(cursor, 10, 64)
 		page, err := h.engine.SearchProcessInstances(ctx, f, after, workflow.MaxPageSize)
@@ -88,7 +91,14 @@ func (h *Handler) countInstances(ctx context.Context, f *search.Filter) (*total,
 			// follow: the listing ends with an empty page.
 			return 0, "", err
 		}
-		return len(page), strconv.FormatInt(page[len(page)-1].JobID, 10), nil
+		added := 0
+		for _, in := range page {
+			if _, ok := seen[in.ID]; !ok {
+				seen[in.ID] = struct{}{}
+				added++
+			}
+		}
+		return added, strconv.FormatInt(page[len(page)-1].JobID, 10), nil
 	})
 }
 
