@@ -7,7 +7,7 @@ SELECT
     coalesce(sum(CASE WHEN $1::text IS NULL THEN r.event_count ELSE (
         SELECT count(*)
         FROM unnest(r.job_context) AS c (ctx)
-        WHERE /* TEMPLATE: schema */river_bpmn_event_instances(ARRAY[c.ctx]) = ARRAY[$1::text]
+        WHERE /* TEMPLATE: schema */river_bpmn_event_instance(c.ctx) = $1::text
     ) END), 0),
     count(*)
 FROM (

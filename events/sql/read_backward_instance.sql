@@ -38,6 +38,6 @@ CROSS JOIN LATERAL (
 -- The row's other instances' events are left out (the instance read as the
 -- index reads it, cheaper than the object form).
 WHERE (e.txid, e.id + u.ord - 1) < ($1::text::xid8, $2::bigint)
-    AND /* TEMPLATE: schema */river_bpmn_event_instances(ARRAY[u.job_context]) = ARRAY[$4::text]
+    AND /* TEMPLATE: schema */river_bpmn_event_instance(u.job_context) = $4::text
 ORDER BY e.txid DESC, event_id DESC
 LIMIT $3::integer;
