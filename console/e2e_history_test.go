@@ -45,7 +45,8 @@ func TestBrowserInstanceHistory(t *testing.T) {
 		require.Contains(t, history, what)
 	}
 	require.NotContains(t, history, "other-5121")
-	c.do(chromedp.ScrollIntoView(chromedp.CSS("#history-heading")))
+	_, err := chromedp.Run(c.ctx, chromedp.Evaluate[any](`document.getElementById("history-heading").scrollIntoView({block: "start"})`))
+	require.NoError(t, err)
 	c.screenshot("instance-history")
 
 	c.open("/events?instance=order-5120", "#events")
