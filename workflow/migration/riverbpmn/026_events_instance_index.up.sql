@@ -13,8 +13,15 @@
 -- Cost: the index is written with every outbox row, that is once per River
 -- statement that changed a job's state while events are on (a GIN entry per
 -- distinct instance of the statement's jobs, through GIN's pending list).
--- With events off there is no trigger, no row and no index write. Building
--- the index reads the retained outbox once: prune it first on a large one.
+-- Measured with scripts/events-trigger-cost.sh (versions 25 and 26
+-- interleaved, 100 distinct instances in each 100-job statement, 2 shared
+-- cores, load average 11.5 to 11.8): trigger time per statement median
+-- 0.30-0.33 ms without the index, 0.57-0.58 ms with it (one round of three
+-- 1.9 ms, its p25 0.59 ms: a load spike), so about 5 us more per job (a
+-- fetch and a completion); WAL 28 bytes per event without, 54 with. With
+-- events off there is no trigger, no row and no index write. Building the
+-- index reads the retained outbox once (4 to 7 s for 1,000,000 events):
+-- prune it first on a large one.
 
 -- The process instance of one event's job context as the trigger stored
 -- it (either form of the context, migration 016), as river_bpmn_ctx_instance
