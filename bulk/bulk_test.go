@@ -4,16 +4,16 @@ import (
 	"context"
 	"fmt"
 	"testing"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
-	"github.com/riverqueue/river/rivershared/riversharedtest"
+	"github.com/riverqueue/river/riverdbtest"
 	"github.com/riverqueue/river/rivertype"
 	"github.com/stretchr/testify/require"
 
 	"github.com/riverbpmn/riverbpmn/bulk"
+	"github.com/riverbpmn/riverbpmn/riverbpmntest"
 	"github.com/riverbpmn/riverbpmn/search"
 	"github.com/riverbpmn/riverbpmn/workflow"
 )
@@ -28,19 +28,9 @@ type env struct {
 func newEnv(t *testing.T) *env {
 	t.Helper()
 	ctx := context.Background()
-	pool := riversharedtest.DBPool(ctx, t)
-	schema := fmt.Sprintf("riverbpmn_bulk_%d", time.Now().UnixNano())
-	_, err := pool.Exec(ctx, "CREATE SCHEMA "+pgx.Identifier{schema}.Sanitize())
-	require.NoError(t, err)
-	t.Cleanup(func() {
-		_, err := pool.Exec(context.Background(), "DROP SCHEMA "+pgx.Identifier{schema}.Sanitize()+" CASCADE")
-		require.NoError(t, err)
-	})
-	_, err = workflow.MigrateUp(ctx, pool, &workflow.MigrateOpts{Schema: schema})
-	require.NoError(t, err)
-	engine, err := workflow.NewEngine(pool, &workflow.Config{Schema: schema})
-	require.NoError(t, err)
-	return &env{ctx: ctx, pool: pool, schema: schema, engine: engine}
+	schema := riverdbtest.TestSchema(ctx, t, riverbpmntest.Driver(t), nil)
+	b := riverbpmntest.New(ctx, t, schema, nil)
+	return &env{ctx: ctx, pool: b.DBPool, schema: schema, engine: b.Engine}
 }
 
 func (e *env) sql(s string) string {

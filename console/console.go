@@ -200,6 +200,8 @@ func (h *Handler) routes() {
 	mux.HandleFunc("POST /fairness/disable", h.confirm(describeDropIndexes(h.tenantIndexes()), h.action(h.disableFairness)))
 	mux.HandleFunc("POST /fetch-indexes/enable", h.action(h.enableFetchIndex))
 	mux.HandleFunc("POST /fetch-indexes/disable", h.confirm(describeDropIndexes(h.fetchIndexes()), h.action(h.disableFetchIndex)))
+	mux.HandleFunc("POST /head-indexes/enable", h.action(h.enableHeadIndex))
+	mux.HandleFunc("POST /head-indexes/disable", h.confirm(describeDropIndexes(h.headIndexes()), h.action(h.disableHeadIndex)))
 	mux.HandleFunc("POST /queues/pause", h.confirm(h.describePauseQueue, h.action(h.pauseQueue)))
 	mux.HandleFunc("POST /queues/resume", h.action(h.resumeQueue))
 	mux.HandleFunc("POST /bulk/jobs", h.confirm(h.describeBulkJobs, h.bulkForm(h.bulkJobsSpec)))

@@ -3,7 +3,6 @@ package console_test
 import (
 	"context"
 	"errors"
-	"fmt"
 	"html"
 	"io"
 	"net/http"
@@ -19,13 +18,14 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
-	"github.com/riverqueue/river/rivershared/riversharedtest"
+	"github.com/riverqueue/river/riverdbtest"
 	"github.com/stretchr/testify/require"
 
 	"github.com/riverbpmn/riverbpmn/console"
 	"github.com/riverbpmn/riverbpmn/exclusive"
 	"github.com/riverbpmn/riverbpmn/liveness"
 	"github.com/riverbpmn/riverbpmn/priority"
+	"github.com/riverbpmn/riverbpmn/riverbpmntest"
 	"github.com/riverbpmn/riverbpmn/workflow"
 )
 
@@ -73,18 +73,9 @@ type env struct {
 func newEnv(t *testing.T) *env {
 	t.Helper()
 	ctx := context.Background()
-	pool := riversharedtest.DBPool(ctx, t)
-	schema := fmt.Sprintf("riverbpmn_console_%d", time.Now().UnixNano())
-	_, err := pool.Exec(ctx, "CREATE SCHEMA "+pgx.Identifier{schema}.Sanitize())
-	require.NoError(t, err)
-	t.Cleanup(func() {
-		_, err := pool.Exec(context.Background(), "DROP SCHEMA "+pgx.Identifier{schema}.Sanitize()+" CASCADE")
-		require.NoError(t, err)
-	})
-	_, err = workflow.MigrateUp(ctx, pool, &workflow.MigrateOpts{Schema: schema})
-	require.NoError(t, err)
-	engine, err := workflow.NewEngine(pool, &workflow.Config{
-		Schema:         schema,
+	// Not reused: console actions create indexes and triggers in it.
+	schema := riverdbtest.TestSchema(ctx, t, riverbpmntest.Driver(t), &riverdbtest.TestSchemaOpts{DisableReuse: true})
+	b := riverbpmntest.New(ctx, t, schema, &riverbpmntest.Opts{Config: &workflow.Config{
 		ExclusiveScope: exclusive.ProcessInstance,
 		// The tests fetch through the engine's pilot directly, with no
 		// running client and so no liveness session to fetch under.
@@ -93,12 +84,9 @@ func newEnv(t *testing.T) *env {
 		JobDefinitions: []workflow.JobDefinition{
 			{ID: "charge-async", ProcessDefinitionKey: "order", ActivityID: "charge", Kind: "console_task"},
 		},
-	})
-	require.NoError(t, err)
-	require.NoError(t, engine.SyncJobDefinitions(ctx))
-	client, err := workflow.NewClient(engine, &river.Config{Schema: schema, TestOnly: true})
-	require.NoError(t, err)
-	return &env{t: t, ctx: ctx, pool: pool, schema: schema, engine: engine, client: client}
+	}})
+	require.NoError(t, b.Engine.SyncJobDefinitions(ctx))
+	return &env{t: t, ctx: ctx, pool: b.DBPool, schema: schema, engine: b.Engine, client: b.Client}
 }
 
 // insert inserts a job of instance and returns its id.

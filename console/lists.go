@@ -191,18 +191,14 @@ func (h *Handler) instancesPage(w http.ResponseWriter, r *http.Request) {
 		h.renderError(w, r, http.StatusBadRequest, err)
 		return
 	}
-	list, err := h.engine.SearchProcessInstances(r.Context(), f, cursor, h.pageSize)
+	page, err := h.engine.SearchProcessInstances(r.Context(), f, cursor, h.pageSize)
 	if err != nil {
 		h.renderError(w, r, errorStatus(err), err)
 		return
 	}
-	last := ""
-	if len(list) > 0 {
-		last = strconv.FormatInt(list[len(list)-1].JobID, 10)
-	}
 	// A page may hold fewer instances than asked while more follow (see
-	// search.Instances): offer the next page until one comes back empty.
-	data := &instancesData{Filter: form, Instances: list, Pager: h.newPager(r, "cursor", len(list) > 0, last)}
+	// search.Instances): its Next says whether and where.
+	data := &instancesData{Filter: form, Instances: page.Instances, Pager: h.newPager(r, "cursor", page.Next != 0, strconv.FormatInt(page.Next, 10))}
 	if data.Total, err = h.countInstances(r.Context(), f); err != nil {
 		h.renderError(w, r, errorStatus(err), err)
 		return

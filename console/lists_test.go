@@ -210,4 +210,5 @@ func TestJobPageSaysWhyNotRunning(t *testing.T) {
 	_, body = b.get(fmt.Sprintf("/jobs/%d", waiting))
 	require.Contains(t, body, `data-code="suspended"`)
 	require.Contains(t, body, "What to do: Activate")
+	require.Contains(t, body, `data-code="key_held"`, "every reason: the key is still held while the job is suspended")
 }

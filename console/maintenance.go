@@ -3,10 +3,11 @@ package console
 // Job status events and schema maintenance: the Events page (newest events
 // first, by process instance, with the switch and the prune button) and the
 // Maintenance page (timer prune, tenant fairness indexes, fetch-order
-// indexes). Each button calls the engine method the CLI verb of the same
-// name calls: events-enable, events-disable, events-prune, timer-prune,
-// fairness-enable, fairness-disable, fetch-index-enable,
-// fetch-index-disable.
+// indexes, exclusive head-of-key indexes). Each button calls the engine
+// method the CLI verb of the same name calls: events-enable,
+// events-disable, events-prune, timer-prune, fairness-enable,
+// fairness-disable, fetch-index-enable, fetch-index-disable,
+// head-index-enable, head-index-disable.
 
 import (
 	"context"
@@ -18,6 +19,7 @@ import (
 	"time"
 
 	"github.com/riverbpmn/riverbpmn/events"
+	"github.com/riverbpmn/riverbpmn/exclusive"
 	"github.com/riverbpmn/riverbpmn/workflow"
 )
 
@@ -159,8 +161,9 @@ func prune(r *http.Request, call func(context.Context, time.Time) (int64, error)
 // ---- maintenance ----
 
 type maintenanceData struct {
-	// TenantIndexes and FetchIndexes are the valid indexes present, sorted.
-	TenantIndexes, FetchIndexes []string
+	// TenantIndexes, FetchIndexes and HeadIndexes are the valid indexes
+	// present, sorted.
+	TenantIndexes, FetchIndexes, HeadIndexes []string
 }
 
 func (h *Handler) maintenance(w http.ResponseWriter, r *http.Request) {
@@ -172,6 +175,10 @@ func (h *Handler) maintenance(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if data.FetchIndexes, err = h.engine.FetchOrderIndexes(ctx); err != nil {
+		h.renderError(w, r, errorStatus(err), err)
+		return
+	}
+	if data.HeadIndexes, err = h.engine.ExclusiveHeadIndexes(ctx); err != nil {
 		h.renderError(w, r, errorStatus(err), err)
 		return
 	}
@@ -314,4 +321,41 @@ func (h *Handler) enableFetchIndex(r *http.Request) (string, error) {
 
 func (h *Handler) disableFetchIndex(r *http.Request) (string, error) {
 	return disableIndexes(r.Context(), h.fetchIndexes())
+}
+
+// headIndexes is the family of the exclusive head-of-key indexes, with the
+// buttons of the CLI's head-index-enable (for the scope in force) and
+// head-index-disable.
+func (h *Handler) headIndexes() indexFamily {
+	return indexFamily{
+		what:    "exclusive head-of-key index",
+		present: h.engine.ExclusiveHeadIndexes,
+		enable: func(ctx context.Context, acq workflow.Acquisition) error {
+			return h.engine.EnableExclusiveHeadIndexes(ctx, acq)
+		},
+		disable: h.engine.DisableExclusiveHeadIndexes,
+	}
+}
+
+func (h *Handler) enableHeadIndex(r *http.Request) (string, error) {
+	acq, err := orderField(r)
+	if err != nil {
+		return "", err
+	}
+	scope, err := h.engine.ExclusiveScopeInForce(r.Context())
+	if err != nil {
+		return "", err
+	}
+	if workflow.ExclusiveHeadIndex(exclusive.ProcessInstance, acq) == "" {
+		return "", errors.New("order: tick timers-first and/or by-due-date (River's order and by priority alone have head-of-key indexes from migrations)")
+	}
+	name := workflow.ExclusiveHeadIndex(scope, acq)
+	if name == "" {
+		return "", fmt.Errorf("the exclusive scope in force is %s: it enforces nothing and has no head-of-key index", scope.Name())
+	}
+	return enableIndex(r.Context(), h.headIndexes(), acq, name)
+}
+
+func (h *Handler) disableHeadIndex(r *http.Request) (string, error) {
+	return disableIndexes(r.Context(), h.headIndexes())
 }

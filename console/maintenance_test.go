@@ -264,6 +264,7 @@ var newActions = map[string]url.Values{
 	"/timers/prune":         {"older_than": {"0s"}},
 	"/fairness/enable":      {"order": {"by-priority"}},
 	"/fetch-indexes/enable": {"order": {"by-priority"}},
+	"/head-indexes/enable":  {"order": {"timers-first"}},
 }
 
 // TestMaintenanceReadOnlyAndCSRF: in read-only mode the Events and
@@ -350,4 +351,32 @@ func TestEventsPagePrefixAndEscaping(t *testing.T) {
 	require.Contains(t, body, `action="/ops/fetch-indexes/disable"`)
 	_, body = b.submit("/maintenance", "/fetch-indexes/enable", url.Values{"order": {"timers-first"}})
 	require.Contains(t, body, "Created index river_bpmn_fetch_t (fetch-order index).")
+}
+
+// TestHeadIndexButtons: the Maintenance page lists the exclusive head-of-key
+// indexes and creates one for the scope in force (as head-index-enable does),
+// refuses orders whose index a migration made, and drops them all after a
+// confirmation naming them, keeping the fetch-order indexes (as
+// head-index-disable does).
+func TestHeadIndexButtons(t *testing.T) {
+	e := newEnv(t)
+	b := e.serve(nil)
+	_, body := b.get("/maintenance")
+	require.Contains(t, body, `<p id="head-indexes">Present: <span class="empty">none</span></p>`)
+
+	_, body = b.submit("/maintenance", "/head-indexes/enable", url.Values{"order": {"by-priority"}})
+	require.Contains(t, body, `class="flash error"`)
+	require.Contains(t, body, "order: tick timers-first and/or by-due-date")
+	_, body = b.submit("/maintenance", "/head-indexes/enable", url.Values{"order": {"by-priority", "timers-first"}})
+	require.Contains(t, body, "Created index river_bpmn_job_exclusive_instance_pt (exclusive head-of-key index).")
+	require.Contains(t, body, `<p id="head-indexes">Present: <code>river_bpmn_job_exclusive_instance_pt</code></p>`)
+	require.Equal(t, []string{"river_bpmn_job_exclusive_instance_pt"}, e.indexesIn("river_bpmn_job_exclusive_instance_%t"))
+	_, body = b.submit("/maintenance", "/fetch-indexes/enable", url.Values{"order": {"by-priority"}})
+	require.Contains(t, body, "Created index river_bpmn_fetch_p (fetch-order index).")
+
+	ask, _, body := b.confirm("/maintenance", "/head-indexes/disable", nil, false)
+	require.Contains(t, ask, "Dropped (concurrently): river_bpmn_job_exclusive_instance_pt.")
+	require.Contains(t, body, "Dropped index(es) river_bpmn_job_exclusive_instance_pt (exclusive head-of-key indexes).")
+	require.Empty(t, e.indexesIn("river_bpmn_job_exclusive_instance_%t"))
+	require.Equal(t, []string{"river_bpmn_fetch_p"}, e.indexesIn("river_bpmn_fetch_%"), "the fetch-order index stays")
 }

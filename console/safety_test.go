@@ -100,6 +100,7 @@ func TestConfirmationChangesNothing(t *testing.T) {
 		"/events/prune":                     {"older_than": {"0s"}},
 		"/events/disable":                   {},
 		"/fetch-indexes/disable":            {},
+		"/head-indexes/disable":             {},
 		"/fairness/disable":                 {},
 		"/timers/prune":                     {"older_than": {"0s"}},
 		"/locks/scope":                      {"scope": {"none"}},

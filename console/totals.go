@@ -86,19 +86,21 @@ func (h *Handler) countInstances(ctx context.Context, f *search.Filter) (*total,
 	return countPages(ctx, "instances-total", "process instances", instanceCap, func(ctx context.Context, cursor string) (int, string, error) {
 		after, _ := strconv.ParseInt(cursor, 10, 64)
 		page, err := h.engine.SearchProcessInstances(ctx, f, after, workflow.MaxPageSize)
-		if err != nil || len(page) == 0 {
-			// A page may hold fewer instances than asked while more
-			// follow: the listing ends with an empty page.
+		if err != nil {
 			return 0, "", err
 		}
 		added := 0
-		for _, in := range page {
+		for _, in := range page.Instances {
 			if _, ok := seen[in.ID]; !ok {
 				seen[in.ID] = struct{}{}
 				added++
 			}
 		}
-		return added, strconv.FormatInt(page[len(page)-1].JobID, 10), nil
+		next := ""
+		if page.Next != 0 {
+			next = strconv.FormatInt(page.Next, 10)
+		}
+		return added, next, nil
 	})
 }
 

@@ -13,12 +13,12 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdbtest"
-	"github.com/riverqueue/river/rivershared/riversharedtest"
 	"github.com/riverqueue/river/rivertype"
 	"github.com/stretchr/testify/require"
 
 	"github.com/riverbpmn/riverbpmn/bpmn"
 	"github.com/riverbpmn/riverbpmn/deployment"
+	"github.com/riverbpmn/riverbpmn/riverbpmntest"
 	"github.com/riverbpmn/riverbpmn/workflow"
 )
 
@@ -50,16 +50,9 @@ type fixture struct {
 func setup(t *testing.T, config workflow.Config) *fixture {
 	t.Helper()
 	ctx := context.Background()
-	pool := riversharedtest.DBPool(ctx, t)
-	bootstrap, err := workflow.NewEngine(pool, nil)
-	require.NoError(t, err)
-	schema := riverdbtest.TestSchema(ctx, t, bootstrap.Driver(), nil)
-	config.Schema = schema
-	engine, err := workflow.NewEngine(pool, &config)
-	require.NoError(t, err)
-	client, err := workflow.NewClient(engine, &river.Config{Schema: schema})
-	require.NoError(t, err)
-	return &fixture{pool: pool, schema: schema, engine: engine, client: client}
+	schema := riverdbtest.TestSchema(ctx, t, riverbpmntest.Driver(t), nil)
+	b := riverbpmntest.New(ctx, t, schema, &riverbpmntest.Opts{Config: &config, ClientConfig: &river.Config{}})
+	return &fixture{pool: b.DBPool, schema: schema, engine: b.Engine, client: b.Client}
 }
 
 // worker returns a started client of driver working taskArgs with

@@ -374,21 +374,27 @@ func explain(jobID int64, f *facts, deps *lifecycle.Progress, sessions []*livene
 			Fix:  "Resume the queue (River: Client.QueueResume, or River UI)."})
 	}
 
-	if d.State == rivertype.JobStateAvailable && ex.Key != "" {
-		if ex.HolderJobID != 0 {
-			s := ex.LockedAt.UTC()
-			r := Reason{Code: KeyHeld, Key: ex.Key, HolderJobID: ex.HolderJobID, HolderClientID: ex.HolderClientID, Since: &s,
-				Text: fmt.Sprintf("Its exclusive key %q (scope: %s) is held by job %d on client %s since %s.", ex.Key, ex.Scope, ex.HolderJobID, ex.HolderClientID, s.Format(time.RFC3339)),
-				Fix:  fmt.Sprintf("Nothing, normally: it starts when job %d ends. If job %d is stuck, see why (riverbpmn why %d) or stop it.", ex.HolderJobID, ex.HolderJobID, ex.HolderJobID)}
-			if alive, known := clientAlive(sessions, ex.HolderClientID); known {
-				r.HolderClientAlive = &alive
-				if !alive {
-					r.Text += " That client is gone: it has no live session."
-					r.Fix = fmt.Sprintf("Nothing: liveness gives job %d back (no attempt used) and frees the key within seconds of its client's session dying (the takeover delay, 3 s by default); if the key stays held, check that a client with liveness runs, since the takeover runs on River's leader.", ex.HolderJobID)
-				}
-			}
-			add(r)
+	// The key's holder holds back every waiting job of the key, whatever
+	// else holds it: a suspended or scheduled job waits for the key too once
+	// released.
+	if ex.Key != "" && ex.HolderJobID != 0 {
+		s := ex.LockedAt.UTC()
+		r := Reason{Code: KeyHeld, Key: ex.Key, HolderJobID: ex.HolderJobID, HolderClientID: ex.HolderClientID, Since: &s,
+			Text: fmt.Sprintf("Its exclusive key %q (scope: %s) is held by job %d on client %s since %s.", ex.Key, ex.Scope, ex.HolderJobID, ex.HolderClientID, s.Format(time.RFC3339)),
+			Fix:  fmt.Sprintf("Nothing, normally: it starts when job %d ends. If job %d is stuck, see why (riverbpmn why %d) or stop it.", ex.HolderJobID, ex.HolderJobID, ex.HolderJobID)}
+		if d.State != rivertype.JobStateAvailable {
+			r.Text += fmt.Sprintf(" Once the reasons above let it go, it also waits for job %d to end.", ex.HolderJobID)
 		}
+		if alive, known := clientAlive(sessions, ex.HolderClientID); known {
+			r.HolderClientAlive = &alive
+			if !alive {
+				r.Text += " That client is gone: it has no live session."
+				r.Fix = fmt.Sprintf("Nothing: liveness gives job %d back (no attempt used) and frees the key within seconds of its client's session dying (the takeover delay, 3 s by default); if the key stays held, check that a client with liveness runs, since the takeover runs on River's leader.", ex.HolderJobID)
+			}
+		}
+		add(r)
+	}
+	if d.State == rivertype.JobStateAvailable && ex.Key != "" {
 		if ex.JobsAhead > 0 {
 			add(Reason{Code: KeyJobsAhead, Key: ex.Key, JobsAhead: ex.JobsAhead,
 				Text: fmt.Sprintf("%d job(s) of its exclusive key %q come before it; they run first, one at a time.", ex.JobsAhead, ex.Key)})

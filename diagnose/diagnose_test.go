@@ -9,14 +9,15 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdbtest"
 	"github.com/riverqueue/river/riverdriver"
-	"github.com/riverqueue/river/rivershared/riversharedtest"
 	"github.com/stretchr/testify/require"
 
 	"github.com/riverbpmn/riverbpmn/diagnose"
 	"github.com/riverbpmn/riverbpmn/exclusive"
 	"github.com/riverbpmn/riverbpmn/lifecycle"
 	"github.com/riverbpmn/riverbpmn/liveness"
+	"github.com/riverbpmn/riverbpmn/riverbpmntest"
 	"github.com/riverbpmn/riverbpmn/workflow"
 )
 
@@ -42,18 +43,8 @@ type env struct {
 func newEnv(t *testing.T) *env {
 	t.Helper()
 	ctx := context.Background()
-	pool := riversharedtest.DBPool(ctx, t)
-	schema := fmt.Sprintf("riverbpmn_diagnose_%d", time.Now().UnixNano())
-	_, err := pool.Exec(ctx, "CREATE SCHEMA "+pgx.Identifier{schema}.Sanitize())
-	require.NoError(t, err)
-	t.Cleanup(func() {
-		_, err := pool.Exec(context.Background(), "DROP SCHEMA "+pgx.Identifier{schema}.Sanitize()+" CASCADE")
-		require.NoError(t, err)
-	})
-	_, err = workflow.MigrateUp(ctx, pool, &workflow.MigrateOpts{Schema: schema})
-	require.NoError(t, err)
-	engine, err := workflow.NewEngine(pool, &workflow.Config{
-		Schema:         schema,
+	schema := riverdbtest.TestSchema(ctx, t, riverbpmntest.Driver(t), nil)
+	b := riverbpmntest.New(ctx, t, schema, &riverbpmntest.Opts{Config: &workflow.Config{
 		ExclusiveScope: exclusive.ProcessInstance,
 		// The tests fetch through the pilot without starting a client, so
 		// no client proves it is alive.
@@ -62,12 +53,9 @@ func newEnv(t *testing.T) *env {
 		JobDefinitions: []workflow.JobDefinition{
 			{ID: "charge-async", ProcessDefinitionKey: "order", ActivityID: "charge", Kind: "diagnose_task"},
 		},
-	})
-	require.NoError(t, err)
-	require.NoError(t, engine.SyncJobDefinitions(ctx))
-	client, err := workflow.NewClient(engine, &river.Config{Schema: schema, TestOnly: true})
-	require.NoError(t, err)
-	return &env{t: t, ctx: ctx, pool: pool, schema: schema, engine: engine, client: client}
+	}})
+	require.NoError(t, b.Engine.SyncJobDefinitions(ctx))
+	return &env{t: t, ctx: ctx, pool: b.DBPool, schema: schema, engine: b.Engine, client: b.Client}
 }
 
 func (e *env) insert(instance string, opts *river.InsertOpts) int64 {
@@ -286,4 +274,29 @@ func TestWhyNotFound(t *testing.T) {
 	e := newEnv(t)
 	_, err := e.engine.WhyWaiting(e.ctx, 999_999)
 	require.ErrorIs(t, err, workflow.ErrNotFound)
+}
+
+// TestWhyKeyHeldAndHeldBack: every reason is given: a job that is
+// suspended, or scheduled for later, while another job holds its exclusive
+// key has both reasons, the key's holder named.
+func TestWhyKeyHeldAndHeldBack(t *testing.T) {
+	e := newEnv(t)
+	holder := e.insert("order-4711", nil)
+	require.Equal(t, holder, e.fetch("worker-7f3a"))
+	suspended := e.insert("order-4711", nil)
+	changed, err := e.engine.SuspendJob(e.ctx, suspended)
+	require.NoError(t, err)
+	require.True(t, changed)
+	scheduled := e.insert("order-4711", &river.InsertOpts{ScheduledAt: time.Now().Add(time.Hour)})
+
+	for id, other := range map[int64]diagnose.Code{suspended: diagnose.Suspended, scheduled: diagnose.Scheduled} {
+		d := e.why(id)
+		require.True(t, d.Waiting)
+		require.True(t, d.Has(other), "%+v", d.Reasons)
+		r := d.Reason(diagnose.KeyHeld)
+		require.NotNil(t, r, "the held key is a reason too: %+v", d.Reasons)
+		require.Equal(t, holder, r.HolderJobID)
+		require.Equal(t, "worker-7f3a", r.HolderClientID)
+		require.Contains(t, r.Text, fmt.Sprintf("it also waits for job %d to end", holder))
+	}
 }

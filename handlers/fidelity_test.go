@@ -287,16 +287,26 @@ func TestTimerOccurrencesOnTime(t *testing.T) {
 
 	var late []time.Duration
 	var dues []time.Time
-	for _, run := range rec.snapshot() {
+	runs := rec.snapshot()
+	for _, run := range runs {
 		require.Equal(t, res.TimerID, run.firing.TimerID)
 		late = append(late, run.lateness)
 		dues = append(dues, run.job.ScheduledAt)
 	}
+	// R/PT1S: due every second, on the cycle's slots. A slot that passed
+	// before the occurrence ahead of it started (a loaded machine can start
+	// one over a second late) is skipped, as the guide says: the gap is
+	// then a whole number of seconds.
+	for i := 1; i < len(dues); i++ {
+		gap := dues[i].Sub(dues[i-1]).Round(time.Millisecond)
+		require.Zero(t, gap%time.Second, "occurrence %d is due %v after the one before: not on a slot of the cycle", i+1, gap)
+		require.GreaterOrEqual(t, gap, time.Second, "occurrence %d", i+1)
+		if gap > time.Second {
+			t.Logf("occurrence %d skipped %d slot(s): the one before started %v late", i+1, gap/time.Second-1, runs[i-1].lateness)
+		}
+	}
 	slices.Sort(late)
 	t.Logf("lateness of %d occurrences: %v", len(late), late)
-	for i := 1; i < len(dues); i++ {
-		require.Equal(t, time.Second, dues[i].Sub(dues[i-1]).Round(time.Millisecond), "R/PT1S: due every second")
-	}
 	bound := river.FetchPollIntervalDefault + river.FetchCooldownDefault
 	require.LessOrEqual(t, late[len(late)/2], bound+500*time.Millisecond, "median lateness within a poll interval")
 	require.Less(t, late[len(late)-1], timer.SchedulerLookAhead, "no occurrence waited for River's job scheduler")

@@ -10,10 +10,10 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdbtest"
-	"github.com/riverqueue/river/rivershared/riversharedtest"
 	"github.com/riverqueue/river/rivertype"
 	"github.com/stretchr/testify/require"
 
+	"github.com/riverbpmn/riverbpmn/riverbpmntest"
 	"github.com/riverbpmn/riverbpmn/workflow"
 )
 
@@ -68,17 +68,9 @@ type testSetup struct {
 func newTestSetup(t testing.TB, config *workflow.Config) *testSetup {
 	t.Helper()
 	ctx := context.Background()
-	pool := riversharedtest.DBPool(ctx, t)
-	bootstrap, err := workflow.NewEngine(pool, nil)
-	require.NoError(t, err)
-	schema := riverdbtest.TestSchema(ctx, t, bootstrap.Driver(), nil)
-	if config == nil {
-		config = &workflow.Config{}
-	}
-	config.Schema = schema
-	engine, err := workflow.NewEngine(pool, config)
-	require.NoError(t, err)
-	return &testSetup{pool: pool, schema: schema, engine: engine}
+	schema := riverdbtest.TestSchema(ctx, t, riverbpmntest.Driver(t), nil)
+	b := riverbpmntest.New(ctx, t, schema, &riverbpmntest.Opts{Config: config})
+	return &testSetup{pool: b.DBPool, schema: schema, engine: b.Engine}
 }
 
 // insertClient is a client that only inserts.

@@ -10,13 +10,12 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdbtest"
-	"github.com/riverqueue/river/rivershared/riversharedtest"
 	"github.com/riverqueue/river/rivertype"
 	"github.com/stretchr/testify/require"
 
 	"github.com/riverbpmn/riverbpmn/handlers"
 	"github.com/riverbpmn/riverbpmn/jobcontrol"
-	"github.com/riverbpmn/riverbpmn/workflow"
+	"github.com/riverbpmn/riverbpmn/riverbpmntest"
 )
 
 type progressArgs struct {
@@ -58,15 +57,13 @@ func (w *progressWorker) Work(ctx context.Context, job *river.Job[progressArgs])
 // job that carries progress, with its time.
 func TestProgressThrottledWrites(t *testing.T) {
 	ctx := context.Background()
-	pool := riversharedtest.DBPool(ctx, t)
-	probe, err := workflow.NewEngine(pool, nil)
-	require.NoError(t, err)
-	schema := riverdbtest.TestSchema(ctx, t, probe.Driver(), nil)
-	engine, err := workflow.NewEngine(pool, &workflow.Config{Schema: schema})
-	require.NoError(t, err)
+	// The test adds a trigger to river_job: its schema is not reused.
+	schema := riverdbtest.TestSchema(ctx, t, riverbpmntest.Driver(t), &riverdbtest.TestSchemaOpts{DisableReuse: true})
+	b := riverbpmntest.New(ctx, t, schema, nil)
+	pool, engine := b.DBPool, b.Engine
 
 	q := pgx.Identifier{schema}.Sanitize()
-	_, err = pool.Exec(ctx, fmt.Sprintf(`
+	_, err := pool.Exec(ctx, fmt.Sprintf(`
 		CREATE TABLE %[1]s.progress_log (at timestamptz NOT NULL DEFAULT clock_timestamp(), progress jsonb);
 		CREATE FUNCTION %[1]s.progress_log() RETURNS trigger LANGUAGE plpgsql AS $$
 		BEGIN

@@ -115,7 +115,8 @@ type TimerInsertResult struct {
 	TimerID int64
 	// DueAt is the first occurrence's due date.
 	DueAt time.Time
-	// Job is the first occurrence's job.
+	// Job is the first occurrence's job, in the state it is stored in
+	// (available when near due, see InsertTx).
 	Job *rivertype.JobInsertResult
 }
 
@@ -224,8 +225,12 @@ func (t *Timers) InsertTx(ctx context.Context, client *river.Client[pgx.Tx], tx 
 		return nil, fmt.Errorf("handlers: the first occurrence of timer %q was skipped as a duplicate of job %d by its UniqueOpts; roll the transaction back", def.String(), res.Job.ID)
 	}
 	if res.Job.State == rivertype.JobStateScheduled {
-		if err := t.store.MakeAvailableIfNearDue(ctx, tx, res.Job.ID, created.First.At); err != nil {
+		available, err := t.store.MakeAvailableIfNearDue(ctx, tx, res.Job.ID, created.First.At)
+		if err != nil {
 			return nil, fmt.Errorf("handlers: first occurrence of timer %q (job %d): %w", def.String(), res.Job.ID, err)
+		}
+		if available { // the result says the state stored, as River's insert does
+			res.Job.State = rivertype.JobStateAvailable
 		}
 	}
 	ident := timer.Identity{JobID: res.Job.ID, Queue: res.Job.Queue}

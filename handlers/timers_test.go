@@ -355,3 +355,21 @@ func TestTimerFailingCycleKeepsCycling(t *testing.T) {
 	require.NoError(t, s.pool.QueryRow(ctx, fmt.Sprintf("SELECT count(*) FROM %s.river_job WHERE kind = 'reminder'", pgx.Identifier{s.schema}.Sanitize())).Scan(&n))
 	require.Equal(t, 4, n, "four occurrences, each one job")
 }
+
+// TestTimerInsertReturnsStoredState: InsertTx's result has the state its
+// first occurrence is stored in: available for one near due (so that the
+// first fetch after its due date takes it), scheduled for a later one.
+func TestTimerInsertReturnsStoredState(t *testing.T) {
+	t.Parallel()
+	s := newTestSetup(t, nil)
+	timers := handlers.NewTimers(s.pool, &handlers.TimersConfig{Schema: s.schema})
+	for _, tc := range []struct {
+		duration string
+		want     rivertype.JobState
+	}{{"PT3S", rivertype.JobStateAvailable}, {"PT1H", rivertype.JobStateScheduled}} {
+		res := insertTimer(t, s, timers, handlers.Timer{Duration: tc.duration}, reminderContext(""))
+		stored := s.job(t, res.Job.Job.ID)
+		require.Equal(t, tc.want, stored.State, tc.duration)
+		require.Equal(t, stored.State, res.Job.Job.State, "%s: the result says the stored state", tc.duration)
+	}
+}

@@ -14,12 +14,11 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdbtest"
 	"github.com/riverqueue/river/riverdriver"
-	"github.com/riverqueue/river/rivershared/riversharedtest"
 	"github.com/riverqueue/river/rivertype"
 	"github.com/stretchr/testify/require"
 
 	"github.com/riverbpmn/riverbpmn/hold"
-	"github.com/riverbpmn/riverbpmn/workflow"
+	"github.com/riverbpmn/riverbpmn/riverbpmntest"
 )
 
 type holdArgs struct{}
@@ -30,15 +29,9 @@ func (holdArgs) Kind() string { return "hold_test" }
 func setup(t *testing.T) (*pgxpool.Pool, string, *river.Client[pgxTx]) {
 	t.Helper()
 	ctx := context.Background()
-	pool := riversharedtest.DBPool(ctx, t)
-	bootstrap, err := workflow.NewEngine(pool, nil)
-	require.NoError(t, err)
-	schema := riverdbtest.TestSchema(ctx, t, bootstrap.Driver(), nil)
-	engine, err := workflow.NewEngine(pool, &workflow.Config{Schema: schema})
-	require.NoError(t, err)
-	client, err := river.NewClient(engine.Driver(), &river.Config{Schema: schema, Middleware: []rivertype.Middleware{engine.Middleware()}})
-	require.NoError(t, err)
-	return pool, schema, client
+	schema := riverdbtest.TestSchema(ctx, t, riverbpmntest.Driver(t), nil)
+	b := riverbpmntest.New(ctx, t, schema, &riverbpmntest.Opts{ClientConfig: &river.Config{}})
+	return b.DBPool, schema, b.Client
 }
 
 func insert(t *testing.T, client *river.Client[pgxTx], opts *river.InsertOpts) *rivertype.JobRow {

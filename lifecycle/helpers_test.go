@@ -9,12 +9,12 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdbtest"
-	"github.com/riverqueue/river/rivershared/riversharedtest"
 	"github.com/riverqueue/river/rivertype"
 	"github.com/stretchr/testify/require"
 
 	"github.com/riverbpmn/riverbpmn/hold"
 	"github.com/riverbpmn/riverbpmn/lifecycle"
+	"github.com/riverbpmn/riverbpmn/riverbpmntest"
 	"github.com/riverbpmn/riverbpmn/workflow"
 )
 
@@ -49,17 +49,9 @@ func lcConfig(schema string) *workflow.Config {
 func setup(t *testing.T) *fixture {
 	t.Helper()
 	ctx := context.Background()
-	pool := riversharedtest.DBPool(ctx, t)
-	bootstrap, err := workflow.NewEngine(pool, nil)
-	require.NoError(t, err)
-	schema := riverdbtest.TestSchema(ctx, t, bootstrap.Driver(), nil)
-	engine, err := workflow.NewEngine(pool, lcConfig(schema))
-	require.NoError(t, err)
-	config, err := engine.ClientConfig(&river.Config{Schema: schema})
-	require.NoError(t, err)
-	client, err := river.NewClient(engine.Driver(), config)
-	require.NoError(t, err)
-	return &fixture{pool: pool, schema: schema, engine: engine, client: client}
+	schema := riverdbtest.TestSchema(ctx, t, riverbpmntest.Driver(t), nil)
+	b := riverbpmntest.New(ctx, t, schema, &riverbpmntest.Opts{Config: lcConfig(schema), ClientConfig: &river.Config{}})
+	return &fixture{pool: b.DBPool, schema: schema, engine: b.Engine, client: b.Client}
 }
 
 // insertOpts returns insert options with o and, for an instance, a job

@@ -10,11 +10,10 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river/riverdbtest"
-	"github.com/riverqueue/river/rivershared/riversharedtest"
 	"github.com/stretchr/testify/require"
 
 	"github.com/riverbpmn/riverbpmn/liveness"
-	"github.com/riverbpmn/riverbpmn/workflow"
+	"github.com/riverbpmn/riverbpmn/riverbpmntest"
 )
 
 func TestConfigValidate(t *testing.T) {
@@ -32,10 +31,7 @@ func TestConfigValidate(t *testing.T) {
 // riverbpmn's lines.
 func testSchema(t *testing.T) (*pgxpool.Pool, string) {
 	t.Helper()
-	pool := riversharedtest.DBPool(context.Background(), t)
-	engine, err := workflow.NewEngine(pool, &workflow.Config{})
-	require.NoError(t, err)
-	return pool, riverdbtest.TestSchema(context.Background(), t, engine.Driver(), nil)
+	return riverbpmntest.DBPool(t), riverdbtest.TestSchema(context.Background(), t, riverbpmntest.Driver(t), nil)
 }
 
 // runningJob writes a running job attempted by clientID now, holding

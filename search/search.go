@@ -198,11 +198,38 @@ func Jobs(ctx context.Context, q Querier, schema string, f *Filter, cursor int64
 // JobID). The page walks at most limit*InstanceWindow matching jobs (see
 // sql/instances.sql): an instance whose matching jobs are far apart can
 // appear again on a later page, and a page can hold fewer than limit
-// instances while more follow (an empty page is the end).
+// instances while more follow (an empty page is the end). InstancesPage
+// says where the next page starts, and whether there is one.
 func Instances(ctx context.Context, q Querier, schema string, f *Filter, cursor int64, limit int) ([]*Instance, error) {
+	page, err := InstancesPage(ctx, q, schema, f, cursor, limit)
+	if err != nil {
+		return nil, err
+	}
+	return page.Instances, nil
+}
+
+// InstancePage is one page of process instances and the cursor of the next.
+type InstancePage struct {
+	// Instances are the page's process instances, as Instances returns them.
+	Instances []*Instance `json:"instances"`
+	// Next is the cursor of the next page: the last instance's JobID when
+	// the page is full, the last job the page walked when it walked its
+	// whole window (more may follow), and 0 when the page is the last.
+	Next int64 `json:"next,omitempty"`
+}
+
+// InstancesPage is Instances with the cursor of the next page. It pages as
+// Jobs does: a page that is not full is the last (Next 0) unless it walked
+// its whole window of jobs, and a full page names the next, which comes
+// back empty only when the instances ran out exactly at its end.
+func InstancesPage(ctx context.Context, q Querier, schema string, f *Filter, cursor int64, limit int) (*InstancePage, error) {
 	sql, args, err := build(instancesSQL, schema, f, cursor, limit, true)
 	if err != nil {
 		return nil, err
+	}
+	var walked struct {
+		count    int
+		min, max int64
 	}
 	list, err := query(ctx, q, sql, args, func(row pgx.CollectableRow) (*Instance, error) {
 		var (
@@ -210,7 +237,7 @@ func Instances(ctx context.Context, q Querier, schema string, f *Filter, cursor 
 			def, tenant *string
 			state       string
 		)
-		if err := row.Scan(&in.JobID, &in.ID, &def, &tenant, &state, &in.JobCreatedAt); err != nil {
+		if err := row.Scan(&in.JobID, &in.ID, &def, &tenant, &state, &in.JobCreatedAt, &walked.count, &walked.min, &walked.max); err != nil {
 			return nil, err
 		}
 		in.ProcessDefinitionKey, in.TenantID, in.JobState = deref(def), deref(tenant), rivertype.JobState(state)
@@ -220,7 +247,17 @@ func Instances(ctx context.Context, q Querier, schema string, f *Filter, cursor 
 	if err != nil {
 		return nil, fmt.Errorf("search: listing process instances: %w", err)
 	}
-	return list, nil
+	page := &InstancePage{Instances: list}
+	switch {
+	case len(list) == limit:
+		page.Next = list[len(list)-1].JobID
+	case len(list) > 0 && walked.count == args[1].(int): // the window ran out: more may follow
+		page.Next = walked.min
+		if f != nil && f.Oldest {
+			page.Next = walked.max
+		}
+	}
+	return page, nil
 }
 
 // MaxCount bounds Count: it counts at most this many jobs.

@@ -9,29 +9,19 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/riverqueue/river/rivershared/riversharedtest"
+	"github.com/riverqueue/river/riverdbtest"
 	"github.com/riverqueue/river/rivertype"
 	"github.com/stretchr/testify/require"
 
+	"github.com/riverbpmn/riverbpmn/riverbpmntest"
 	"github.com/riverbpmn/riverbpmn/search"
-	"github.com/riverbpmn/riverbpmn/workflow"
 )
 
-// newSchema migrates a fresh schema.
+// newSchema returns a test schema with both migration lines.
 func newSchema(t testing.TB) (context.Context, *pgxpool.Pool, string) {
 	t.Helper()
 	ctx := context.Background()
-	pool := riversharedtest.DBPool(ctx, t)
-	schema := fmt.Sprintf("riverbpmn_search_%d", time.Now().UnixNano())
-	_, err := pool.Exec(ctx, "CREATE SCHEMA "+pgx.Identifier{schema}.Sanitize())
-	require.NoError(t, err)
-	t.Cleanup(func() {
-		_, err := pool.Exec(context.Background(), "DROP SCHEMA "+pgx.Identifier{schema}.Sanitize()+" CASCADE")
-		require.NoError(t, err)
-	})
-	_, err = workflow.MigrateUp(ctx, pool, &workflow.MigrateOpts{Schema: schema})
-	require.NoError(t, err)
-	return ctx, pool, schema
+	return ctx, riverbpmntest.DBPool(t), riverdbtest.TestSchema(ctx, t, riverbpmntest.Driver(t), nil)
 }
 
 // seedSQL inserts $1 jobs in one statement: job i belongs to process
@@ -154,6 +144,45 @@ func TestJobsFiltersAndPaging(t *testing.T) {
 	require.ErrorContains(t, err, `state "stuck" is not a job state`)
 	_, err = search.Jobs(ctx, pool, schema, nil, 0, 0)
 	require.ErrorContains(t, err, "limit 0 is out of range")
+}
+
+// TestInstancesPageNext: a page of instances names the next page when it is
+// full, or when it walked its whole window of jobs while holding fewer
+// instances (one instance's many jobs filled the window); otherwise it is
+// the last. Following Next lists every instance.
+func TestInstancesPageNext(t *testing.T) {
+	ctx, pool, schema := newSchema(t)
+	// Instance a: one job, the oldest; then instance b: 50 jobs.
+	_, err := pool.Exec(ctx, fmt.Sprintf(`INSERT INTO %[1]s.river_job (state, max_attempts, args, kind, metadata, queue)
+		SELECT 'available', 1, '{}', 'k', jsonb_build_object('bpmn', jsonb_build_array(CASE WHEN i = 0 THEN 'a' ELSE 'b' END, 'order', 'act', 'charge')), 'default'
+		FROM generate_series(0, 50) AS i ORDER BY i`, pgx.Identifier{schema}.Sanitize()))
+	require.NoError(t, err)
+
+	// Two instances a page walk 2*InstanceWindow = 40 jobs: all b's.
+	page, err := search.InstancesPage(ctx, pool, schema, nil, 0, 2)
+	require.NoError(t, err)
+	require.Len(t, page.Instances, 1)
+	require.Equal(t, "b", page.Instances[0].ID)
+	require.NotZero(t, page.Next, "the window ran out: more may follow")
+	page, err = search.InstancesPage(ctx, pool, schema, nil, page.Next, 2)
+	require.NoError(t, err)
+	require.Len(t, page.Instances, 2, "b's older jobs, then a")
+	require.Equal(t, "a", page.Instances[1].ID)
+	require.Equal(t, page.Instances[1].JobID, page.Next, "a full page names the next")
+	page, err = search.InstancesPage(ctx, pool, schema, nil, page.Next, 2)
+	require.NoError(t, err)
+	require.Empty(t, page.Instances)
+	require.Zero(t, page.Next)
+
+	// Ten a page: the window (200 jobs) holds every job: one page, the last.
+	page, err = search.InstancesPage(ctx, pool, schema, nil, 0, 10)
+	require.NoError(t, err)
+	require.Len(t, page.Instances, 2)
+	require.Zero(t, page.Next, "not full, and every job walked")
+	page, err = search.InstancesPage(ctx, pool, schema, &search.Filter{Oldest: true}, 0, 1)
+	require.NoError(t, err)
+	require.Equal(t, "a", page.Instances[0].ID)
+	require.Equal(t, page.Instances[0].JobID, page.Next)
 }
 
 func TestInstances(t *testing.T) {

@@ -8,20 +8,15 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river/riverdbtest"
-	"github.com/riverqueue/river/rivershared/riversharedtest"
 	"github.com/stretchr/testify/require"
 
+	"github.com/riverbpmn/riverbpmn/riverbpmntest"
 	"github.com/riverbpmn/riverbpmn/suspension"
-	"github.com/riverbpmn/riverbpmn/workflow"
 )
 
 func setup(t *testing.T) (*pgxpool.Pool, string) {
 	t.Helper()
-	ctx := context.Background()
-	pool := riversharedtest.DBPool(ctx, t)
-	engine, err := workflow.NewEngine(pool, nil)
-	require.NoError(t, err)
-	return pool, riverdbtest.TestSchema(ctx, t, engine.Driver(), nil)
+	return riverbpmntest.DBPool(t), riverdbtest.TestSchema(context.Background(), t, riverbpmntest.Driver(t), nil)
 }
 
 // insertJobs writes n available jobs of job definition jd.

@@ -11,6 +11,14 @@
 // job's context check their instruments' Enabled first and return, and no
 // collection ever asks the database for the figures.
 //
+// With a provider, measuring a job allocates nothing once its attributes
+// have been seen: the engine reads a job's Class (the bounded fields of its
+// context) from its metadata's bytes, and each combination of attributes
+// is made into an attribute set and options once and kept (up to 10,000
+// combinations; past that they are made per measurement). A fetch counts
+// the jobs of one combination with one addition. Only a span that records
+// reads the job's whole Identity.
+//
 // # Instruments
 //
 // Counters and histograms recorded by the engine's clients (names prefixed

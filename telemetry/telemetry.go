@@ -8,7 +8,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/riverqueue/river/rivertype"
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
@@ -71,16 +70,13 @@ type Identity struct {
 	ExclusiveKey string
 }
 
-// IdentifyFunc reads the identity of a job.
-type IdentifyFunc func(job *rivertype.JobRow) Identity
-
 // Instruments holds every riverbpmn instrument of one engine. The zero of
 // each is never used: New makes them all, from the configured provider. A
 // nil *Instruments records nothing.
 type Instruments struct {
-	cfg      Config
-	identify IdentifyFunc
-	meter    metric.Meter
+	cfg   Config
+	jobs  JobReader
+	meter metric.Meter
 
 	fetches       metric.Int64Counter
 	jobsTaken     metric.Int64Counter
@@ -102,25 +98,14 @@ type Instruments struct {
 	sessionSources  []func() int64
 	sessionsCounter metric.Int64ObservableCounter
 
-	// attrs caches the attribute sets of jobs, by their bounded fields.
-	attrs sync.Map // attrKey -> attribute.Set
-
-	// handedOff holds the identities read at fetch for the jobs' work
-	// (work.go); handedOffN counts them.
-	handedOff  sync.Map // attemptKey -> handedOff
-	handedOffN atomic.Int64
-	sweeping   atomic.Bool
+	// series caches the attribute sets of measurements (series.go).
+	series seriesCache
 
 	figures *figures
 
 	// Registrations of the observable instruments' callbacks.
 	registrations []metric.Registration
 	closed        atomic.Bool
-}
-
-// attrKey names one attribute set of a job measurement.
-type attrKey struct {
-	queue, kind, jobDefinition, processDefinition, tenant, extraName, extra string
 }
 
 // Names of riverbpmn's attributes.
@@ -138,11 +123,11 @@ const (
 	AttrSubscription      = attribute.Key("riverbpmn.subscription")
 )
 
-// New makes every instrument of cfg's provider; identify reads a job's
+// New makes every instrument of cfg's provider; jobs reads a job's
 // identity; db, when non-nil and cfg.FiguresInterval is not negative,
 // serves the database figures (read by the elected leader only: see
 // Leader).
-func New(cfg Config, identify IdentifyFunc, db DB) (*Instruments, error) {
+func New(cfg Config, jobs JobReader, db DB) (*Instruments, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -150,7 +135,7 @@ func New(cfg Config, identify IdentifyFunc, db DB) (*Instruments, error) {
 	if provider == nil {
 		provider = otel.GetMeterProvider()
 	}
-	t := &Instruments{cfg: cfg, identify: identify, meter: provider.Meter(ScopeName)}
+	t := &Instruments{cfg: cfg, jobs: jobs, meter: provider.Meter(ScopeName)}
 	m := t.meter
 	var errs []error
 	counter := func(name, desc, unit string) metric.Int64Counter {
@@ -208,39 +193,6 @@ func (t *Instruments) Close() error {
 		errs = append(errs, r.Unregister())
 	}
 	return errors.Join(errs...)
-}
-
-// jobAttrs returns the attribute set of a job measurement: its queue and
-// kind, job definition and process definition, its tenant when withTenant,
-// and one more attribute when extraName is set.
-func (t *Instruments) jobAttrs(queue, kind string, id *Identity, withTenant bool, extraName attribute.Key, extra string) attribute.Set {
-	key := attrKey{queue: queue, kind: kind, jobDefinition: id.JobDefinitionID, processDefinition: id.ProcessDefinitionKey, extraName: string(extraName), extra: extra}
-	if withTenant {
-		key.tenant = id.TenantID
-	}
-	if set, ok := t.attrs.Load(key); ok {
-		return set.(attribute.Set) //nolint:forcetypeassert // only sets are stored
-	}
-	kvs := make([]attribute.KeyValue, 0, 6)
-	kvs = append(kvs, AttrQueue.String(queue))
-	if kind != "" {
-		kvs = append(kvs, AttrKind.String(kind))
-	}
-	if id.JobDefinitionID != "" {
-		kvs = append(kvs, AttrJobDefinition.String(id.JobDefinitionID))
-	}
-	if id.ProcessDefinitionKey != "" {
-		kvs = append(kvs, AttrProcessDefinition.String(id.ProcessDefinitionKey))
-	}
-	if withTenant {
-		kvs = append(kvs, AttrTenant.String(id.TenantID))
-	}
-	if extraName != "" {
-		kvs = append(kvs, extraName.String(extra))
-	}
-	set := attribute.NewSet(kvs...)
-	t.attrs.Store(key, set)
-	return set
 }
 
 // Fences counts a fence of a client's liveness session.

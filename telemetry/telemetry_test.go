@@ -42,9 +42,9 @@ func TestTenantAttributeOnlyWhenAskedFor(t *testing.T) {
 	for _, withTenant := range []bool{false, true} {
 		reader := sdkmetric.NewManualReader()
 		provider := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
-		tel, err := New(Config{MeterProvider: provider, TenantAttribute: withTenant}, func(*rivertype.JobRow) Identity {
+		tel, err := New(Config{MeterProvider: provider, TenantAttribute: withTenant}, IdentifyFunc(func(*rivertype.JobRow) Identity {
 			return Identity{HasContext: true, ProcessDefinitionKey: "invoice", TenantID: "acme"}
-		}, nil)
+		}), nil)
 		require.NoError(t, err)
 		tel.Fetched(t.Context(), "default", OrderFair, []*rivertype.JobRow{{Kind: "k", Queue: "default"}})
 		var rm metricdata.ResourceMetrics

@@ -9,7 +9,6 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
 	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
 )
 
@@ -33,70 +32,46 @@ func Order(parts ...string) string {
 }
 
 // Fetched counts one fetch of queue by a client acquiring in order, and the
-// jobs it took. Called with the result of every fetch, empty or not.
+// jobs it took. Called with the result of every fetch, empty or not. The
+// jobs of one series are counted by one addition: a fetch takes jobs of
+// few kinds and definitions.
 func (t *Instruments) Fetched(ctx context.Context, queue, order string, jobs []*rivertype.JobRow) {
 	if t == nil {
 		return
 	}
 	if t.fetches.Enabled(ctx) {
-		t.fetches.Add(ctx, 1, metric.WithAttributeSet(t.jobAttrs(queue, "", &Identity{}, false, AttrOrder, order)))
+		t.fetches.Add(ctx, 1, seriesOf(t, queue, "", &Class{}, false, AttrOrder, order).add...)
 	}
 	if len(jobs) == 0 || !t.jobsTaken.Enabled(ctx) {
 		return
 	}
-	now := time.Now()
-	for _, job := range jobs {
-		id := t.identify(job)
-		t.jobsTaken.Add(ctx, 1, metric.WithAttributeSet(t.jobAttrs(job.Queue, job.Kind, &id, t.cfg.TenantAttribute, AttrOrder, order)))
-		t.handOff(job, id, now)
-	}
-}
-
-// Identities read at fetch are handed to the job's work, so that a job's
-// context is read once per execution. A job whose work never runs (River
-// fails an unknown kind without running it) leaves its entry behind: past
-// handOffSweepAt entries, those older than handOffMaxAge are swept.
-const (
-	handOffSweepAt = 10_000
-	handOffMaxAge  = 10 * time.Minute
-)
-
-type attemptKey struct {
-	jobID   int64
-	attempt int
-}
-
-type handedOff struct {
-	id Identity
-	at time.Time
-}
-
-func (t *Instruments) handOff(job *rivertype.JobRow, id Identity, now time.Time) {
-	if _, loaded := t.handedOff.Swap(attemptKey{job.ID, job.Attempt}, handedOff{id: id, at: now}); loaded {
-		return
-	}
-	if t.handedOffN.Add(1) < handOffSweepAt || !t.sweeping.CompareAndSwap(false, true) {
-		return
-	}
-	defer t.sweeping.Store(false)
-	t.handedOff.Range(func(key, value any) bool {
-		if now.Sub(value.(handedOff).at) > handOffMaxAge { //nolint:forcetypeassert // only handedOff values
-			if _, ok := t.handedOff.LoadAndDelete(key); ok {
-				t.handedOffN.Add(-1)
-			}
+	var (
+		taken [8]struct {
+			s *series
+			n int64
 		}
-		return true
-	})
-}
-
-// identityAtWork returns the identity handed off by the job's fetch, or
-// reads it.
-func (t *Instruments) identityAtWork(job *rivertype.JobRow) Identity {
-	if value, ok := t.handedOff.LoadAndDelete(attemptKey{job.ID, job.Attempt}); ok {
-		t.handedOffN.Add(-1)
-		return value.(handedOff).id //nolint:forcetypeassert // only handedOff values
+		kinds int
+	)
+	for _, job := range jobs {
+		c := t.jobs.Class(job)
+		s := seriesOf(t, job.Queue, job.Kind, &c, t.cfg.TenantAttribute, AttrOrder, order)
+		i := 0
+		for i < kinds && taken[i].s != s {
+			i++
+		}
+		switch {
+		case i < kinds:
+			taken[i].n++
+		case kinds < len(taken):
+			taken[kinds].s, taken[kinds].n = s, 1
+			kinds++
+		default:
+			t.jobsTaken.Add(ctx, 1, s.add...)
+		}
 	}
-	return t.identify(job)
+	for _, k := range taken[:kinds] {
+		t.jobsTaken.Add(ctx, k.n, k.s.add...)
+	}
 }
 
 // Work runs a job's work (the engine's whole work middleware) and measures
@@ -104,34 +79,48 @@ func (t *Instruments) identityAtWork(job *rivertype.JobRow) Identity {
 // timer occurrence started, and what River will do with the outcome it
 // returns (a retry on the job's cycle, or an incident when it was the last
 // execution of a job with a job context). A panic is measured as a failure
-// and goes on to River.
+// and goes on to River. A job that takes no key, is no timer occurrence and
+// succeeds costs the reading of its class and nothing more.
 func (t *Instruments) Work(ctx context.Context, job *rivertype.JobRow, work func(context.Context) error) error {
 	if t == nil || !t.workEnabled(ctx) {
 		return work(ctx)
 	}
-	id := t.identityAtWork(job)
-	started := time.Now()
-	if job.AttemptedAt != nil {
-		delay := job.AttemptedAt.Sub(job.ScheduledAt).Seconds()
-		if id.ExclusiveKey != "" {
-			t.exclusiveWait.Record(ctx, max(delay, 0), metric.WithAttributeSet(t.jobAttrs(job.Queue, job.Kind, &id, false, "", "")))
+	// c's slices are parts of job.Metadata, read again after the work (for
+	// its outcome): River replaces a job's metadata, it never edits it.
+	c := t.jobs.Class(job)
+	timerFirst := c.Timer && job.Attempt == 1
+	var s *series // the job's series, for a job with something to record
+	if c.Exclusive || timerFirst {
+		s = seriesOf(t, job.Queue, job.Kind, &c, false, "", "")
+	}
+	if job.AttemptedAt != nil && s != nil {
+		delay := max(job.AttemptedAt.Sub(job.ScheduledAt).Seconds(), 0)
+		if c.Exclusive {
+			t.exclusiveWait.Record(ctx, delay, s.record...)
 		}
-		if id.Timer && job.Attempt == 1 {
-			t.timerLateness.Record(ctx, max(delay, 0), metric.WithAttributeSet(t.jobAttrs(job.Queue, job.Kind, &id, false, "", "")))
+		if timerFirst {
+			t.timerLateness.Record(ctx, delay, s.record...)
 		}
+	}
+	var started time.Time
+	held := c.Exclusive && t.keyHeld.Enabled(ctx)
+	if held {
+		started = time.Now()
 	}
 	returned := false
 	defer func() {
 		if !returned {
-			t.outcome(ctx, job, &id, errPanicked)
+			t.outcome(ctx, job, &c, errPanicked)
 		}
 	}()
 	err := work(ctx)
 	returned = true
-	if id.ExclusiveKey != "" {
-		t.keyHeld.Record(ctx, time.Since(started).Seconds(), metric.WithAttributeSet(t.jobAttrs(job.Queue, job.Kind, &id, false, "", "")))
+	if held {
+		t.keyHeld.Record(ctx, time.Since(started).Seconds(), s.record...)
 	}
-	t.outcome(ctx, job, &id, err)
+	if err != nil {
+		t.outcome(ctx, job, &c, err)
+	}
 	return err
 }
 
@@ -150,25 +139,23 @@ func (t *Instruments) workEnabled(ctx context.Context) bool {
 // run its client gave up after a fence is counted as River would see its
 // error, though the pilot drops that outcome (the leader gives the job
 // back): fences are rare and counted on their own.
-func (t *Instruments) outcome(ctx context.Context, job *rivertype.JobRow, id *Identity, err error) {
-	if err == nil {
+func (t *Instruments) outcome(ctx context.Context, job *rivertype.JobRow, c *Class, err error) {
+	if _, ok := errors.AsType[*rivertype.JobCancelError](err); ok {
 		return
 	}
-	var (
-		cancelErr *rivertype.JobCancelError
-		snoozeErr *rivertype.JobSnoozeError
-	)
-	if errors.As(err, &cancelErr) || errors.As(err, &snoozeErr) ||
-		errors.Is(context.Cause(ctx), rivertype.ErrJobCancelledRemotely) { // River cancels the job
+	if _, ok := errors.AsType[*rivertype.JobSnoozeError](err); ok {
+		return
+	}
+	if errors.Is(context.Cause(ctx), rivertype.ErrJobCancelledRemotely) { // River cancels the job
 		return
 	}
 	if job.Attempt >= job.MaxAttempts {
-		if id.HasContext {
-			t.incOpened.Add(ctx, 1, metric.WithAttributeSet(t.jobAttrs(job.Queue, job.Kind, id, false, "", "")))
+		if c.HasContext {
+			t.incOpened.Add(ctx, 1, seriesOf(t, job.Queue, job.Kind, c, false, "", "").add...)
 		}
 		return
 	}
-	t.retries.Add(ctx, 1, metric.WithAttributeSet(t.jobAttrs(job.Queue, job.Kind, id, false, AttrRetryCycle, id.RetryCycle)))
+	t.retries.Add(ctx, 1, seriesOf(t, job.Queue, job.Kind, c, false, AttrRetryCycle, c.RetryCycle).add...)
 }
 
 // Conflict counts a conflict failure that gave its execution back.
@@ -176,8 +163,8 @@ func (t *Instruments) Conflict(ctx context.Context, job *rivertype.JobRow) {
 	if t == nil || !t.conflicts.Enabled(ctx) {
 		return
 	}
-	id := t.identify(job)
-	t.conflicts.Add(ctx, 1, metric.WithAttributeSet(t.jobAttrs(job.Queue, job.Kind, &id, false, AttrRetryCycle, id.RetryCycle)))
+	c := t.jobs.Class(job)
+	t.conflicts.Add(ctx, 1, seriesOf(t, job.Queue, job.Kind, &c, false, AttrRetryCycle, c.RetryCycle).add...)
 }
 
 // Span attributes of a job's work.
@@ -222,7 +209,7 @@ func (h *spanHook) WorkBegin(ctx context.Context, job *rivertype.JobRow) error {
 // tenant), and for a job that took an exclusive key the key and its wait
 // from due to start (seconds); for a timer occurrence, its lateness.
 func (t *Instruments) SpanAttributes(job *rivertype.JobRow) []attribute.KeyValue {
-	id := t.identify(job)
+	id := t.jobs.Identity(job)
 	if !id.HasContext {
 		return nil
 	}

@@ -373,13 +373,17 @@ func (s *Store) insertFromTemplate(ctx context.Context, tx pgx.Tx, jobID int64, 
 }
 
 // MakeAvailableIfNearDue moves job jobID, just inserted 'scheduled' at at,
-// to 'available' when it is near due (IsNearDue), in tx.
-func (s *Store) MakeAvailableIfNearDue(ctx context.Context, tx Executor, jobID int64, at time.Time) error {
+// to 'available' when it is near due (IsNearDue), in tx, and reports
+// whether it did.
+func (s *Store) MakeAvailableIfNearDue(ctx context.Context, tx Executor, jobID int64, at time.Time) (bool, error) {
 	if !IsNearDue(at, s.now()) {
-		return nil
+		return false, nil
 	}
-	_, err := tx.Exec(ctx, s.sql("timer_job_near_due.sql"), jobID)
-	return err
+	tag, err := tx.Exec(ctx, s.sql("timer_job_near_due.sql"), jobID)
+	if err != nil {
+		return false, err
+	}
+	return tag.RowsAffected() == 1, nil
 }
 
 // nextUnbounded is Next without the year limit, to tell why a cycle ended.

@@ -104,3 +104,25 @@ func (e *Engine) EnableExclusiveHeadIndexesForScope(ctx context.Context, scope e
 	}
 	return exclusiveHeadIndexes.enable(ctx, e, names)
 }
+
+// DisableExclusiveHeadIndexes drops every on-demand head-of-key index
+// (ExclusiveHeadIndex), concurrently, and leaves the fetch-order indexes.
+// Exclusive fetches in those orders stay correct, but each candidate's head
+// probe reads every waiting job of its key; a client fetching in such an
+// order creates its index again when it starts.
+func (e *Engine) DisableExclusiveHeadIndexes(ctx context.Context) error {
+	return exclusiveHeadIndexes.disable(ctx, e)
+}
+
+// ExclusiveHeadIndexes returns the names of the on-demand head-of-key
+// indexes (ExclusiveHeadIndex) that exist and are valid in the engine's
+// schema, sorted (none: nil). FetchOrderIndexes lists them too, with the
+// fetch-order indexes.
+func (e *Engine) ExclusiveHeadIndexes(ctx context.Context) ([]string, error) {
+	names, err := exclusiveHeadIndexes.valid(ctx, e)
+	if err != nil {
+		return nil, err
+	}
+	slices.Sort(names)
+	return names, nil
+}

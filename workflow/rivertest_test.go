@@ -12,6 +12,7 @@ import (
 	"github.com/riverqueue/river/rivertype"
 	"github.com/stretchr/testify/require"
 
+	"github.com/riverbpmn/riverbpmn/riverbpmntest"
 	"github.com/riverbpmn/riverbpmn/workflow"
 )
 
@@ -44,13 +45,8 @@ func rivertestConfig(schema string) *workflow.Config {
 func rivertestTx(t *testing.T) (*workflow.Engine, pgx.Tx, string) {
 	t.Helper()
 	ctx := context.Background()
-	pool := riversharedtest.DBPool(ctx, t)
-	bootstrap, err := workflow.NewEngine(pool, nil)
-	require.NoError(t, err)
-	tx, schema := riverdbtest.TestTx(ctx, t, bootstrap.Driver(), nil)
-	engine, err := workflow.NewEngine(pool, rivertestConfig(schema))
-	require.NoError(t, err)
-	return engine, tx, schema
+	tx, schema := riverdbtest.TestTx(ctx, t, riverbpmntest.Driver(t), nil)
+	return riverbpmntest.New(ctx, t, schema, &riverbpmntest.Opts{Config: rivertestConfig(schema)}).Engine, tx, schema
 }
 
 // rivertestSchema returns an engine on a fresh test schema
@@ -58,13 +54,8 @@ func rivertestTx(t *testing.T) (*workflow.Engine, pgx.Tx, string) {
 func rivertestSchema(t *testing.T) (*workflow.Engine, string) {
 	t.Helper()
 	ctx := context.Background()
-	pool := riversharedtest.DBPool(ctx, t)
-	bootstrap, err := workflow.NewEngine(pool, nil)
-	require.NoError(t, err)
-	schema := riverdbtest.TestSchema(ctx, t, bootstrap.Driver(), nil)
-	engine, err := workflow.NewEngine(pool, rivertestConfig(schema))
-	require.NoError(t, err)
-	return engine, schema
+	schema := riverdbtest.TestSchema(ctx, t, riverbpmntest.Driver(t), nil)
+	return riverbpmntest.New(ctx, t, schema, &riverbpmntest.Opts{Config: rivertestConfig(schema)}).Engine, schema
 }
 
 func insertClient(t *testing.T, engine *workflow.Engine) *river.Client[pgx.Tx] {

@@ -2,6 +2,7 @@ package workflow
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sync/atomic"
@@ -19,6 +20,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"github.com/riverbpmn/riverbpmn/events"
+	"github.com/riverbpmn/riverbpmn/exclusive"
 	"github.com/riverbpmn/riverbpmn/lifecycle"
 	"github.com/riverbpmn/riverbpmn/liveness"
 	"github.com/riverbpmn/riverbpmn/telemetry"
@@ -369,11 +371,7 @@ func TestTelemetryOffRecordsNothing(t *testing.T) {
 	ctx := context.Background()
 	engine, _ := testEngine(t)
 	var identified atomic.Int64
-	identify := engine.jobIdentity
-	tel, err := telemetry.New(telemetry.Config{}, func(job *rivertype.JobRow) telemetry.Identity {
-		identified.Add(1)
-		return identify(job)
-	}, engine.dbPool)
+	tel, err := telemetry.New(telemetry.Config{}, countingJobs{telemetryJobs{engine}, &identified}, engine.dbPool)
 	require.NoError(t, err)
 	job := &rivertype.JobRow{ID: 1, Kind: "k", Queue: "q", Attempt: 1, MaxAttempts: 1, Metadata: []byte(`{}`)}
 	tel.Fetched(ctx, "q", telemetry.OrderRiver, []*rivertype.JobRow{job})
@@ -384,37 +382,179 @@ func TestTelemetryOffRecordsNothing(t *testing.T) {
 	require.Zero(t, tel.FigureReads())
 }
 
-// jobIdentity's compact fast path reads what the general reader reads.
-func TestTelemetryJobIdentity(t *testing.T) {
-	engine, err := NewEngine(nil, &Config{})
+// With an SDK meter provider, once a series has been seen, measuring a
+// job allocates nothing: its fetch, its span hook and its work, for a job
+// with a key and for a retried failure; with no provider either.
+func TestTelemetryPerJobAllocatesNothing(t *testing.T) {
+	ctx := context.Background()
+	exclusiveYes := true
+	metadata, err := JobContext{ProcessInstanceID: "order-4711", ProcessDefinitionKey: "order", JobDefinitionID: "charge-async", RetryCycle: "R3/PT5M", Exclusive: &exclusiveYes}.AddToMetadata(nil)
 	require.NoError(t, err)
-	general := func(metadata []byte) telemetry.Identity {
-		fields, found, err := metadataContextFields(metadata)
-		if !found || err != nil {
-			return telemetry.Identity{}
+	attempted := time.Now()
+	job := &rivertype.JobRow{ID: 1, Kind: "charge_card", Queue: "default", Attempt: 1, MaxAttempts: 3, Metadata: metadata, ScheduledAt: attempted.Add(-time.Second), AttemptedAt: &attempted}
+	jobs := []*rivertype.JobRow{job, job, job}
+	failure := errors.New("fails")
+	for _, withProvider := range []bool{false, true} {
+		config := &Config{}
+		tr := newTelReader(t)
+		if withProvider {
+			config.Telemetry.MeterProvider = tr.provider
 		}
-		return engine.identityOf(fields.field)
+		engine, err := NewEngine(nil, config)
+		require.NoError(t, err)
+		hook, ok := engine.telHook.(rivertype.HookWorkBegin)
+		require.True(t, ok)
+		measure := func() {
+			engine.tel.Fetched(ctx, "default", telemetry.OrderRiver, jobs)
+			_ = hook.WorkBegin(ctx, job)
+			_ = engine.tel.Work(ctx, job, func(context.Context) error { return nil })
+			_ = engine.tel.Work(ctx, job, func(context.Context) error { return failure })
+		}
+		measure() // the first measurement of each series makes it
+		// AllocsPerRun measures once more before its 100 runs.
+		require.Zero(t, testing.AllocsPerRun(100, measure), "provider: %t", withProvider)
+		if withProvider {
+			metrics := tr.collect(t)
+			require.Equal(t, int64(3*102), sum(metrics[telemetry.NameJobsTaken]))
+			require.Equal(t, int64(102), sum(metrics[telemetry.NameRetries], telemetry.AttrRetryCycle.String("R3/PT5M")))
+			count, _ := histogram(metrics[telemetry.NameKeyHeld])
+			require.Equal(t, uint64(2*102), count)
+		}
 	}
+}
+
+// countingJobs counts the jobs whose identity or class the instruments read.
+type countingJobs struct {
+	telemetryJobs
+
+	read *atomic.Int64
+}
+
+func (c countingJobs) Identity(job *rivertype.JobRow) telemetry.Identity {
+	c.read.Add(1)
+	return c.telemetryJobs.Identity(job)
+}
+
+func (c countingJobs) Class(job *rivertype.JobRow) telemetry.Class {
+	c.read.Add(1)
+	return c.telemetryJobs.Class(job)
+}
+
+// jobIdentity's and jobClass's compact fast path read what the general
+// reader reads, whatever the metadata around the context.
+func TestTelemetryJobIdentity(t *testing.T) {
+	engines := telemetryIdentityEngines(t)
+	engine := engines[0]
 	priority := int64(7)
-	exclusiveNo := false
+	exclusiveNo, exclusiveYes := false, true
 	contexts := []JobContext{
-		{ProcessInstanceID: "order-4711", ProcessDefinitionKey: "order", ActivityID: "charge", JobDefinitionID: "charge-async", TenantID: "acme", RetryCycle: "R3/PT5M", Priority: &priority},
-		{ProcessInstanceID: "sub-1", RootProcessInstanceID: "root-1", ProcessDefinitionKey: "order", JobType: JobTypeTimer},
+		{ProcessInstanceID: "order-4711", ProcessDefinitionKey: "order", ActivityID: "charge", JobDefinitionID: "charge-async", TenantID: "acme", RetryCycle: "R3/PT5M", Priority: &priority, Exclusive: &exclusiveYes},
+		{ProcessInstanceID: "sub-1", RootProcessInstanceID: "root-1", ProcessDefinitionKey: "order", JobType: JobTypeTimer, Exclusive: &exclusiveYes},
 		{ProcessInstanceID: "order, with a comma", ProcessDefinitionKey: "order", Exclusive: &exclusiveNo},
 		{ProcessInstanceID: `quote " and \ backslash`, ProcessDefinitionKey: "order"},
+		{ProcessInstanceID: "commande-été", ProcessDefinitionKey: "commande", TenantID: "société", Exclusive: &exclusiveYes},
 		{ProcessDefinitionKey: "order"},
 	}
 	for _, jc := range contexts {
-		metadata, err := jc.AddToMetadata([]byte(`{"other": {"bpmn": [1]}, "x": "\"bpmn\":[\"no\"]"}`))
-		require.NoError(t, err)
-		job := &rivertype.JobRow{Metadata: metadata}
-		got := engine.jobIdentity(job)
-		require.Equal(t, general(metadata), got, "%s", metadata)
-		require.True(t, got.HasContext)
-		require.Equal(t, jc.ProcessInstanceID, got.ProcessInstanceID)
+		for _, around := range []string{``, `{"other": {"bpmn": [1]}, "x": "\"bpmn\":[\"no\"]"}`, `{"z": [{"a": "}"}, 1.5e3, null], "y": "]"}`} {
+			metadata, err := jc.AddToMetadata([]byte(around))
+			require.NoError(t, err)
+			for _, e := range engines {
+				requireTelemetryIdentityAsGeneral(t, e, metadata)
+			}
+			got := engine.jobIdentity(&rivertype.JobRow{Metadata: metadata})
+			require.True(t, got.HasContext)
+			require.Equal(t, jc.ProcessInstanceID, got.ProcessInstanceID)
+			require.Equal(t, jc.TenantID, got.TenantID)
+		}
+	}
+	for _, metadata := range []string{
+		// As River's jsonb column gives it back: spaces after colons and commas.
+		`{"bpmn": ["pi-1", "order", "task", "order:task", 50, true, null, "timer", "R1/PT1S", "acme"], "river:log": [{"log": "x"}]}`,
+		`{"bpmn": {"process_instance_id": "pi-1", "process_definition_key": "order", "exclusive": true}}`, // the object form of earlier migrations
+		`{"bpmn": ["pi-1", "order"], "bpmn": null}`, // the last of duplicate keys
+		`{"bpmn": null, "bpmn": ["pi-2", "order", null, "d"]}`,
+		`{"bp\u006dn": ["pi-1", "order"]}`, // a key with escapes
+		`{"bpmn": ["pi-1", "order", "a", "d", 1, true, "dep", "async", "R1/PT1S", "t", "root", "extra", 12]}`,
+		`{"bpmn": []}`, `{"bpmn": 5}`, `{"bpmn": "pi-1"}`, `{"bpmn": [["nested"]]}`, `{"bpmn": [1, 2, 3, 4, 5, "true"]}`,
+		`{"a": 1}`, `{"bpmn": null}`, `{}`, `[]`, `"bpmn"`, `null`,
+	} {
+		for _, e := range engines {
+			requireTelemetryIdentityAsGeneral(t, e, []byte(metadata))
+		}
 	}
 	legacy := []byte(`{"bpmn": {"process_instance_id": "pi-1", "process_definition_key": "order", "exclusive": true}}`)
 	require.Equal(t, "pi-1", engine.jobIdentity(&rivertype.JobRow{Metadata: legacy}).ExclusiveKey, "the object form of earlier migrations")
+	require.True(t, engine.jobClass(&rivertype.JobRow{Metadata: legacy}).Exclusive)
 	require.Equal(t, telemetry.Identity{}, engine.jobIdentity(&rivertype.JobRow{Metadata: []byte(`{"a": 1}`)}))
 	require.Equal(t, telemetry.Identity{}, engine.jobIdentity(&rivertype.JobRow{Metadata: []byte(`{"bpmn": null}`)}))
+	class := engine.jobClass(&rivertype.JobRow{Metadata: []byte(`{"bpmn": ["pi-1", "order", "a", "order:a", null, true, null, "timer", "R1/PT1S", "acme"]}`)})
+	require.Equal(t, telemetry.Class{HasContext: true, Timer: true, Exclusive: true, JobDefinitionID: []byte("order:a"),
+		ProcessDefinitionKey: []byte("order"), TenantID: []byte("acme"), RetryCycle: []byte("R1/PT1S")}, class)
+
+	for position, name := range map[int]string{processInstancePosition: "process_instance_id", processDefinitionPosition: "process_definition_key",
+		jobDefinitionPosition: "job_definition_id", exclusivePosition: "exclusive", jobTypePosition: "job_type", retryCyclePosition: "retry_cycle",
+		tenantPosition: "tenant_id", rootProcessInstancePosition: "root_process_instance_id"} {
+		require.Equal(t, name, compactFields[position])
+	}
+
+	// The compact form is read without allocating.
+	metadata, err := contexts[0].AddToMetadata([]byte(`{"river:log": [{"log": "x"}]}`))
+	require.NoError(t, err)
+	job := &rivertype.JobRow{Metadata: metadata}
+	require.Zero(t, testing.AllocsPerRun(100, func() { _ = engine.jobClass(job) }))
+}
+
+// FuzzTelemetryJobClass: for any metadata River can hold (a JSON value),
+// the instruments' fast readers read what the general reader reads.
+func FuzzTelemetryJobClass(f *testing.F) {
+	for _, seed := range []string{
+		`{"bpmn":["pi-1","order","task","order:task",50,true,null,"timer","R1/PT1S","acme","root"]}`,
+		`{"bpmn": ["pi-1", "order"], "x": {"bpmn": [1]}, "y": "\"bpmn\""}`,
+		`{"bpmn": {"process_instance_id": "pi-1", "exclusive": true}}`,
+		`{"bpmn": null}`, `{"bpmn": ["a\"b"]}`, `{"bpmn": [], "bpmn": ["x"]}`, `[]`, `{}`,
+	} {
+		f.Add([]byte(seed))
+	}
+	engines := telemetryIdentityEngines(f)
+	f.Fuzz(func(t *testing.T, metadata []byte) {
+		if !json.Valid(metadata) {
+			t.Skip("River's metadata is jsonb: always valid JSON")
+		}
+		for _, e := range engines {
+			requireTelemetryIdentityAsGeneral(t, e, metadata)
+		}
+	})
+}
+
+// telemetryIdentityEngines returns an engine of each exclusive scope.
+func telemetryIdentityEngines(tb testing.TB) []*Engine {
+	tb.Helper()
+	var engines []*Engine
+	for _, scope := range []exclusive.Scope{exclusive.ProcessInstance, exclusive.RootProcessInstance, exclusive.None} {
+		engine, err := NewEngine(nil, &Config{ExclusiveScope: scope})
+		require.NoError(tb, err)
+		engines = append(engines, engine)
+	}
+	return engines
+}
+
+// requireTelemetryIdentityAsGeneral checks that jobIdentity and jobClass
+// read metadata as the general reader (metadataContextFields) does.
+func requireTelemetryIdentityAsGeneral(t testing.TB, engine *Engine, metadata []byte) {
+	t.Helper()
+	want := telemetry.Identity{}
+	if fields, found, err := metadataContextFields(metadata); found && err == nil {
+		want = engine.identityOf(fields.field)
+	}
+	job := &rivertype.JobRow{Metadata: metadata}
+	require.Equal(t, want, engine.jobIdentity(job), "identity of %s", metadata)
+	type class struct {
+		HasContext, Timer, Exclusive                                bool
+		JobDefinitionID, ProcessDefinitionKey, TenantID, RetryCycle string
+	}
+	text := func(c telemetry.Class) class {
+		return class{c.HasContext, c.Timer, c.Exclusive, string(c.JobDefinitionID), string(c.ProcessDefinitionKey), string(c.TenantID), string(c.RetryCycle)}
+	}
+	require.Equal(t, text(telemetry.ClassOf(want)), text(engine.jobClass(job)), "class of %s", metadata)
 }

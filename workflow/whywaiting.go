@@ -25,7 +25,10 @@ func (e *Engine) WhyWaiting(ctx context.Context, jobID int64) (*diagnose.Diagnos
 		return nil, err
 	}
 	ex := diagnose.Exclusive{Scope: wait.Scope.String(), Key: wait.Key, JobsAhead: wait.KeyJobsAhead}
-	if wait.Waiting && wait.Holder != nil {
+	// The holder of the key is a reason for every job that waits, not only
+	// an available one: a held (suspended, pending) or scheduled job waits
+	// for it once released.
+	if wait.Holder != nil && !wait.Holder.Stale && wait.Holder.JobID != jobID {
 		ex.HolderJobID, ex.HolderClientID, ex.LockedAt = wait.Holder.JobID, wait.Holder.ClientID, wait.Holder.LockedAt
 	}
 	d, err := diagnose.Diagnose(ctx, e.dbPool, e.config.Schema, jobID, ex)

@@ -137,13 +137,6 @@ func runSearchJobs(ctx context.Context, args []string, stdout io.Writer) error {
 	})
 }
 
-// searchInstancesOutput is what instances prints.
-type searchInstancesOutput struct {
-	Instances []*search.Instance `json:"instances"`
-	// Next is the --after of the next page; 0 once a page is empty.
-	Next int64 `json:"next,omitempty"`
-}
-
 func runSearchInstances(ctx context.Context, args []string, stdout io.Writer) error {
 	if len(args) > 0 && args[0] == "tree" {
 		return runInstancesTree(ctx, args[1:], stdout)
@@ -154,18 +147,15 @@ func runSearchInstances(ctx context.Context, args []string, stdout io.Writer) er
 		return err
 	}
 	defer closeDB()
-	list, err := engine.SearchProcessInstances(ctx, f, cf.after, cf.limit)
+	// The page's Next is the --after of the next page, 0 on the last.
+	out, err := engine.SearchProcessInstances(ctx, f, cf.after, cf.limit)
 	if err != nil {
 		return err
-	}
-	out := &searchInstancesOutput{Instances: list}
-	if len(list) > 0 {
-		out.Next = list[len(list)-1].JobID
 	}
 	return v.print(stdout, out, func(w io.Writer) error {
 		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "INSTANCE\tPROCESS DEFINITION\tTENANT\tNEWEST JOB\tSTATE\tCREATED")
-		for _, in := range list {
+		for _, in := range out.Instances {
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\n", in.ID, orDash(in.ProcessDefinitionKey), orDash(in.TenantID), in.JobID, in.JobState, in.JobCreatedAt.Format(time.RFC3339))
 		}
 		if out.Next != 0 {

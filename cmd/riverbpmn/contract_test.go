@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 
@@ -223,4 +224,80 @@ func TestMigrateUpConcurrentCLI(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(out), &status), out)
 	require.Empty(t, status.Schema.BPMN.Missing, fmt.Sprint(status.Schema.BPMN))
 	require.Empty(t, status.Schema.Main.Missing)
+}
+
+// TestJSONErrors: with --json, an error is one JSON object on stderr (the
+// message, the verb, the exit code; after a flag error, the verb's flags),
+// nothing on stdout, with the exit codes of the text form, and no password
+// of a database URL, plain or escaped.
+func TestJSONErrors(t *testing.T) {
+	_, schema := opsSetup(t)
+	decode := func(args []string, errOut string) jsonError {
+		t.Helper()
+		var e jsonError
+		dec := json.NewDecoder(strings.NewReader(errOut))
+		dec.DisallowUnknownFields()
+		require.NoError(t, dec.Decode(&e), "%v: %s", args, errOut)
+		require.False(t, dec.More(), "%v: one JSON object: %s", args, errOut)
+		return e
+	}
+	for _, tt := range []struct {
+		args      []string
+		code      int
+		verb, msg string
+		usage     bool
+	}{
+		{[]string{"job", "999999"}, exitNotFound, "job", "job 999999: not found", false},
+		{[]string{"why", "abc"}, exitUsage, "why", `JOB_ID "abc" is not a job id`, false},
+		{[]string{"timers", "--no-such-flag"}, exitUsage, "timers", "flag provided but not defined: -no-such-flag", true},
+		{[]string{"instances", "--state", "stuck"}, exitUsage, "instances", `state "stuck" is not a job state`, false},
+		{[]string{"retries", "999999", "2"}, exitNotFound, "retries", "not found", false},
+	} {
+		args := append(tt.args, "--json")
+		code, out, errOut := cli(t, schema, args...)
+		require.Equal(t, tt.code, code, "%v: %s", args, errOut)
+		require.Empty(t, out, "%v", args)
+		e := decode(args, errOut)
+		require.Equal(t, tt.verb, e.Verb, "%v", args)
+		require.Equal(t, tt.code, e.ExitCode, "%v", args)
+		require.Contains(t, e.Error, tt.msg, "%v", args)
+		require.Equal(t, tt.usage, strings.Contains(e.Usage, "-database-url"), "%v: %q", args, e.Usage)
+
+		// The text form: the same exit code, not JSON.
+		code, _, errOut = cli(t, schema, tt.args...)
+		require.Equal(t, tt.code, code, "%v", tt.args)
+		require.True(t, strings.HasPrefix(errOut, "riverbpmn "+tt.verb+": "), "%v: %s", tt.args, errOut)
+	}
+	code, _, errOut := runCLI(t, "no-such-verb", "--json")
+	require.Equal(t, exitUsage, code)
+	require.Contains(t, decode(nil, errOut).Error, `unknown command "no-such-verb"`)
+	code, _, errOut = runCLI(t, "job", "--json=false", "-5")
+	require.Equal(t, exitUsage, code)
+	require.True(t, strings.HasPrefix(errOut, "riverbpmn job: "), "--json=false: text: %s", errOut)
+
+	// A password with characters JSON escapes: neither it nor its escaped
+	// form shows, given as the flag or as $DATABASE_URL.
+	const password = "s3cret&<Pa55>"
+	dbURL := "postgres://app:" + password + "@127.0.0.1:1/app?sslmode=disable&connect_timeout=5"
+	for _, run := range []func() (int, string, string){
+		func() (int, string, string) { return runCLI(t, "job", "1", "--json", "--database-url", dbURL) },
+		func() (int, string, string) {
+			t.Setenv("DATABASE_URL", dbURL)
+			return runCLI(t, "job", "1", "--json")
+		},
+		// Unparseable: pgx's message quotes the URL.
+		func() (int, string, string) {
+			return runCLI(t, "job", "1", "--json", "--database-url", "postgres://app:"+password+"@127.0.0.1:notaport/app")
+		},
+	} {
+		code, out, errOut := run()
+		require.Equal(t, exitError, code, errOut)
+		require.Empty(t, out)
+		e := decode(nil, errOut)
+		require.Equal(t, exitError, e.ExitCode)
+		require.Contains(t, e.Error, "--database-url")
+		for _, leak := range []string{password, "s3cret", `s3cret\u0026`} {
+			require.NotContains(t, errOut, leak)
+		}
+	}
 }

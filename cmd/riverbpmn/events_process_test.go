@@ -27,6 +27,7 @@ import (
 	"github.com/riverbpmn/riverbpmn/events"
 	"github.com/riverbpmn/riverbpmn/internal/longtest"
 	"github.com/riverbpmn/riverbpmn/jobcontrol"
+	"github.com/riverbpmn/riverbpmn/riverbpmntest"
 	"github.com/riverbpmn/riverbpmn/workflow"
 )
 
@@ -127,13 +128,9 @@ func (w *prefixWriter) Write(b []byte) (int, error) {
 func processSchema(t *testing.T) (*workflow.Engine, *pgxpool.Pool, string) {
 	t.Helper()
 	ctx := context.Background()
-	pool := riversharedtest.DBPool(ctx, t)
-	probe, err := workflow.NewEngine(pool, nil)
-	require.NoError(t, err)
-	schema := riverdbtest.TestSchema(ctx, t, probe.Driver(), nil)
-	engine, err := workflow.NewEngine(pool, &workflow.Config{Schema: schema})
-	require.NoError(t, err)
-	return engine, pool, schema
+	schema := riverdbtest.TestSchema(ctx, t, riverbpmntest.Driver(t), nil)
+	b := riverbpmntest.New(ctx, t, schema, nil)
+	return b.Engine, b.DBPool, schema
 }
 
 func insertClient(t *testing.T, engine *workflow.Engine, schema string) *river.Client[pgx.Tx] {

@@ -40,7 +40,7 @@ var errJobRunFailed = errors.New("the job's run failed")
 func runExecute(ctx context.Context, args []string, stdout io.Writer) error {
 	var (
 		v       = newVerb("execute")
-		scope   = scopeFlag{exclusive.ProcessInstance}
+		scope   = scopeFlag{scope: exclusive.ProcessInstance}
 		timeout time.Duration
 	)
 	v.fs.DurationVar(&timeout, "timeout", defaultExecuteTimeout, "how long to wait for a client to run the job and for its run to end")

@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 
+	"github.com/riverbpmn/riverbpmn/exclusive"
 	"github.com/riverbpmn/riverbpmn/workflow"
 )
 
@@ -73,4 +74,44 @@ var fetchIndexSwitch = switchState{
 	},
 	jsonKey: "fetch_order_indexes",
 	label:   "fetch-order indexes", on: "present", off: "absent",
+}
+
+// runHeadIndexEnable creates the exclusive head-of-key index of one
+// acquisition order (timers first and/or by due date), for the exclusive
+// scope in force or, with --exclusive-scope, for that scope (to prepare a
+// change of scope).
+func runHeadIndexEnable(ctx context.Context, args []string, stdout io.Writer) error {
+	v := newVerb("head-index-enable")
+	order := orderFlags(v, "exclusive clients")
+	var scope scopeFlag
+	v.fs.Var(&scope, "exclusive-scope", "build the index of this `SCOPE` (process-instance, root-process-instance) instead of the scope in force")
+	enable := func(engine *workflow.Engine, ctx context.Context) error {
+		if workflow.ExclusiveHeadIndex(exclusive.ProcessInstance, *order) == "" {
+			return usagef("give --timers-first and/or --by-due-date: River's order and by priority alone have head-of-key indexes from migrations")
+		}
+		if scope.set {
+			if !scope.scope.Enabled() {
+				return usagef("--exclusive-scope none enforces nothing: it has no head-of-key index")
+			}
+			return engine.EnableExclusiveHeadIndexesForScope(ctx, scope.scope, *order)
+		}
+		return engine.EnableExclusiveHeadIndexes(ctx, *order)
+	}
+	return runSwitchVerb(ctx, v, args, stdout, enable, headIndexSwitch)
+}
+
+// runHeadIndexDisable drops the exclusive head-of-key indexes of every
+// order, leaving the fetch-order indexes.
+func runHeadIndexDisable(ctx context.Context, args []string, stdout io.Writer) error {
+	return runSwitch(ctx, "head-index-disable", args, stdout, (*workflow.Engine).DisableExclusiveHeadIndexes, headIndexSwitch)
+}
+
+// headIndexSwitch reports whether any on-demand head-of-key index is there.
+var headIndexSwitch = switchState{
+	read: func(engine *workflow.Engine, ctx context.Context) (bool, error) {
+		names, err := engine.ExclusiveHeadIndexes(ctx)
+		return len(names) > 0, err
+	},
+	jsonKey: "exclusive_head_indexes",
+	label:   "exclusive head-of-key indexes", on: "present", off: "absent",
 }

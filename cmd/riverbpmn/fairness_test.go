@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river/rivershared/riversharedtest"
 	"github.com/stretchr/testify/require"
 
 	"github.com/riverbpmn/riverbpmn/workflow"
@@ -94,4 +95,54 @@ func TestFetchIndexCommands(t *testing.T) {
 	require.Equal(t, exitOK, code, errOut)
 	require.Equal(t, "fetch-order indexes: absent\n", out)
 	requireIndexes()
+}
+
+// TestHeadIndexCommands: head-index-enable creates the exclusive head-of-key
+// index of the order flags, for the scope in force or the one given, and
+// refuses orders whose head-of-key index a migration made; head-index-disable
+// drops every order's and leaves the fetch-order indexes.
+func TestHeadIndexCommands(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	url, schema := migratedSchema(t)
+	db := []string{"--database-url", url, "--schema", schema}
+	engine, err := workflow.NewEngine(riversharedtest.DBPool(ctx, t), &workflow.Config{Schema: schema})
+	require.NoError(t, err)
+	requireIndexes := func(want ...string) {
+		t.Helper()
+		got, err := engine.ExclusiveHeadIndexes(ctx)
+		require.NoError(t, err)
+		require.ElementsMatch(t, want, got)
+	}
+	requireIndexes()
+
+	for _, args := range [][]string{{}, {"--by-priority"}} {
+		code, _, errOut := runCLI(t, append(append([]string{"head-index-enable"}, args...), db...)...)
+		require.Equal(t, exitUsage, code, "%v", args)
+		require.Contains(t, errOut, "give --timers-first and/or --by-due-date")
+	}
+	code, _, errOut := runCLI(t, append([]string{"head-index-enable", "--by-due-date", "--exclusive-scope", "none"}, db...)...)
+	require.Equal(t, exitUsage, code)
+	require.Contains(t, errOut, "--exclusive-scope none enforces nothing")
+
+	for range 2 {
+		code, out, errOut := runCLI(t, append([]string{"head-index-enable", "--by-priority", "--by-due-date", "--json"}, db...)...)
+		require.Equal(t, exitOK, code, errOut)
+		require.JSONEq(t, `{"exclusive_head_indexes": true}`, out)
+	}
+	requireIndexes("river_bpmn_job_exclusive_instance_pd")
+	code, out, errOut := runCLI(t, append([]string{"head-index-enable", "--timers-first", "--exclusive-scope", "root-process-instance"}, db...)...)
+	require.Equal(t, exitOK, code, errOut)
+	require.Equal(t, "exclusive head-of-key indexes: present\n", out)
+	requireIndexes("river_bpmn_job_exclusive_instance_pd", "river_bpmn_job_exclusive_root_t")
+
+	code, _, errOut = runCLI(t, append([]string{"fetch-index-enable", "--by-priority"}, db...)...)
+	require.Equal(t, exitOK, code, errOut)
+	code, out, errOut = runCLI(t, append([]string{"head-index-disable"}, db...)...)
+	require.Equal(t, exitOK, code, errOut)
+	require.Equal(t, "exclusive head-of-key indexes: absent\n", out)
+	requireIndexes()
+	fetch, err := engine.FetchOrderIndexes(ctx)
+	require.NoError(t, err)
+	require.Equal(t, []string{"river_bpmn_fetch_p"}, fetch, "the fetch-order indexes stay")
 }

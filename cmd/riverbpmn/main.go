@@ -2,53 +2,12 @@
 // lets an operator look at and act on jobs, incidents, job definitions and
 // exclusive locks.
 //
-//	riverbpmn migrate-up   --database-url URL [--schema S] [--skip-main] [--max-steps N] [--target-version V]
-//	riverbpmn migrate-down --database-url URL [--schema S] [--max-steps N] [--target-version V]
-//	riverbpmn version      [--database-url URL] [--schema S] [--json]
-//	riverbpmn bench        --database-url URL [--schema S] [--mode M]... [--json] [--fetch-latency] (see --help)
-//	riverbpmn incidents    [--all] [--job ID]
-//	riverbpmn job          JOB_ID [--exclusive-scope S]
-//	riverbpmn instance     PROCESS_INSTANCE_ID | --process-instance ID
-//	riverbpmn retries      JOB_ID N
-//	riverbpmn priority     override JOB_DEFINITION_ID P [--cascade] | clear JOB_DEFINITION_ID | set JOB_ID P
-//	riverbpmn definitions
-//	riverbpmn locks
-//	riverbpmn exclusive-scope [--set process-instance|root-process-instance|none [--force]]
+//	riverbpmn <verb> [arguments] [flags]
 //
-// The operator verbs (incidents to locks) take the connection flags and
-// --json.
-//
-//	riverbpmn timers       PROCESS_INSTANCE_ID --database-url URL [--schema S] [--json]
-//	riverbpmn timer        TIMER_ID --database-url URL [--schema S] [--json]
-//	riverbpmn timer-set-due-date TIMER_ID --due RFC3339 --database-url URL [--schema S] [--cascade] [--json]
-//	riverbpmn timer-cancel TIMER_ID --database-url URL [--schema S] [--json]
-//	riverbpmn timer-prune  --database-url URL [--schema S] [--older-than 24h] [--json]
-//
-// The timer verbs also take their id as --process-instance ID or --timer N.
-//
-//	riverbpmn suspend      --database-url URL [--schema S] (--job-definition ID | --process-definition KEY | --process-instance ID | --job ID) [--include-jobs] [--at TIME] [--json]
-//	riverbpmn activate     (same flags as suspend)
-//	riverbpmn suspended    --database-url URL [--schema S] [--json]
-//	riverbpmn client-sessions --database-url URL [--schema S] [--json]
-//	riverbpmn queues       --database-url URL [--schema S] [--pause Q | --resume Q] [--json]
-//	riverbpmn overview     --database-url URL [--schema S] [--window 24h] [--step 1h] [--json]
-//	riverbpmn progress     --database-url URL [--schema S] (--job ID | --process-instance ID) [--json]
-//	riverbpmn stop         --database-url URL [--schema S] (--job ID | --process-instance ID) [--json]
-//	riverbpmn events       --database-url URL [--schema S] [--follow] [--process-instance ID] [--subscription NAME] [--from F] [--json]
-//	riverbpmn subscriptions [NAME] --database-url URL [--schema S] [--json]
-//	riverbpmn suspension-apply SCHEDULE_ID --database-url URL [--schema S] [--json]
-//	riverbpmn execute      JOB_ID --database-url URL [--schema S] [--timeout 2m] [--exclusive-scope S] [--json]
-//	riverbpmn why          JOB_ID --database-url URL [--schema S] [--exclusive-scope S] [--json]
-//	riverbpmn jobs | instances --database-url URL [--schema S] [--state S] [--kind K] [--job-definition ID] [--process-definition KEY] [--tenant T] [--instance-prefix P] [--created-from T] [--created-to T] [--oldest] [--after ID] [--limit N] [--json]
-//	riverbpmn bulk-retry   --database-url URL [--schema S] [--job IDS] [--job-definition ID] [--instance-prefix P] [--retries N] [--batch N] [--json]
-//	riverbpmn bulk         suspend|activate|stop|priority --database-url URL [--schema S] (--job IDS | the jobs filter flags) [--priority P] [--batch N] [--json]
-//	riverbpmn queue        JOB... | --process-instance ID --database-url URL [--schema S] [--json]
-//	riverbpmn deps         JOB_ID --database-url URL [--schema S] [--json]
-//	riverbpmn events-enable | events-disable --database-url URL [--schema S] [--json]
-//	riverbpmn events-prune --database-url URL [--schema S] [--older-than 24h] [--json]
-//	riverbpmn fairness-enable [--by-priority] [--timers-first] [--by-due-date] | fairness-disable --database-url URL [--schema S] [--json]
-//	riverbpmn fetch-index-enable [--by-priority] [--timers-first] [--by-due-date] | fetch-index-disable --database-url URL [--schema S] [--json]
-//	riverbpmn deployments  create FILE... [--name N] [--tenant T] | list [--after ID] [--limit N] | show DEPLOYMENT_ID | delete DEPLOYMENT_ID [--cascade] --database-url URL [--schema S] [--json]
+// `riverbpmn --help` lists the verbs, from the one verb table of this
+// command (commands), and `riverbpmn VERB --help` a verb's flags. The
+// database verbs take the connection flags (--database-url, --schema) and,
+// those that print a result, --json.
 //
 // Flags follow River's CLI: --database-url defaults to $DATABASE_URL (read
 // when the flag is not given; the usage text names the variable, never its
@@ -56,7 +15,9 @@
 // --process-instance ID (--instance is an alias kept for older scripts),
 // --timer ID, --job-definition ID, --process-definition KEY. What is printed
 // on stderr never shows a password: those of database URLs and connection
-// strings are replaced by xxxxx.
+// strings are replaced by xxxxx. With --json, an error is one JSON object on
+// stderr: {"error": "...", "verb": "...", "exit_code": N}, with "usage"
+// after a flag error.
 //
 // Every verb exits with one of:
 //
@@ -93,13 +54,15 @@ func main() {
 	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
 }
 
-// command is one riverbpmn subcommand.
+// command is one riverbpmn subcommand: a row of the verb table.
 type command struct {
 	name    string
 	summary string
 	run     func(ctx context.Context, args []string, stdout io.Writer) error
 }
 
+// commands is the verb table, the one list of verbs: run dispatches on it
+// and usage prints it.
 func commands() []command {
 	return []command{
 		{"migrate-up", "apply River's main migration line, then riverbpmn's", runMigrateUp},
@@ -135,7 +98,9 @@ func commands() []command {
 		{"fairness-enable", "create the tenant index a fair client of the order flags reads (River's order without; a fair client's start does it for its own)", runFairnessEnable},
 		{"fairness-disable", "drop the tenant indexes of every order", runFairnessDisable},
 		{"fetch-index-enable", "create the fetch-order index clients of the order flags read (a client's start does it for its own)", runFetchIndexEnable},
-		{"fetch-index-disable", "drop the fetch-order indexes of every order", runFetchIndexDisable},
+		{"fetch-index-disable", "drop the fetch-order indexes (and the head-of-key indexes) of every order", runFetchIndexDisable},
+		{"head-index-enable", "create the exclusive head-of-key index exclusive clients of the order flags read (--timers-first, --by-due-date; a client's start does it for its own)", runHeadIndexEnable},
+		{"head-index-disable", "drop the exclusive head-of-key indexes of every order, keeping the fetch-order indexes", runHeadIndexDisable},
 		{"console", "serve the operator web console (--listen, --read-only, --riverui-url, --prefix)", runConsole},
 		{"queue", "queue pending jobs: JOB... or --process-instance ID", runQueue},
 		{"deps", "show a job's prerequisites (done of total, blocked) and dependents: deps JOB", runDeps},
@@ -153,9 +118,12 @@ func commands() []command {
 
 // run executes the command line args and returns the process exit code
 // (see exitCode). What it prints on stderr, errors and usage text, goes
-// through redactSecrets: no password of a database URL ever shows.
+// through redactSecrets: no password of a database URL ever shows. With
+// --json, an error is one JSON object on stderr (jsonError).
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	stderr = &redactingWriter{w: stderr, secrets: urlPasswords(args)}
+	secrets := urlPasswords(args)
+	stderr = &redactingWriter{w: stderr, secrets: secrets}
+	jsonErrors := wantsJSON(args)
 	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
 		usage(stderr)
 		if len(args) == 0 {
@@ -169,14 +137,31 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		state := &runState{}
 		err := cmd.run(withRunState(withStderr(ctx, stderr), state), args[1:], stdout)
-		if err != nil && !errors.Is(err, flag.ErrHelp) {
+		code := exitCode(err, state.opened)
+		var flagErr *flagError
+		isFlagErr := errors.As(err, &flagErr)
+		switch {
+		case err == nil, errors.Is(err, flag.ErrHelp): // -h prints the flags, below
+		case jsonErrors:
+			e := jsonError{Error: err.Error(), Verb: cmd.name, ExitCode: code}
+			if isFlagErr {
+				var flags strings.Builder
+				printFlags(&flags, flagErr.fs)
+				e.Usage = flags.String()
+			}
+			writeJSONError(stderr, secrets, e)
+			return code
+		default:
 			fmt.Fprintf(stderr, "riverbpmn %s: %v\n", cmd.name, err)
 		}
-		var flagErr *flagError
-		if errors.As(err, &flagErr) {
+		if isFlagErr {
 			printFlags(stderr, flagErr.fs)
 		}
-		return exitCode(err, state.opened)
+		return code
+	}
+	if jsonErrors {
+		writeJSONError(stderr, secrets, jsonError{Error: fmt.Sprintf("unknown command %q; riverbpmn --help lists the verbs", args[0]), ExitCode: exitUsage})
+		return exitUsage
 	}
 	fmt.Fprintf(stderr, "riverbpmn: unknown command %q\n\n", args[0])
 	usage(stderr)
@@ -220,15 +205,51 @@ func stderrOf(ctx context.Context) io.Writer {
 	return os.Stderr
 }
 
+// usageWidth is the width usage lays the verb table out in.
+const usageWidth = 80
+
+// usage prints the verb table: each verb, then its summary in a column after
+// the longest verb, wrapped within usageWidth columns.
 func usage(w io.Writer) {
+	cmds := commands()
+	width := 0
+	for _, cmd := range cmds {
+		width = max(width, len(cmd.name))
+	}
+	indent := 2 + width + 2
 	fmt.Fprintln(w, "Usage: riverbpmn <command> [flags]")
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "Commands:")
-	for _, cmd := range commands() {
-		fmt.Fprintf(w, "  %-13s %s\n", cmd.name, cmd.summary)
+	for _, cmd := range cmds {
+		for i, line := range wrapWords(cmd.summary, usageWidth-indent) {
+			name := ""
+			if i == 0 {
+				name = cmd.name
+			}
+			fmt.Fprintf(w, "  %-*s  %s\n", width, name, line)
+		}
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "Run 'riverbpmn <command> --help' for a command's flags.")
+}
+
+// wrapWords splits text into lines of at most width characters, breaking
+// between words (a word longer than width has a line of its own).
+func wrapWords(text string, width int) []string {
+	var lines []string
+	line := ""
+	for _, word := range strings.Fields(text) {
+		switch {
+		case line == "":
+			line = word
+		case len(line)+1+len(word) <= width:
+			line += " " + word
+		default:
+			lines = append(lines, line)
+			line = word
+		}
+	}
+	return append(lines, line)
 }
 
 // dbFlags are the connection flags every database command takes.

@@ -5,14 +5,18 @@ import (
 	"context"
 	"fmt"
 	"io/fs"
+	"os"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/riverqueue/river/riverdbtest"
 	"github.com/riverqueue/river/rivershared/riversharedtest"
 	"github.com/stretchr/testify/require"
 
+	"github.com/riverbpmn/riverbpmn/riverbpmntest"
 	"github.com/riverbpmn/riverbpmn/workflow"
 )
 
@@ -50,14 +54,13 @@ func newSchema(t *testing.T) string {
 	return schema
 }
 
-// migratedSchema returns the test database's URL and a new schema (dropped
-// when the test ends) that migrate-up has migrated.
+// migratedSchema returns the test database's URL and a test schema with
+// both migration lines (riverdbtest.TestSchema; TestMigrateCommands tests
+// migrate-up itself). The schema is not reused: verbs create indexes and
+// triggers in it.
 func migratedSchema(t *testing.T) (url, schema string) {
 	t.Helper()
-	url, schema = riversharedtest.TestDatabaseURL(), newSchema(t)
-	code, _, errOut := runCLI(t, "migrate-up", "--database-url", url, "--schema", schema)
-	require.Equal(t, exitOK, code, errOut)
-	return url, schema
+	return riversharedtest.TestDatabaseURL(), riverdbtest.TestSchema(context.Background(), t, riverbpmntest.Driver(t), &riverdbtest.TestSchemaOpts{DisableReuse: true})
 }
 
 func runCLI(t *testing.T, args ...string) (code int, stdout, stderr string) {
@@ -131,4 +134,43 @@ func TestMigrateErrors(t *testing.T) {
 		require.Equal(t, exitUsage, code)
 		require.Contains(t, errOut, `unexpected argument "extra"`)
 	})
+}
+
+// TestUsageFromVerbTable: --help lists every verb of the verb table once, in
+// its order, the summaries in one column after the longest verb and wrapped
+// within usageWidth columns; the CLI reference names every verb.
+func TestUsageFromVerbTable(t *testing.T) {
+	code, out, errOut := runCLI(t, "--help")
+	require.Equal(t, exitOK, code)
+	require.Empty(t, out)
+	width := 0
+	for _, cmd := range commands() {
+		width = max(width, len(cmd.name))
+	}
+	require.Greater(t, width, 13, "a verb longer than the old fixed column")
+	column := 2 + width + 2
+	var names []string
+	for _, line := range strings.Split(errOut, "\n") {
+		if !strings.HasPrefix(line, "  ") {
+			continue
+		}
+		require.LessOrEqual(t, len(line), usageWidth, "%q", line)
+		require.Greater(t, len(line), column, "%q", line)
+		require.NotEqual(t, ' ', rune(line[column]), "the summary starts at column %d: %q", column, line)
+		require.Equal(t, strings.Repeat(" ", 2), line[column-2:column], "%q", line)
+		if name := strings.TrimSpace(line[:column]); name != "" {
+			names = append(names, name)
+		}
+	}
+	var want []string
+	for _, cmd := range commands() {
+		want = append(want, cmd.name)
+	}
+	require.Equal(t, want, names)
+
+	reference, err := os.ReadFile("../../docs/operating/cli.md")
+	require.NoError(t, err)
+	for _, cmd := range commands() {
+		require.Regexp(t, "(?m)^\\| .*`"+regexp.QuoteMeta(cmd.name)+"[` ]", string(reference), "docs/operating/cli.md's verb table names %s", cmd.name)
+	}
 }

@@ -221,7 +221,10 @@ func toJobJSON(job *rivertype.JobRow) jobJSON {
 const scopeFlagUsage = "the scope to judge the job's key by when the schema records none (no client has started on it yet): process-instance, root-process-instance or none; the scope recorded in the schema always wins"
 
 // scopeFlag parses --exclusive-scope.
-type scopeFlag struct{ scope exclusive.Scope }
+type scopeFlag struct {
+	scope exclusive.Scope
+	set   bool // the flag was given
+}
 
 func (f *scopeFlag) String() string { return f.scope.Name() }
 
@@ -230,14 +233,14 @@ func (f *scopeFlag) Set(s string) error {
 	if err != nil {
 		return fmt.Errorf("%q is not one of process-instance, root-process-instance, none", s)
 	}
-	f.scope = scope
+	f.scope, f.set = scope, true
 	return nil
 }
 
 func runJob(ctx context.Context, args []string, stdout io.Writer) error {
 	var (
 		v     = newVerb("job")
-		scope = scopeFlag{exclusive.ProcessInstance}
+		scope = scopeFlag{scope: exclusive.ProcessInstance}
 	)
 	v.fs.Var(&scope, "exclusive-scope", scopeFlagUsage)
 	positionals, err := v.parse(args, "JOB_ID")

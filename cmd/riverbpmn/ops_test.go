@@ -18,6 +18,7 @@ import (
 	"github.com/riverbpmn/riverbpmn/exclusive"
 	"github.com/riverbpmn/riverbpmn/liveness"
 	"github.com/riverbpmn/riverbpmn/priority"
+	"github.com/riverbpmn/riverbpmn/riverbpmntest"
 	"github.com/riverbpmn/riverbpmn/workflow"
 )
 
@@ -37,8 +38,7 @@ func opsSetup(t *testing.T) (*workflow.Engine, string) {
 	t.Helper()
 	ctx := context.Background()
 	_, schema := migratedSchema(t)
-	engine, err := workflow.NewEngine(riversharedtest.DBPool(ctx, t), &workflow.Config{
-		Schema:         schema,
+	b := riverbpmntest.New(ctx, t, schema, &riverbpmntest.Opts{Config: &workflow.Config{
 		ExclusiveScope: exclusive.ProcessInstance,
 		// The tests fetch through the engine's pilot directly, with no
 		// running client and so no liveness session to fetch under.
@@ -47,9 +47,8 @@ func opsSetup(t *testing.T) (*workflow.Engine, string) {
 		JobDefinitions: []workflow.JobDefinition{
 			{ID: "task-async", ProcessDefinitionKey: "order", ActivityID: "task", Kind: "ops_task", RetryCycle: "R3/PT5M"},
 		},
-	})
-	require.NoError(t, err)
-	return engine, schema
+	}})
+	return b.Engine, schema
 }
 
 // cli runs a verb against schema and returns exit code, stdout and stderr.

@@ -1,11 +1,14 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"strconv"
+	"strings"
 
 	"github.com/riverbpmn/riverbpmn/bpmn"
 	"github.com/riverbpmn/riverbpmn/deployment"
@@ -72,4 +75,56 @@ func (f *outputFlag) print(w io.Writer, v any, text func(io.Writer) error) error
 		return enc.Encode(v)
 	}
 	return text(w)
+}
+
+// jsonError is what run prints on stderr for an error with --json: one JSON
+// object, with the exit code and, for a flag error, the verb's flags.
+type jsonError struct {
+	// Error is the error's message (without the "riverbpmn VERB:" prefix of
+	// the text form).
+	Error string `json:"error"`
+	// Verb is the verb that failed; empty for an unknown one.
+	Verb string `json:"verb,omitempty"`
+	// ExitCode is the process's exit code (see the package doc).
+	ExitCode int `json:"exit_code"`
+	// Usage is the verb's flags with their defaults, after a flag error.
+	Usage string `json:"usage,omitempty"`
+}
+
+// writeJSONError writes e on w as one line of JSON, its strings redacted
+// before they are encoded (an escaped password would slip past the
+// redacting writer), with no HTML escaping.
+func writeJSONError(w io.Writer, secrets []string, e jsonError) {
+	e.Error, e.Usage = redactSecrets(e.Error, secrets), redactSecrets(e.Usage, secrets)
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(e); err != nil { // strings and an int: cannot fail
+		fmt.Fprintf(w, "riverbpmn: %s\n", e.Error)
+		return
+	}
+	_, _ = w.Write(b.Bytes())
+}
+
+// wantsJSON reports whether args ask for JSON output: --json (or -json,
+// --json=true) before any "--".
+func wantsJSON(args []string) bool {
+	for _, arg := range args {
+		if arg == "--" {
+			return false
+		}
+		if !strings.HasPrefix(arg, "-") {
+			continue
+		}
+		name, value, hasValue := strings.Cut(strings.TrimLeft(arg, "-"), "=")
+		if name != "json" {
+			continue
+		}
+		if !hasValue {
+			return true
+		}
+		on, err := strconv.ParseBool(value)
+		return err == nil && on
+	}
+	return false
 }

@@ -87,7 +87,9 @@ func TestTimerCommands(t *testing.T) {
 	code, out, errOut = runCLI(t, "timers", "no-such-instance", "--database-url", url, "--schema", schema, "--json")
 	require.Equal(t, exitNotFound, code, errOut)
 	require.Empty(t, out)
-	require.Contains(t, errOut, `process instance "no-such-instance" has no jobs: not found`)
+	var jsonErr jsonError // with --json, the error is JSON too
+	require.NoError(t, json.Unmarshal([]byte(errOut), &jsonErr), errOut)
+	require.Equal(t, `process instance "no-such-instance" has no jobs: not found`, jsonErr.Error)
 
 	due := res.DueAt.Add(15 * time.Minute).Format(time.RFC3339Nano)
 	code, out, errOut = runCLI(t, "timer-set-due-date", "--database-url", url, "--schema", schema, "--timer", id, "--due", due, "--cascade", "--json")

@@ -16,7 +16,7 @@ import (
 func runWhy(ctx context.Context, args []string, stdout io.Writer) error {
 	var (
 		v     = newVerb("why")
-		scope = scopeFlag{exclusive.ProcessInstance}
+		scope = scopeFlag{scope: exclusive.ProcessInstance}
 	)
 	v.fs.Var(&scope, "exclusive-scope", scopeFlagUsage)
 	positionals, err := v.parse(args, "JOB_ID")

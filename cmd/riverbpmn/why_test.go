@@ -2,14 +2,18 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver"
 	"github.com/stretchr/testify/require"
 
 	"github.com/riverbpmn/riverbpmn/bulk"
 	"github.com/riverbpmn/riverbpmn/diagnose"
+	"github.com/riverbpmn/riverbpmn/search"
 	"github.com/riverbpmn/riverbpmn/workflow"
 )
 
@@ -71,7 +75,7 @@ func TestSearchAndBulkVerbs(t *testing.T) {
 	require.Len(t, jobs.Jobs, 1)
 	require.Equal(t, ids[0], jobs.Jobs[0].ID)
 	require.Equal(t, ids[0], jobs.Next)
-	var instances searchInstancesOutput
+	var instances search.InstancePage
 	cliJSON(t, schema, &instances, "instances", "--instance-prefix", "order-47")
 	require.Len(t, instances.Instances, 2)
 
@@ -94,4 +98,71 @@ func TestSearchAndBulkVerbs(t *testing.T) {
 	code, _, errOut = cli(t, schema, "jobs", "--state", "stuck")
 	require.Equal(t, exitUsage, code, "a bad filter is a usage error, found before the database is opened")
 	require.Contains(t, errOut, `state "stuck" is not a job state`)
+}
+
+// TestInstancesPaging: instances pages as jobs does: a full page names the
+// next one, the page that is not full is the last and names none, and
+// following "next page" never comes back empty.
+func TestInstancesPaging(t *testing.T) {
+	ctx := context.Background()
+	engine, schema := opsSetup(t)
+	client, err := workflow.NewClient(engine, &river.Config{Schema: schema, TestOnly: true})
+	require.NoError(t, err)
+	for _, instance := range []string{"order-1", "order-2", "order-3"} {
+		_, err := client.Insert(ctx, opsArgs{Instance: instance}, nil)
+		require.NoError(t, err)
+	}
+	var page search.InstancePage
+	cliJSON(t, schema, &page, "instances", "--limit", "2")
+	require.Len(t, page.Instances, 2)
+	require.NotZero(t, page.Next, "a full page names the next")
+	var last search.InstancePage
+	cliJSON(t, schema, &last, "instances", "--limit", "2", "--after", strconv.FormatInt(page.Next, 10))
+	require.Len(t, last.Instances, 1)
+	require.Zero(t, last.Next, "the page that is not full is the last")
+
+	code, out, errOut := cli(t, schema, "instances", "--limit", "3")
+	require.Equal(t, exitOK, code, errOut)
+	require.Contains(t, out, "next page: --after ", "a full page")
+	after := strings.TrimSpace(out[strings.LastIndex(out, "--after ")+len("--after "):])
+	code, out, errOut = cli(t, schema, "instances", "--limit", "3", "--after", after)
+	require.Equal(t, exitOK, code, errOut)
+	require.NotContains(t, out, "order-", "past the last instance")
+	require.NotContains(t, out, "next page")
+	code, out, errOut = cli(t, schema, "instances", "--limit", "4")
+	require.Equal(t, exitOK, code, errOut)
+	require.NotContains(t, out, "next page", "three instances fit one page of four")
+}
+
+// TestWhyEveryReason: why gives every reason, as text and JSON: a suspended
+// job whose exclusive key another job holds is both suspended and waiting
+// for the key.
+func TestWhyEveryReason(t *testing.T) {
+	ctx := context.Background()
+	engine, schema := opsSetup(t)
+	client, err := workflow.NewClient(engine, &river.Config{Schema: schema, TestOnly: true})
+	require.NoError(t, err)
+	res, err := client.Insert(ctx, opsArgs{Instance: "order-4711"}, nil)
+	require.NoError(t, err)
+	holder := res.Job.ID
+	fetched, err := engine.Driver().PluginPilot().JobGetAvailable(ctx, engine.Driver().GetExecutor(), nil, &riverdriver.JobGetAvailableParams{
+		ClientID: "worker-7f3a", MaxAttemptedBy: 100, MaxToLock: 1, Queue: river.QueueDefault, Schema: schema,
+	})
+	require.NoError(t, err)
+	require.Equal(t, holder, fetched.Jobs[0].ID)
+	res, err = client.Insert(ctx, opsArgs{Instance: "order-4711"}, nil)
+	require.NoError(t, err)
+	id := res.Job.ID
+	_, err = engine.SuspendProcessInstance(ctx, "order-4711")
+	require.NoError(t, err)
+
+	var d diagnose.Diagnosis
+	cliJSON(t, schema, &d, "why", strconv.FormatInt(id, 10))
+	require.True(t, d.Has(diagnose.Suspended), "%+v", d.Reasons)
+	require.True(t, d.Has(diagnose.KeyHeld), "%+v", d.Reasons)
+	require.Equal(t, holder, d.Reason(diagnose.KeyHeld).HolderJobID)
+	code, out, errOut := cli(t, schema, "why", strconv.FormatInt(id, 10))
+	require.Equal(t, exitOK, code, errOut)
+	require.Contains(t, out, `[suspended] The job is suspended by process instance "order-4711"`)
+	require.Contains(t, out, fmt.Sprintf("[key_held] Its exclusive key %q (scope: process instance) is held by job %d on client worker-7f3a", "order-4711", holder))
 }

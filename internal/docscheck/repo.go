@@ -60,7 +60,8 @@ func RepoOptions(root, cli string) (Options, error) {
 		Root:  root,
 		Prose: prose,
 		GoDocMirrors: map[string]string{
-			"workflow/doc.go": "examples/firstprogram/example_test.go",
+			"workflow/doc.go":      "examples/firstprogram/example_test.go",
+			"riverbpmntest/doc.go": "riverbpmntest/example_docs_test.go",
 		},
 		CLI:         BinaryHelp(cli),
 		MakeTargets: MakeTargets,

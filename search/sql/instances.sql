@@ -12,6 +12,10 @@
 -- So a page costs in proportion to $2, and an instance whose matching jobs
 -- are far apart in id order can appear again on a later page (at an older
 -- job). The instance's page lists all its jobs.
+--
+-- Each row also carries how many jobs the page walked and the first and
+-- last of their ids: a page that walked $2 jobs may have more after it even
+-- when it holds fewer than $1 instances (InstancesPage's Next).
 WITH walked AS (
     SELECT
         j.id,
@@ -37,7 +41,10 @@ WITH walked AS (
         instance, id /* DIRECTION */
 )
 SELECT
-    id, instance, definition, tenant, state, created_at
+    id, instance, definition, tenant, state, created_at,
+    (SELECT count(*) FROM walked)::integer AS walked,
+    (SELECT min(id) FROM walked) AS walked_min,
+    (SELECT max(id) FROM walked) AS walked_max
 FROM
     firsts
 ORDER BY
