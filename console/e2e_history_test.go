@@ -34,7 +34,11 @@ func TestBrowserInstanceHistory(t *testing.T) {
 		err := e.pool.QueryRow(e.ctx, `SELECT state FROM `+pgxIdent(e.schema)+`.river_job WHERE id = $1 AND cardinality(errors) > 0`, failing).Scan(&state)
 		return err == nil && state != "running"
 	}, 30*time.Second, 100*time.Millisecond)
-	require.NoError(t, e.engine.SetJobRetries(e.ctx, failing, 0)) // an incident
+	// An incident: retries 0 once the job is not running (the worker may
+	// be retrying it meanwhile).
+	require.Eventually(t, func() bool {
+		return e.engine.SetJobRetries(e.ctx, failing, 0) == nil
+	}, 30*time.Second, 50*time.Millisecond)
 	for range 3 {
 		e.insert("other-5121", nil) // other instances' events, newer
 	}
