@@ -15,6 +15,7 @@ type deploymentsData struct {
 	// their job definitions.
 	Deployments []*deployment.Deployment
 	Pager       pager
+	Total       *total
 }
 
 // deployments lists deployments, newest first, with their process
@@ -27,6 +28,10 @@ func (h *Handler) deployments(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	data := &deploymentsData{}
+	if data.Total, err = h.countDeployments(r.Context()); err != nil {
+		h.renderError(w, r, deploymentErrorStatus(err), err)
+		return
+	}
 	for _, d := range page.Deployments {
 		full, err := handle.Get(r.Context(), d.ID)
 		if err != nil {

@@ -115,7 +115,8 @@ func TestBrowserRetryIncident(t *testing.T) {
 			return
 		}
 		shot := chromedp.FullScreenshot(100) // 100: PNG
-		if name == "job" {
+		if name == "job" || name == "instance" {
+			// Long pages (the instance's has its history): the top.
 			shot = chromedp.CaptureScreenshot()
 		}
 		png, err := chromedp.Run(ctx, shot)

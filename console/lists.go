@@ -182,6 +182,7 @@ type instancesData struct {
 	Filter    *filterForm
 	Instances []*search.Instance
 	Pager     pager
+	Total     *total
 }
 
 func (h *Handler) instancesPage(w http.ResponseWriter, r *http.Request) {
@@ -198,6 +199,10 @@ func (h *Handler) instancesPage(w http.ResponseWriter, r *http.Request) {
 	// A page may hold fewer instances than asked while more follow (see
 	// search.Instances): its Next says whether and where.
 	data := &instancesData{Filter: form, Instances: page.Instances, Pager: h.newPager(r, "cursor", page.Next != 0, strconv.FormatInt(page.Next, 10))}
+	if data.Total, err = h.countInstances(r.Context(), f); err != nil {
+		h.renderError(w, r, errorStatus(err), err)
+		return
+	}
 	h.render(w, r, http.StatusOK, "instances", "Process instances", data)
 }
 

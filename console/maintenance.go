@@ -31,11 +31,9 @@ type eventsData struct {
 	// Instance is the process instance the page is filtered by ("" none).
 	Instance string
 	Events   []events.Event
+	Total    *total
 	// Newest links the first page when not on it; Older the next page.
 	Newest, Older string
-	// LookedAt is set on a filtered page that stopped looking before it
-	// was full (events.BackwardScan events), with the number it looked at.
-	LookedAt int
 	// Subscriptions are the named subscriptions, with how far behind each is.
 	Subscriptions []events.Subscription
 }
@@ -64,6 +62,10 @@ func (h *Handler) eventsPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	data.Events = page.Events
+	if data.Total, err = h.countEvents(ctx, data.Instance); err != nil {
+		h.renderError(w, r, errorStatus(err), err)
+		return
+	}
 	if data.Subscriptions, err = h.engine.EventSubscriptions(ctx); err != nil {
 		h.renderError(w, r, errorStatus(err), err)
 		return
@@ -73,9 +75,6 @@ func (h *Handler) eventsPage(w http.ResponseWriter, r *http.Request) {
 	}
 	if page.More {
 		data.Older = h.pageURL(r, "before", page.Older.String())
-		if data.Instance != "" && len(page.Events) < h.pageSize {
-			data.LookedAt = events.BackwardScan
-		}
 	}
 	title := "Events"
 	if data.Instance != "" {

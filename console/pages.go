@@ -1,11 +1,14 @@
 package console
 
 import (
+	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
 	"slices"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -13,6 +16,7 @@ import (
 	"github.com/riverqueue/river/rivertype"
 
 	"github.com/riverbpmn/riverbpmn/diagnose"
+	"github.com/riverbpmn/riverbpmn/events"
 	"github.com/riverbpmn/riverbpmn/exclusive"
 	"github.com/riverbpmn/riverbpmn/hold"
 	"github.com/riverbpmn/riverbpmn/jobcontrol"
@@ -182,6 +186,87 @@ type instanceData struct {
 	// a root), and Tree the instances under that root.
 	Root string
 	Tree []*workflow.TreeMember
+	// History is the instance's timeline, newest first: its job status
+	// events (a page of them, paged by HistoryOlder), and on the first page
+	// the creation of the jobs listed, or, while no event of the instance
+	// is recorded, the times the jobs' rows keep.
+	History      []*historyEntry
+	HistoryNewer string
+	HistoryOlder string
+	// EventsOff says that job status events are off in the schema.
+	EventsOff bool
+}
+
+// historyEntry is one line of an instance's timeline.
+type historyEntry struct {
+	At       time.Time
+	JobID    int64
+	Activity string
+	// What is the event's status (RUNNING, SUCCEEDED, FAILED, ABORTED,
+	// INCIDENT), or CREATED, ATTEMPTED, FINALIZED from a job's row.
+	What    string
+	Attempt int
+	Error   string
+}
+
+// instanceHistory builds the instance's timeline from its events before
+// the cursor (nil: the newest) and the jobs of the page shown.
+func (h *Handler) instanceHistory(ctx context.Context, r *http.Request, data *instanceData, jobs []*rivertype.JobRow, before *events.Cursor) error {
+	on, err := h.engine.EventsEnabled(ctx)
+	if err != nil {
+		return err
+	}
+	data.EventsOff = !on
+	page, err := h.engine.EventsPage(ctx, before, data.ID, h.pageSize)
+	if err != nil {
+		return err
+	}
+	for _, ev := range page.Events {
+		e := &historyEntry{At: ev.At, JobID: ev.JobID, What: string(ev.Status), Attempt: ev.Attempt, Error: ev.Error}
+		var jc workflow.JobContext
+		if len(ev.JobContext) > 0 && json.Unmarshal(ev.JobContext, &jc) == nil {
+			e.Activity = jc.ActivityID
+		}
+		data.History = append(data.History, e)
+	}
+	if before != nil {
+		data.HistoryNewer = h.pageURL(r, "hbefore", "")
+	}
+	if page.More {
+		data.HistoryOlder = h.pageURL(r, "hbefore", page.Older.String())
+	}
+	if before == nil {
+		// The jobs' own times, not older than the page's oldest event
+		// when older events follow on the next page.
+		var cut time.Time
+		if page.More && len(page.Events) > 0 {
+			cut = page.Events[len(page.Events)-1].At
+		}
+		noEvents := len(page.Events) == 0
+		add := func(at *time.Time, job *rivertype.JobRow, what string) {
+			if at == nil || at.IsZero() || at.Before(cut) {
+				return
+			}
+			e := &historyEntry{At: *at, JobID: job.ID, What: what, Attempt: job.Attempt}
+			if jc, err := workflow.JobContextOf(job); err == nil {
+				e.Activity = jc.ActivityID
+			}
+			if what == "FINALIZED" && len(job.Errors) > 0 {
+				e.Error = job.Errors[len(job.Errors)-1].Error
+			}
+			data.History = append(data.History, e)
+		}
+		for _, job := range jobs {
+			created := job.CreatedAt
+			add(&created, job, "CREATED")
+			if noEvents {
+				add(job.AttemptedAt, job, "ATTEMPTED")
+				add(job.FinalizedAt, job, "FINALIZED")
+			}
+		}
+		sort.SliceStable(data.History, func(i, j int) bool { return data.History[i].At.After(data.History[j].At) })
+	}
+	return nil
 }
 
 func (h *Handler) instance(w http.ResponseWriter, r *http.Request) {
@@ -199,6 +284,15 @@ func (h *Handler) instance(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		h.renderError(w, r, http.StatusBadRequest, err)
 		return
+	}
+	var hbefore *events.Cursor
+	if s := r.URL.Query().Get("hbefore"); s != "" {
+		c, err := events.ParseCursor(s)
+		if err != nil {
+			h.renderError(w, r, http.StatusBadRequest, fmt.Errorf("query parameter hbefore %q is not an events cursor (txid:id, two non-negative integers)", s))
+			return
+		}
+		hbefore = &c
 	}
 	ctx := r.Context()
 	jobs, err := h.engine.ProcessInstanceJobsPage(ctx, id, after, h.pageSize+1)
@@ -281,8 +375,12 @@ func (h *Handler) instance(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	if err := h.instanceHistory(ctx, r, data, jobs, hbefore); err != nil {
+		h.renderError(w, r, errorStatus(err), err)
+		return
+	}
 	status := http.StatusOK
-	if after == 0 && tafter == 0 && len(data.Jobs) == 0 && len(data.Timers) == 0 {
+	if after == 0 && tafter == 0 && hbefore == nil && len(data.Jobs) == 0 && len(data.Timers) == 0 && len(data.History) == 0 {
 		status = http.StatusNotFound
 	}
 	h.render(w, r, status, "instance", "Process instance "+id, data)

@@ -16,23 +16,25 @@ import (
 )
 
 type timerForm struct {
-	JobDefinition, Activity, DueFrom, DueBefore string
-	StartEvents, Ended                          bool
+	ProcessDefinition, JobDefinition, Activity, DueFrom, DueBefore string
+	StartEvents, Ended                                             bool
 }
 
 type timersData struct {
 	Filter *timerForm
 	Timers []*workflow.TimerInfo
 	Pager  pager
+	Total  *total
 }
 
 func parseTimerFilter(values url.Values) (*workflow.TimerFilter, *timerForm, error) {
 	form := &timerForm{
-		JobDefinition: strings.TrimSpace(values.Get("job_definition")), Activity: strings.TrimSpace(values.Get("activity")),
+		ProcessDefinition: strings.TrimSpace(values.Get("process_definition")),
+		JobDefinition:     strings.TrimSpace(values.Get("job_definition")), Activity: strings.TrimSpace(values.Get("activity")),
 		DueFrom: strings.TrimSpace(values.Get("due_from")), DueBefore: strings.TrimSpace(values.Get("due_before")),
 		StartEvents: values.Get("start_events") != "", Ended: values.Get("ended") != "",
 	}
-	f := &workflow.TimerFilter{JobDefinitionID: form.JobDefinition, ActivityID: form.Activity, StartEvents: form.StartEvents, Ended: form.Ended}
+	f := &workflow.TimerFilter{ProcessDefinitionKey: form.ProcessDefinition, JobDefinitionID: form.JobDefinition, ActivityID: form.Activity, StartEvents: form.StartEvents, Ended: form.Ended}
 	for _, t := range []struct {
 		name, value string
 		from        bool
@@ -70,6 +72,10 @@ func (h *Handler) timersPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	data := &timersData{Filter: form}
+	if data.Total, err = h.countTimers(r.Context(), f); err != nil {
+		h.renderError(w, r, errorStatus(err), err)
+		return
+	}
 	data.Timers, data.Pager = pageOf(h, r, "after", timers, func(t *workflow.TimerInfo) string { return strconv.FormatInt(t.ID, 10) })
 	h.render(w, r, http.StatusOK, "timers", "Timers", data)
 }

@@ -23,6 +23,9 @@ func TestTimersPage(t *testing.T) {
 		tx, err := e.pool.Begin(e.ctx)
 		require.NoError(t, err)
 		timer, err := timers.InsertTx(e.ctx, e.client, tx, reminderArgs{}, handlers.Timer{Cycle: cycle}, jc.InsertOpts())
+		if err != nil {
+			_ = tx.Rollback(e.ctx)
+		}
 		require.NoError(t, err)
 		require.NoError(t, tx.Commit(e.ctx))
 		return timer.TimerID
@@ -48,6 +51,19 @@ func TestTimersPage(t *testing.T) {
 	_, body = b.get("/timers?due_before=" + url.QueryEscape(soon))
 	require.Contains(t, body, fmt.Sprintf(`<tr id="timer-%d">`, inInstance), "due in an hour")
 	require.NotContains(t, body, fmt.Sprintf(`<tr id="timer-%d">`, startEvent), "due in a day")
+	require.Contains(t, body, `<p class="total" id="timers-total">1 timers.</p>`)
+	other := insert(workflow.JobContext{ProcessInstanceID: "pi-u", ProcessDefinitionKey: "order", ActivityID: "reminder"}, "R2/PT1H")
+	// Its job of another process definition (only "order" is declared).
+	_, err := e.pool.Exec(e.ctx, `UPDATE `+pgxIdent(e.schema)+`.river_job SET metadata = `+pgxIdent(e.schema)+
+		`.river_bpmn_ctx_set(metadata, 1, 'process_definition_key', '"refund"') WHERE id = (SELECT job_id FROM `+
+		pgxIdent(e.schema)+`.river_bpmn_timer WHERE id = $1)`, other)
+	require.NoError(t, err)
+	_, body = b.get("/timers?process_definition=refund")
+	require.Contains(t, body, fmt.Sprintf(`<tr id="timer-%d">`, other))
+	require.NotContains(t, body, fmt.Sprintf(`<tr id="timer-%d">`, inInstance))
+	require.Contains(t, body, `<p class="total" id="timers-total">1 timers.</p>`)
+	_, body = b.get("/timers")
+	require.Contains(t, body, `<p class="total" id="timers-total">3 timers.</p>`)
 	status, _ = b.get("/timers?due_from=tomorrow")
 	require.Equal(t, http.StatusBadRequest, status)
 

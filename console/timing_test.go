@@ -130,7 +130,7 @@ END $$`)
 		"/jobs?process_definition=order-1&state=scheduled", "/jobs?instance=order-42",
 		"/instances", "/instances?state=discarded", "/instance?id=order-4242",
 		"/jobs/" + strconv.FormatInt(ids[0], 10), "/definitions", "/locks", "/clients", "/bulk",
-		"/events", "/events?instance=order-4242",
+		"/events", "/events?instance=order-4242", "/timers", "/queues", "/deployments",
 	} {
 		timed("GET "+path, get(path))
 	}

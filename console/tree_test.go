@@ -1,9 +1,14 @@
 package console_test
 
 import (
+	"html"
+	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/riverbpmn/riverbpmn/console"
 )
 
 // TestInstanceTree: a called instance's page links its root, and the root's
@@ -40,4 +45,99 @@ RETURNING id`)
 	require.Contains(t, body, `Called under root process instance <a href="/instance?id=root-1">root-1</a>.`)
 	require.Contains(t, body, "<strong>child-1b</strong> (this one)")
 	require.Regexp(t, `href="/incidents\?instance=child-1a">1</a>`, body, "the sibling's incident shows too")
+}
+
+// TestInstanceHistory: an instance's page shows its timeline, newest first:
+// its jobs' status events (found by the events' index by instance, so an
+// instance whose events lie behind thousands of newer ones of other
+// instances still has them), paged, and the creation of its jobs; with
+// events off, the times the jobs' rows keep.
+func TestInstanceHistory(t *testing.T) {
+	e := newEnv(t)
+	b := e.serve(nil)
+	jobs := pgxIdent(e.schema) + ".river_job"
+
+	// Events off: the jobs' own times.
+	quiet := e.insert("quiet-1", nil)
+	_, err := e.pool.Exec(e.ctx, `UPDATE `+jobs+` SET state = 'completed', attempt = 1, attempted_at = now() - interval '1 minute', finalized_at = now() WHERE id = $1`, quiet)
+	require.NoError(t, err)
+	status, body := b.get("/instance?id=quiet-1")
+	require.Equal(t, 200, status)
+	require.Contains(t, body, `id="history-events-off"`)
+	for _, what := range []string{"CREATED", "ATTEMPTED", "FINALIZED"} {
+		require.Contains(t, body, `status-`+what+`">`+what+`</span>`)
+	}
+
+	// Events on: the instance's jobs run and fail behind 3,000 events of
+	// other instances.
+	require.NoError(t, e.engine.EnableEvents(e.ctx))
+	ids := []int64{e.insert("hist-1", nil), e.insert("hist-1", nil)}
+	_, err = e.pool.Exec(e.ctx, `UPDATE `+jobs+` SET state = 'running', attempt = 1, attempted_at = now() WHERE id = ANY($1)`, ids)
+	require.NoError(t, err)
+	_, err = e.pool.Exec(e.ctx, `UPDATE `+jobs+` SET state = 'completed', finalized_at = now() WHERE id = $1`, ids[0])
+	require.NoError(t, err)
+	_, err = e.pool.Exec(e.ctx, `UPDATE `+jobs+` SET state = 'retryable', scheduled_at = now() + interval '1 hour',
+		errors = ARRAY['{"at": "2026-01-01T00:00:00Z", "attempt": 1, "error": "card declined"}'::jsonb] WHERE id = $1`, ids[1])
+	require.NoError(t, err)
+	require.NoError(t, e.engine.SetJobRetries(e.ctx, ids[1], 0))
+	_, err = e.pool.Exec(e.ctx, `
+INSERT INTO `+jobs+` (args, kind, max_attempts, metadata, priority, queue, state, scheduled_at)
+SELECT '{}', 'console_task', 3, jsonb_build_object('bpmn', jsonb_build_object('process_instance_id', 'other-' || i)),
+    1, 'default', 'available', now()
+FROM generate_series(1, 3000) i`)
+	require.NoError(t, err)
+	_, err = e.pool.Exec(e.ctx, `UPDATE `+jobs+` SET state = 'running', attempt = 1, attempted_at = now() WHERE metadata @> '{"bpmn": {}}' AND state = 'available' AND id > $1`, ids[1])
+	require.NoError(t, err)
+
+	status, body = b.get("/instance?id=hist-1")
+	require.Equal(t, 200, status)
+	require.NotContains(t, body, `id="history-events-off"`)
+	history := body[strings.Index(body, `<table id="history">`):]
+	history = history[:strings.Index(history, "</table>")]
+	require.Equal(t, 2, strings.Count(history, "status-RUNNING\""), history)
+	require.Equal(t, 1, strings.Count(history, "status-SUCCEEDED\""))
+	require.Equal(t, 1, strings.Count(history, "status-INCIDENT\""))
+	require.Equal(t, 2, strings.Count(history, "status-FAILED\""), "the failed attempt, then the discard")
+	require.Contains(t, history, "card declined")
+	require.Equal(t, 2, strings.Count(history, "status-CREATED\""))
+	require.NotContains(t, history, "other-")
+
+	// Paged: two events a page.
+	b2 := e.serve(&console.Options{PageSize: 2})
+	_, body = b2.get("/instance?id=hist-1")
+	older := regexp.MustCompile(`href="(/instance\?[^"]*hbefore=[^"]*)" rel="next"`).FindStringSubmatch(body)
+	require.NotNil(t, older, "a link to the older history")
+	status, body = b2.get(html.UnescapeString(older[1]))
+	require.Equal(t, 200, status)
+	require.Contains(t, body, "« Newest")
+	require.Contains(t, body, `<table id="history">`)
+
+	status, _ = b.get("/instance?id=hist-1&hbefore=nope")
+	require.Equal(t, 400, status)
+}
+
+// TestListTotals: the lists state their totals: process instances (paged
+// through their listing), deployments, events (every one, and one
+// instance's through the index).
+func TestListTotals(t *testing.T) {
+	e := newEnv(t)
+	require.NoError(t, e.engine.EnableEvents(e.ctx))
+	for _, inst := range []string{"tot-1", "tot-2", "tot-2", "tot-3"} {
+		e.incident(inst) // FAILED and INCIDENT events each
+	}
+	b := e.serve(&console.Options{PageSize: 1})
+	_, body := b.get("/instances")
+	require.Contains(t, body, `<p class="total" id="instances-total">3 process instances.</p>`)
+	_, body = b.get("/instances?instance=tot-2")
+	require.Contains(t, body, `<p class="total" id="instances-total">1 process instances.</p>`)
+	_, body = b.get("/events")
+	require.Contains(t, body, `<p class="total" id="events-total">8 events.</p>`)
+	_, body = b.get("/events?instance=tot-2")
+	require.Contains(t, body, `<p class="total" id="events-total">4 events.</p>`)
+	_, body = b.get("/deployments")
+	require.Contains(t, body, `<p class="total" id="deployments-total">0 deployments.</p>`)
+	n, atLeast, err := e.engine.CountEvents(e.ctx, "tot-3")
+	require.NoError(t, err)
+	require.Equal(t, int64(2), n)
+	require.False(t, atLeast)
 }

@@ -100,6 +100,8 @@ var (
 	enabledSQL            = sqltemplate.MustRead(sqlFS, "sql/enabled.sql")
 	readSQL               = sqltemplate.MustRead(sqlFS, "sql/read.sql")
 	readBackwardSQL       = sqltemplate.MustRead(sqlFS, "sql/read_backward.sql")
+	readBackwardInstSQL   = sqltemplate.MustRead(sqlFS, "sql/read_backward_instance.sql")
+	countSQL              = sqltemplate.MustRead(sqlFS, "sql/count.sql")
 	pendingSQL            = sqltemplate.MustRead(sqlFS, "sql/pending.sql")
 	horizonSQL            = sqltemplate.MustRead(sqlFS, "sql/horizon.sql")
 	lastSQL               = sqltemplate.MustRead(sqlFS, "sql/last.sql")
@@ -211,14 +213,12 @@ type Page struct {
 	// Older is where the next, older page starts: pass it to ReadBackward
 	// as before. Zero when the page is the last.
 	Older Cursor
-	// More says whether the outbox holds events before Older (of any
-	// process instance: a filtered page does not know whether they match).
+	// More says whether the outbox holds events before Older (for a page
+	// of one process instance: events of that instance).
 	More bool
 }
 
-// BackwardScan is how many events before its cursor ReadBackward looks at,
-// at most, for a page of one process instance's events (the outbox has no
-// index by process instance).
+// BackwardScan is the largest page ReadBackward returns.
 const BackwardScan = 10_000
 
 // newest is the cursor after every event: ReadBackward from the newest.
@@ -231,11 +231,11 @@ var newest = Cursor{TxID: math.MaxUint64, ID: math.MaxInt64}
 // commits later may appear among events already shown (cursor order is the
 // order transactions started in, and a subscriber gets it in that order).
 //
-// With processInstanceID, only that instance's events, looking at the
-// BackwardScan events before the cursor and no further: such a page may
-// hold fewer than limit events, or none, with More still true; its Older
-// is where it stopped looking. Without, a page costs about limit events
-// (plus the rest of the oldest outbox row it reads, up to 1,023).
+// With processInstanceID, only that instance's events, found through the
+// outbox's index by process instance (migration riverbpmn/026) however far
+// back they are: a page costs about the instance's events it shows. Without,
+// a page costs about limit events (plus the rest of the oldest outbox row it
+// reads, up to 1,023).
 func ReadBackward(ctx context.Context, db DB, schema string, before *Cursor, processInstanceID string, limit int) (*Page, error) {
 	if limit <= 0 || limit > BackwardScan {
 		return nil, fmt.Errorf("events: limit %d is out of range: 1 to %d", limit, BackwardScan)
@@ -244,14 +244,11 @@ func ReadBackward(ctx context.Context, db DB, schema string, before *Cursor, pro
 	if before != nil {
 		from = *before
 	}
-	// One event more than asked says whether the page is the last; with a
-	// filter, the page looks at BackwardScan events at most.
-	scan := limit + 1
-	var pi any
 	if processInstanceID != "" {
-		pi, scan = processInstanceID, BackwardScan
+		return readBackwardInstance(ctx, db, schema, from, processInstanceID, limit)
 	}
-	rows, err := db.Query(ctx, sqltemplate.Render(readBackwardSQL, schema), append(from.args(), limit+1, pi, scan)...)
+	// One event more than asked says whether the page is the last.
+	rows, err := db.Query(ctx, sqltemplate.Render(readBackwardSQL, schema), append(from.args(), limit+1, limit+1)...)
 	if err != nil {
 		return nil, fmt.Errorf("events: reading events backwards: %w%s", err, migrationHint(err))
 	}
@@ -278,7 +275,7 @@ func ReadBackward(ctx context.Context, db DB, schema string, before *Cursor, pro
 		}
 		page.More = more
 		if id == nil {
-			continue // nothing matched in the rows looked at
+			continue // no event in the rows looked at
 		}
 		ev := Event{ID: *id, Status: Status(deref(status)), JobID: *jobID, Kind: deref(kind), Queue: deref(queue),
 			Attempt: int(*attempt), RetriesLeft: retriesLeft, Error: deref(errText), ProcessInstanceID: deref(piStr),
@@ -306,6 +303,71 @@ func ReadBackward(ctx context.Context, db DB, schema string, before *Cursor, pro
 		page.Older = oldest
 	}
 	return page, nil
+}
+
+// readBackwardInstance is ReadBackward for one process instance, through the
+// index (read_backward_instance.sql): exact, however far back the events are.
+func readBackwardInstance(ctx context.Context, db DB, schema string, from Cursor, processInstanceID string, limit int) (*Page, error) {
+	rows, err := db.Query(ctx, sqltemplate.Render(readBackwardInstSQL, schema), append(from.args(), limit+1, processInstanceID)...)
+	if err != nil {
+		return nil, fmt.Errorf("events: reading the events of process instance %q backwards: %w%s", processInstanceID, err, migrationHint(err))
+	}
+	defer rows.Close()
+	page := &Page{}
+	for rows.Next() {
+		var (
+			ev          Event
+			txid        string
+			attempt     int16
+			errText     *string
+			retriesLeft *bool
+			jobContext  []byte
+		)
+		if err := rows.Scan(&txid, &ev.ID, &ev.Status, &ev.JobID, &ev.Kind, &ev.Queue, &attempt, &retriesLeft,
+			&errText, &ev.ProcessInstanceID, &jobContext, &ev.At, &ev.CreatedAt); err != nil {
+			return nil, fmt.Errorf("events: reading the events of process instance %q backwards: %w", processInstanceID, err)
+		}
+		tx, err := strconv.ParseUint(txid, 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("events: reading events backwards: transaction id %q: %w", txid, err)
+		}
+		ev.Cursor = Cursor{TxID: tx, ID: ev.ID}
+		ev.Attempt, ev.RetriesLeft, ev.Error = int(attempt), retriesLeft, deref(errText)
+		if jobContext != nil {
+			ev.JobContext = jobContext
+		}
+		ev.At, ev.CreatedAt = ev.At.UTC(), ev.CreatedAt.UTC()
+		page.Events = append(page.Events, ev)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("events: reading the events of process instance %q backwards: %w", processInstanceID, err)
+	}
+	if len(page.Events) > limit {
+		page.Events = page.Events[:limit]
+		page.Older, page.More = page.Events[limit-1].Cursor, true
+	}
+	return page, nil
+}
+
+// CountRows is how many outbox rows Count reads at most: with the packed
+// rows of a busy system (a hundred events a row or more), millions of
+// events; a plain scan of that many small rows takes a fraction of a
+// second.
+const CountRows = 100_000
+
+// Count returns how many events the outbox holds, only those of
+// processInstanceID when it is not empty, reading at most CountRows outbox
+// rows: atLeast says the count stopped there.
+func Count(ctx context.Context, db DB, schema, processInstanceID string) (n int64, atLeast bool, err error) {
+	var pi any
+	if processInstanceID != "" {
+		pi = processInstanceID
+	}
+	var rows int64
+	if err := db.QueryRow(ctx, sqltemplate.Render(countSQL, schema), pi, CountRows).Scan(&n, &rows); err != nil {
+		return 0, false, fmt.Errorf("events: counting events: %w%s", err, migrationHint(err))
+	}
+	return n, rows >= CountRows, nil
 }
 
 func deref[T any](p *T) T {

@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/riverbpmn/riverbpmn/internal/sqltemplate"
 )
 
 // ListPage returns one page of the timers of a process instance, by id: those
@@ -24,6 +26,10 @@ type Filter struct {
 	// JobDefinitionID and ActivityID keep timers of that job definition or
 	// activity ("" any).
 	JobDefinitionID, ActivityID string
+	// ProcessDefinitionKey keeps timers whose occurrence job (the latest)
+	// belongs to that process definition ("" any): ended timers whose job
+	// is gone have none.
+	ProcessDefinitionKey string
 	// StartEvents keeps only timer start events (no process instance).
 	StartEvents bool
 	// DueFrom and DueBefore keep timers whose waiting occurrence is due in
@@ -52,8 +58,9 @@ WHERE t.id > $1
     AND ($5::timestamptz IS NULL OR (t.ended_at IS NULL AND j.scheduled_at >= $5::timestamptz))
     AND ($6::timestamptz IS NULL OR (t.ended_at IS NULL AND j.scheduled_at < $6::timestamptz))
     AND ($7::boolean OR t.ended_at IS NULL)
+    AND ($9::text = '' OR `+sqltemplate.Render("/* TEMPLATE: schema */river_bpmn_ctx_definition(j.metadata)", s.Schema)+` = $9::text)
 ORDER BY t.id
-LIMIT $8`, afterID, f.JobDefinitionID, f.ActivityID, f.StartEvents, from, before, f.Ended, limit)
+LIMIT $8`, afterID, f.JobDefinitionID, f.ActivityID, f.StartEvents, from, before, f.Ended, limit, f.ProcessDefinitionKey)
 	if err != nil {
 		return nil, err
 	}

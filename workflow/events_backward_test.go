@@ -2,6 +2,7 @@ package workflow
 
 import (
 	"context"
+	"math"
 	"os"
 	"slices"
 	"strconv"
@@ -103,11 +104,12 @@ func TestEventsReadBackward(t *testing.T) {
 	require.Empty(t, all)
 }
 
-// TestEventsReadBackwardLooksNoFurtherThanItMay: a page of one process
-// instance looks at events.BackwardScan events at most; its instance's
-// events further back come on the pages that follow. A page of the newest
-// 10 events unpacks the outbox rows that hold them and no more.
-func TestEventsReadBackwardLooksNoFurtherThanItMay(t *testing.T) {
+// TestEventsReadBackwardOfAnInstanceUsesItsIndex: a page of one process
+// instance finds its events through the outbox's index by instance, however
+// many events of other instances are newer (more than events.BackwardScan
+// here), without unpacking theirs. A page of the newest 10 events unpacks
+// the outbox rows that hold them and no more.
+func TestEventsReadBackwardOfAnInstanceUsesItsIndex(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	pool := testPool(t)
@@ -115,28 +117,51 @@ func TestEventsReadBackwardLooksNoFurtherThanItMay(t *testing.T) {
 	schema, sql := packedSchema(ctx, t, 0, n)
 	_, err := pool.Exec(ctx, sql(`UPDATE %s.river_job SET metadata = jsonb_set(metadata, '{bpmn,process_instance_id}', '"rare"') WHERE id <= 3`))
 	require.NoError(t, err)
-	_, err = pool.Exec(ctx, sql("UPDATE %s.river_job SET state = 'running', attempt = 1, attempted_at = now() WHERE id <= 3"))
+	// The rare instance's jobs: the first in a statement of their own, the
+	// other two among 98 jobs of other instances.
+	_, err = pool.Exec(ctx, sql("UPDATE %s.river_job SET state = 'running', attempt = 1, attempted_at = now() WHERE id = 1"))
 	require.NoError(t, err)
-	_, err = pool.Exec(ctx, sql("UPDATE %s.river_job SET state = 'running', attempt = 1, attempted_at = now() WHERE id > 3"))
+	_, err = pool.Exec(ctx, sql("UPDATE %s.river_job SET state = 'running', attempt = 1, attempted_at = now() WHERE id > 1 AND id <= 100"))
+	require.NoError(t, err)
+	_, err = pool.Exec(ctx, sql("UPDATE %s.river_job SET state = 'running', attempt = 1, attempted_at = now() WHERE id > 100"))
 	require.NoError(t, err)
 	_, err = pool.Exec(ctx, sql("ANALYZE %s.river_bpmn_event"))
 	require.NoError(t, err)
 
 	start := time.Now()
-	page, err := events.ReadBackward(ctx, pool, schema, nil, "rare", 10)
-	t.Logf("a filtered page looking at %d events: %v", events.BackwardScan, time.Since(start))
+	page, err := events.ReadBackward(ctx, pool, schema, nil, "rare", 2)
+	t.Logf("a page of one instance behind %d newer events: %v", n-3, time.Since(start))
 	require.NoError(t, err)
-	require.Empty(t, page.Events, "the rare events are more than BackwardScan events back")
+	require.Len(t, page.Events, 2)
 	require.True(t, page.More)
 	older := page.Older
-	page, err = events.ReadBackward(ctx, pool, schema, &older, "rare", 10)
+	rest, err := events.ReadBackward(ctx, pool, schema, &older, "rare", 10)
 	require.NoError(t, err)
-	require.Len(t, page.Events, 3)
-	require.False(t, page.More)
-	for i, ev := range page.Events {
+	require.Len(t, rest.Events, 1)
+	require.False(t, rest.More)
+	for i, ev := range append(page.Events, rest.Events...) {
 		require.Equal(t, "rare", ev.ProcessInstanceID)
 		require.Equal(t, int64(3-i), ev.JobID)
+		require.Equal(t, events.Running, ev.Status)
 	}
+
+	// The plan: the index, and only the rare instance's rows unpacked.
+	instanceSQL, err := os.ReadFile("../events/sql/read_backward_instance.sql")
+	require.NoError(t, err)
+	var iplan []struct {
+		Plan explainNode `json:"Plan"`
+	}
+	// A table this small is read whole (the planner's choice); a sequential
+	// scan is ruled out to see that the index serves the statement.
+	tx, err := pool.Begin(ctx)
+	require.NoError(t, err)
+	defer func() { _ = tx.Rollback(ctx) }()
+	_, err = tx.Exec(ctx, "SET LOCAL enable_seqscan = off")
+	require.NoError(t, err)
+	require.NoError(t, tx.QueryRow(ctx, "EXPLAIN (ANALYZE, FORMAT JSON) "+sqltemplate.Render(string(instanceSQL), schema),
+		"18446744073709551615", int64(math.MaxInt64), 11, "rare").Scan(&iplan))
+	require.Positive(t, iplan[0].Plan.count("Bitmap Index Scan"), "the rows of an instance are found through its index")
+	require.LessOrEqual(t, iplan[0].Plan.rowsOf("Function Scan"), float64(1+99), "events unpacked: the two rows holding the instance's")
 
 	start = time.Now()
 	newest, err := events.ReadBackward(ctx, pool, schema, nil, "", 10)
@@ -150,9 +175,21 @@ func TestEventsReadBackwardLooksNoFurtherThanItMay(t *testing.T) {
 		Plan explainNode `json:"Plan"`
 	}
 	require.NoError(t, pool.QueryRow(ctx, "EXPLAIN (ANALYZE, FORMAT JSON) "+sqltemplate.Render(string(backwardSQL), schema),
-		strconv.FormatUint(newest.Events[9].Cursor.TxID, 10), newest.Events[9].Cursor.ID, 11, nil, 11).Scan(&plan))
+		strconv.FormatUint(newest.Events[9].Cursor.TxID, 10), newest.Events[9].Cursor.ID, 11, 11).Scan(&plan))
 	unpacked := plan[0].Plan.rowsOf("Function Scan")
 	require.Positive(t, unpacked)
 	require.LessOrEqual(t, unpacked, float64(11+1023), "events unpacked to read 10 before a cursor")
 	t.Logf("%.0f events unpacked to read 10", unpacked)
+}
+
+// count is the number of nodes of a type in the plan.
+func (n explainNode) count(nodeType string) int {
+	c := 0
+	if n.NodeType == nodeType {
+		c++
+	}
+	for _, p := range n.Plans {
+		c += p.count(nodeType)
+	}
+	return c
 }

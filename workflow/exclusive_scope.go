@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgconn"
+
 	"github.com/riverbpmn/riverbpmn/exclusive"
 	"github.com/riverbpmn/riverbpmn/liveness"
 )
@@ -85,6 +87,15 @@ func (e *Engine) RecordedExclusiveScope(ctx context.Context) (*exclusive.Recorde
 	return recorded, nil
 }
 
+// AdvisoryLockClassExclusiveScope is the first key of the two-key advisory
+// lock that makes recording another exclusive scope one step with the check
+// that no client of the schema is alive (SetExclusiveScope), against a
+// client that starts meanwhile (the second key is derived from the schema's
+// settings table).
+const AdvisoryLockClassExclusiveScope = 1380076901
+
+var exclusiveScopeLockSQL = mustReadSQL("exclusive_scope_lock.sql")
+
 // SetExclusiveScope records scope as the exclusive scope in force in the
 // engine's schema, replacing the recorded one, and returns the scope it
 // replaced (nil when none was recorded). A running client goes on enforcing
@@ -95,24 +106,15 @@ func (e *Engine) RecordedExclusiveScope(ctx context.Context) (*exclusive.Recorde
 // (errors.Is ErrClientsAlive). ForceExclusiveScope records it anyway.
 // Clients running with Config.Liveness disabled have no session and are
 // not seen. It does not change this engine's own Config.ExclusiveScope.
+//
+// The check and the write are one step: they run in one transaction holding
+// a lock (AdvisoryLockClassExclusiveScope) that a client starting with
+// liveness takes too, after its session is open, to read the recorded scope
+// again. So a client that starts meanwhile is either alive when the check
+// looks (refused) or reads the new scope (and refuses to start if its own
+// differs).
 func (e *Engine) SetExclusiveScope(ctx context.Context, scope exclusive.Scope) (*exclusive.Scope, error) {
-	if e.dbPool == nil {
-		return nil, errNoPool
-	}
-	recorded, err := e.RecordedExclusiveScope(ctx)
-	if err != nil {
-		return nil, err
-	}
-	if recorded == nil || recorded.Scope != scope {
-		alive, err := e.AliveClients(ctx)
-		if err != nil {
-			return nil, err
-		}
-		if len(alive) > 0 {
-			return nil, &ClientsAliveError{Scope: scope, Clients: alive}
-		}
-	}
-	return e.ForceExclusiveScope(ctx, scope)
+	return e.setExclusiveScope(ctx, scope, false)
 }
 
 // ForceExclusiveScope records scope as SetExclusiveScope does, even while
@@ -120,14 +122,78 @@ func (e *Engine) SetExclusiveScope(ctx context.Context, scope exclusive.Scope) (
 // started with until they restart, and then refuse to start if their
 // engine's scope differs.
 func (e *Engine) ForceExclusiveScope(ctx context.Context, scope exclusive.Scope) (*exclusive.Scope, error) {
+	return e.setExclusiveScope(ctx, scope, true)
+}
+
+func (e *Engine) setExclusiveScope(ctx context.Context, scope exclusive.Scope, force bool) (*exclusive.Scope, error) {
 	if e.dbPool == nil {
 		return nil, errNoPool
 	}
-	previous, err := exclusive.SetScope(ctx, e.dbPool, e.config.Schema, scope, "")
+	if err := scope.Validate(); err != nil {
+		return nil, fmt.Errorf("workflow: %w", err)
+	}
+	tx, err := e.dbPool.Begin(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("workflow: recording exclusive scope %s: %w", scope, err)
+	}
+	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
+	if _, err := tx.Exec(ctx, e.sql(exclusiveScopeLockSQL), AdvisoryLockClassExclusiveScope); err != nil {
+		return nil, fmt.Errorf("workflow: recording exclusive scope %s: %w", scope, err)
+	}
+	if !force {
+		recorded, err := exclusive.ReadScope(ctx, tx, e.config.Schema)
+		if err != nil {
+			return nil, fmt.Errorf("workflow: %w", err)
+		}
+		if recorded == nil || recorded.Scope != scope {
+			// Read after the lock is held: a client that opened its
+			// session before is seen, one that opens it after waits for
+			// this transaction to read the scope it records.
+			alive, err := e.AliveClients(ctx)
+			if err != nil {
+				return nil, err
+			}
+			if len(alive) > 0 {
+				return nil, &ClientsAliveError{Scope: scope, Clients: alive}
+			}
+		}
+	}
+	previous, err := exclusive.SetScope(ctx, tx, e.config.Schema, scope, "")
 	if err != nil {
 		return nil, fmt.Errorf("workflow: %w", err)
 	}
+	if err := tx.Commit(ctx); err != nil {
+		return nil, fmt.Errorf("workflow: recording exclusive scope %s: %w", scope, err)
+	}
 	return previous, nil
+}
+
+// recheckExclusiveScope reads the exclusive scope recorded in schema again,
+// under the lock SetExclusiveScope holds, once a starting client's liveness
+// session is open (so that a concurrent SetExclusiveScope either saw the
+// client alive or has committed the scope read here), and refuses a scope
+// that differs from the engine's as recordExclusiveScope does.
+func (e *Engine) recheckExclusiveScope(ctx context.Context, schema string) error {
+	tx, err := e.dbPool.Begin(ctx)
+	if err != nil {
+		return fmt.Errorf("workflow: checking the exclusive scope in force: %w", err)
+	}
+	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
+	if _, err := tx.Exec(ctx, renderSQL(exclusiveScopeLockSQL, schema), AdvisoryLockClassExclusiveScope); err != nil {
+		var pgErr *pgconn.PgError
+		if errors.As(err, &pgErr) && pgErr.Code == "42P01" {
+			return nil // migration riverbpmn/021 not applied: nothing is recorded (warned at the record)
+		}
+		return fmt.Errorf("workflow: checking the exclusive scope in force: %w", err)
+	}
+	recorded, err := exclusive.ReadScope(ctx, tx, schema)
+	if err != nil {
+		return fmt.Errorf("workflow: %w", err)
+	}
+	if recorded != nil && recorded.Scope != e.config.ExclusiveScope {
+		return fmt.Errorf("workflow: %w", &exclusive.ScopeMismatchError{Schema: schema, Configured: e.config.ExclusiveScope, Recorded: *recorded})
+	}
+	return tx.Commit(ctx)
 }
 
 // AliveClients returns the liveness sessions of the schema whose client is

@@ -229,6 +229,16 @@ func (e *Engine) EventsPage(ctx context.Context, before *events.Cursor, processI
 	return events.ReadBackward(ctx, e.dbPool, e.config.Schema, before, processInstanceID, limit)
 }
 
+// CountEvents returns how many job status events are recorded, only those
+// of processInstanceID when it is not empty; atLeast says the count stopped
+// after events.CountRows outbox rows (see events.Count).
+func (e *Engine) CountEvents(ctx context.Context, processInstanceID string) (n int64, atLeast bool, err error) {
+	if e.dbPool == nil {
+		return 0, false, errNoPool
+	}
+	return events.Count(ctx, e.dbPool, e.config.Schema, processInstanceID)
+}
+
 // LastEvent returns the cursor of the last event written; ok is false when
 // there is none (see events.Last).
 func (e *Engine) LastEvent(ctx context.Context) (c events.Cursor, ok bool, err error) {

@@ -91,6 +91,13 @@ func (p *livenessPilot) ProducerInit(ctx context.Context, exec riverdriver.Execu
 	if err := p.openSession(ctx, params.ClientID, params.Schema); err != nil {
 		return 0, nil, err
 	}
+	// Read the recorded scope again now that the session is open, under
+	// the lock Engine.SetExclusiveScope holds while it checks that no
+	// client is alive and writes: one of the two sees the other.
+	if err := p.engine.recheckExclusiveScope(ctx, params.Schema); err != nil {
+		p.closeSession(ctx)
+		return 0, nil, err
+	}
 	return p.pilot.ProducerInit(ctx, exec, params)
 }
 
@@ -120,6 +127,18 @@ func (p *livenessPilot) openSession(ctx context.Context, clientID, schema string
 	p.engine.tel.SessionsFrom(keeper.Sessions.Load)
 	p.keeper, p.schema = keeper, schema
 	return nil
+}
+
+// closeSession ends the session of a client that refuses to start after
+// opening it.
+func (p *livenessPilot) closeSession(ctx context.Context) {
+	keeper, _ := p.session()
+	if keeper == nil {
+		return
+	}
+	closeCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	keeper.Close(closeCtx)
 }
 
 func (p *livenessPilot) session() (*liveness.Keeper, string) {

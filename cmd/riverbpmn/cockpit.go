@@ -138,6 +138,9 @@ func runSearchJobs(ctx context.Context, args []string, stdout io.Writer) error {
 }
 
 func runSearchInstances(ctx context.Context, args []string, stdout io.Writer) error {
+	if len(args) > 0 && args[0] == "tree" {
+		return runInstancesTree(ctx, args[1:], stdout)
+	}
 	v := newVerb("instances")
 	engine, closeDB, f, cf, err := openSearch(ctx, v, args)
 	if err != nil {
@@ -230,6 +233,12 @@ func runBulkRetry(ctx context.Context, args []string, stdout io.Writer) error {
 }
 
 func runBulk(ctx context.Context, args []string, stdout io.Writer) error {
+	if len(args) > 0 && (args[0] == "list" || args[0] == "show") {
+		if args[0] == "list" {
+			return runBulkList(ctx, args[1:], stdout)
+		}
+		return runBulkShow(ctx, args[1:], stdout)
+	}
 	v := newVerb("bulk")
 	var (
 		jobs   listFlag

@@ -56,6 +56,9 @@ func formatPriority(p *int64) string {
 // ---- incidents ----
 
 func runIncidents(ctx context.Context, args []string, stdout io.Writer) error {
+	if len(args) > 0 && args[0] == "list" {
+		return runIncidentsList(ctx, args[1:], stdout)
+	}
 	var (
 		v     = newVerb("incidents")
 		all   bool

@@ -83,6 +83,9 @@ func (v *timerVerb) parseID(args []string) (int64, error) {
 
 // runTimers lists the timers of a process instance.
 func runTimers(ctx context.Context, args []string, stdout io.Writer) error {
+	if len(args) > 0 && args[0] == "list" {
+		return runTimersList(ctx, args[1:], stdout)
+	}
 	var (
 		v           = newVerb("timers")
 		instanceArg processInstanceArg

@@ -1,8 +1,8 @@
 -- ReadBackward: events before the cursor ($1 txid, $2 event id; the caller
 -- passes the largest cursor for "from the newest"), newest first, at most
--- $3, of process instance $4 (NULL: every instance), looking at no more
--- than the outbox rows that hold the $5 events before the cursor (whole
--- rows: up to 1,023 events more).
+-- $3, looking at no more than the outbox rows that hold the $4 events
+-- before the cursor (whole rows: up to 1,023 events more). The events of one
+-- process instance are read_backward_instance.sql's.
 --
 -- Unlike read.sql there is no horizon: a page shows what is committed now
 -- (a subscriber, which must never skip an event, waits for older
@@ -10,7 +10,7 @@
 --
 -- Rows are walked backwards on the primary key (txid, id) from the cursor,
 -- counting the events each holds before the cursor (the row holding the
--- cursor, only those before it), and stop once $5 events are counted. Only
+-- cursor, only those before it), and stop once $4 events are counted. Only
 -- those rows are unpacked. Every result row also carries the oldest row
 -- looked at (where the next, older page starts) and whether any row is
 -- older than it. No row at all: nothing before the cursor.
@@ -28,9 +28,9 @@ WITH scanned AS (
         ) b
         WHERE (e.txid, e.id) < ($1::text::xid8, $2::bigint)
         ORDER BY e.txid DESC, e.id DESC
-        LIMIT $5::integer
+        LIMIT $4::integer
     ) r
-    WHERE r.events_after < $5::integer
+    WHERE r.events_after < $4::integer
 ),
 oldest AS (
     SELECT s.txid, s.id,
@@ -62,8 +62,6 @@ LEFT JOIN LATERAL (
         FROM (SELECT /* TEMPLATE: schema */river_bpmn_ctx_object(u.job_context) AS ctx) x
     ) c
     WHERE (e.txid, e.id + u.ord - 1) < ($1::text::xid8, $2::bigint)
-        AND ($4::text IS NULL OR (jsonb_typeof(c.job_context -> 'process_instance_id') = 'string'
-            AND c.job_context ->> 'process_instance_id' = $4::text))
     ORDER BY e.txid DESC, e.id DESC, u.ord DESC
     LIMIT $3::integer
 ) m ON true
