@@ -232,7 +232,7 @@ var newest = Cursor{TxID: math.MaxUint64, ID: math.MaxInt64}
 // order transactions started in, and a subscriber gets it in that order).
 //
 // With processInstanceID, only that instance's events, found through the
-// outbox's index by process instance (migration riverbpmn/026) however far
+// outbox's index by process instance (migration riverbpmn/027) however far
 // back they are: a page costs about the instance's events it shows. Without,
 // a page costs about limit events (plus the rest of the oldest outbox row it
 // reads, up to 1,023).

@@ -1,7 +1,7 @@
 -- Count: how many events the outbox holds, of process instance $1 (NULL:
 -- every instance), summing the event counts of at most $2 outbox rows (the
 -- caller says "at least" when that many were read). An instance's rows are
--- found through its index (migration riverbpmn/026) and only its events in
+-- found through its index (migration riverbpmn/027) and only its events in
 -- them are counted.
 SELECT
     coalesce(sum(CASE WHEN $1::text IS NULL THEN r.event_count ELSE (

@@ -4,7 +4,7 @@
 --
 -- The outbox rows holding an event of the instance are found through the
 -- GIN index over their instances (river_bpmn_event_instances, migration
--- riverbpmn/026), however far back they are; the newest $3 + 1 of those
+-- riverbpmn/027), however far back they are; the newest $3 + 1 of those
 -- before the cursor are unpacked (every row but the one holding the cursor
 -- has an event of the instance before it, so they hold the $3 events the
 -- page needs). The rows are materialized first so that the plan is the

@@ -1,4 +1,4 @@
--- riverbpmn migration line "riverbpmn", version 26: the job status events of
+-- riverbpmn migration line "riverbpmn", version 27: the job status events of
 -- one process instance, found by an index (package events).
 --
 -- An outbox row holds the events of one statement on river_job (migration
@@ -13,8 +13,8 @@
 -- Cost: the index is written with every outbox row, that is once per River
 -- statement that changed a job's state while events are on (a GIN entry per
 -- distinct instance of the statement's jobs, through GIN's pending list).
--- Measured with scripts/events-trigger-cost.sh (versions 25 and 26
--- interleaved, 100 distinct instances in each 100-job statement, 2 shared
+-- Measured with scripts/events-trigger-cost.sh (without and with this
+-- migration, interleaved, 100 distinct instances in each 100-job statement, 2 shared
 -- cores, load average 11.5 to 11.8): trigger time per statement median
 -- 0.30-0.33 ms without the index, 0.57-0.58 ms with it (one round of three
 -- 1.9 ms, its p25 0.59 ms: a load spike), so about 5 us more per job (a
@@ -24,9 +24,10 @@
 -- prune it first on a large one.
 
 -- The process instance of one event's job context as the trigger stored
--- it (either form of the context, migration 016), as river_bpmn_ctx_instance
--- reads it (element 0 of the array form, key process_instance_id of the
--- object form, a JSON string only) but on the context itself: wrapping each
+-- it (any form of the context: migrations 016 and 026), as
+-- river_bpmn_ctx_instance reads it (element 0 of the array form, key
+-- process_instance_id of the long-named object, key instance of the
+-- labelled one, a JSON string only) but on the context itself: wrapping each
 -- context in a metadata object to call the accessor made the index four
 -- times as dear to write. A single expression, so inlined where it is
 -- called.
@@ -40,6 +41,9 @@ AS $$
         WHEN jsonb_typeof(ctx) = 'array' AND jsonb_typeof(ctx -> 0) = 'string' THEN ctx ->> 0
         WHEN jsonb_typeof(ctx) = 'object' AND jsonb_typeof(ctx -> 'process_instance_id') = 'string'
             THEN ctx ->> 'process_instance_id'
+        WHEN jsonb_typeof(ctx) = 'object' AND jsonb_typeof(ctx -> 'instance') = 'string'
+            AND NOT ctx ? 'process_definition_key'
+            THEN ctx ->> 'instance'
     END
 $$;
 
