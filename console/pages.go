@@ -186,6 +186,9 @@ type instanceData struct {
 	// a root), and Tree the instances under that root.
 	Root string
 	Tree []*workflow.TreeMember
+	// Parent is the instance that called this one, as its jobs name it
+	// (empty for a root, or when they name none).
+	Parent string
 	// History is the instance's timeline, newest first: its job status
 	// events (a page of them, paged by HistoryOlder), and on the first page
 	// the creation of the jobs listed, or, while no event of the instance
@@ -363,6 +366,7 @@ func (h *Handler) instance(w http.ResponseWriter, r *http.Request) {
 	for _, ij := range data.Jobs {
 		if ij.Context != nil && ij.Context.RootProcessInstanceID != "" {
 			data.Root = ij.Context.RootProcessInstanceID
+			data.Parent = ij.Context.ParentProcessInstanceID
 			break
 		}
 	}

@@ -38,7 +38,7 @@ RETURNING id`)
 
 	_, body := b.get("/instance?id=root-1")
 	require.Contains(t, body, "A root process instance.")
-	require.Regexp(t, `<a href="/instance\?id=child-1a">child-1a</a></td>\s*<td class="num">0</td><td class="num">1</td>\s*<td class="num"><a class="stale" href="/incidents\?instance=child-1a">1</a></td>`, body)
+	require.Regexp(t, `<a href="/instance\?id=child-1a">child-1a</a></td>\s*<td></td>\s*<td class="num">0</td><td class="num">1</td>\s*<td class="num"><a class="stale" href="/incidents\?instance=child-1a">1</a></td>`, body)
 	require.Contains(t, body, `<a href="/instance?id=child-1b">child-1b</a>`)
 
 	_, body = b.get("/instance?id=child-1b")
@@ -140,4 +140,54 @@ func TestListTotals(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, int64(2), n)
 	require.False(t, atLeast)
+}
+
+// TestInstanceTreeByParent: with the callers recorded (the parent in the
+// jobs' contexts), the tree nests each instance under the one that called
+// it, a grandchild's incident counts on its parent and on the root, and a
+// called instance's page links its caller.
+func TestInstanceTreeByParent(t *testing.T) {
+	e := newEnv(t)
+	var ids []int64
+	rows, err := e.pool.Query(e.ctx, `
+INSERT INTO `+pgxIdent(e.schema)+`.river_job (args, kind, max_attempts, metadata, priority, queue, state, scheduled_at)
+SELECT '{}', 'console_task', 3,
+    jsonb_build_object('bpmn', jsonb_strip_nulls(jsonb_build_object('instance', inst, 'root', nullif('root-2', inst),
+        'parent', parent, 'process', 'order', 'activity', 'charge'))),
+    1, 'default', 'scheduled', now() + interval '1 day'
+FROM unnest(ARRAY['root-2', 'child-2b', 'grandchild-2a1', 'child-2a'], ARRAY[NULL, 'root-2', 'child-2a', 'root-2']) AS t (inst, parent)
+RETURNING id`)
+	require.NoError(t, err)
+	for rows.Next() {
+		var id int64
+		require.NoError(t, rows.Scan(&id))
+		ids = append(ids, id)
+	}
+	require.NoError(t, rows.Err())
+	require.Len(t, ids, 4)
+	require.NoError(t, e.engine.SetJobRetries(e.ctx, ids[2], 0)) // grandchild-2a1: an incident
+	b := e.serve(nil)
+
+	_, body := b.get("/instance?id=root-2")
+	tree := body[strings.Index(body, `<table id="instance-tree">`):]
+	tree = tree[:strings.Index(tree, "</table>")]
+	order := regexp.MustCompile(`<td class="tree-depth-(\d)">(?:↳ )?(?:<strong>|<a href="/instance\?id=[^"]+">)([a-z0-9-]+)<`).FindAllStringSubmatch(tree, -1)
+	var got []string
+	for _, m := range order {
+		got = append(got, m[1]+":"+m[2])
+	}
+	require.Equal(t, []string{"0:root-2", "1:child-2a", "2:grandchild-2a1", "1:child-2b"}, got, "depth first, children by id")
+	subtree := func(instance string) string {
+		row := tree[strings.Index(tree, ">"+instance+"<"):]
+		row = row[:strings.Index(row, "</tr>")]
+		cells := regexp.MustCompile(`<td class="num">(?:<[^>]+>)?(\d+)`).FindAllStringSubmatch(row, -1)
+		return cells[len(cells)-1][1]
+	}
+	require.Equal(t, "1", subtree("root-2"), "the grandchild's incident counts on the root")
+	require.Equal(t, "1", subtree("child-2a"), "and on its parent")
+	require.Equal(t, "0", subtree("child-2b"))
+
+	_, body = b.get("/instance?id=grandchild-2a1")
+	require.Contains(t, body, `Called by <a href="/instance?id=child-2a">child-2a</a>.`)
+	require.Contains(t, body, `Called under root process instance <a href="/instance?id=root-2">root-2</a>.`)
 }

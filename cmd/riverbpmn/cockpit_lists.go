@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -130,12 +131,19 @@ type instanceTreeOutput struct {
 	Members []instanceMemberJSON `json:"members"`
 }
 
-// instanceMemberJSON is one process instance under the root.
+// instanceMemberJSON is one process instance under the root, in tree order.
 type instanceMemberJSON struct {
 	ProcessInstanceID string `json:"process_instance_id"`
-	Unfinished        int64  `json:"unfinished_jobs"`
-	Failed            int64  `json:"failed_jobs"`
-	OpenIncidents     int64  `json:"open_incidents"`
+	// Parent is the instance that called it (empty for the root, or when
+	// its jobs name none).
+	Parent        string `json:"parent_process_instance_id,omitempty"`
+	Depth         int    `json:"depth"`
+	Unfinished    int64  `json:"unfinished_jobs"`
+	Failed        int64  `json:"failed_jobs"`
+	OpenIncidents int64  `json:"open_incidents"`
+	// SubtreeOpenIncidents counts the open incidents of the instance and of
+	// every instance under it.
+	SubtreeOpenIncidents int64 `json:"subtree_open_incidents"`
 }
 
 // runInstancesTree prints the call hierarchy of a process instance, as the
@@ -169,11 +177,14 @@ func runInstancesTree(ctx context.Context, args []string, stdout io.Writer) erro
 		return err
 	}
 	for _, m := range members {
-		out.Members = append(out.Members, instanceMemberJSON{m.ProcessInstanceID, m.Unfinished, m.Failed, m.OpenIncidents})
+		out.Members = append(out.Members, instanceMemberJSON{
+			ProcessInstanceID: m.ProcessInstanceID, Parent: m.ParentProcessInstanceID, Depth: m.Depth,
+			Unfinished: m.Unfinished, Failed: m.Failed, OpenIncidents: m.OpenIncidents, SubtreeOpenIncidents: m.SubtreeOpenIncidents,
+		})
 	}
 	return v.print(stdout, out, func(w io.Writer) error {
 		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "INSTANCE\tUNFINISHED\tFAILED\tOPEN INCIDENTS")
+		fmt.Fprintln(tw, "INSTANCE\tUNFINISHED\tFAILED\tOPEN INCIDENTS\tWITH CALLED")
 		for _, m := range out.Members {
 			name := m.ProcessInstanceID
 			switch {
@@ -184,7 +195,7 @@ func runInstancesTree(ctx context.Context, args []string, stdout io.Writer) erro
 			case name == out.Root:
 				name += " (root)"
 			}
-			fmt.Fprintf(tw, "%s\t%d\t%d\t%d\n", name, m.Unfinished, m.Failed, m.OpenIncidents)
+			fmt.Fprintf(tw, "%s%s\t%d\t%d\t%d\t%d\n", strings.Repeat("  ", m.Depth), name, m.Unfinished, m.Failed, m.OpenIncidents, m.SubtreeOpenIncidents)
 		}
 		return tw.Flush()
 	})
