@@ -18,7 +18,9 @@ import (
 // function). Sub-benchmarks: no meter provider ("off": the global no-ops),
 // and an SDK meter provider for a job with a job context that takes no
 // exclusive key ("sdk"), one that takes a key ("sdk-exclusive": two more
-// histograms and a clock read), and a plain River job ("sdk-plain"). The
+// histograms and a clock read), and a plain River job ("sdk-plain"). Job
+// contexts are in the labelled form, as the middleware writes them; the
+// "-array" variants carry the array form of earlier versions. The
 // cpu-ns/op figure is the process's CPU time per job (garbage collection
 // included), the one that holds on a loaded machine; divide it by a job's
 // whole cost for the share (riverbpmn bench at the 1 ms cooldown runs about
@@ -26,14 +28,18 @@ import (
 // the database's included).
 func BenchmarkTelemetryPerJob(b *testing.B) {
 	ctx := context.Background()
-	makeJobs := func(b *testing.B, jc *JobContext) []*rivertype.JobRow {
+	makeJobs := func(b *testing.B, jc *JobContext, array bool) []*rivertype.JobRow {
 		b.Helper()
 		jobs := make([]*rivertype.JobRow, 10)
 		for i := range jobs {
 			metadata := []byte(`{}`)
 			if jc != nil {
-				var err error
-				metadata, err = jc.AddToMetadata(nil)
+				stored, err := jc.labelledJSON(true)
+				if array {
+					stored, err = jc.compactJSON()
+				}
+				require.NoError(b, err)
+				metadata, err = setMetadataKey(nil, stored)
 				require.NoError(b, err)
 			}
 			attempted := time.Now()
@@ -41,8 +47,9 @@ func BenchmarkTelemetryPerJob(b *testing.B) {
 		}
 		return jobs
 	}
-	exclusiveYes := true
-	withContext := &JobContext{ProcessInstanceID: "order-4711", ProcessDefinitionKey: "order", ActivityID: "charge", JobDefinitionID: "charge-async", TenantID: "acme", RetryCycle: "R3/PT5M"}
+	exclusiveNo, exclusiveYes := false, true
+	// Resolved contexts, as the middleware writes them (exclusive is set).
+	withContext := &JobContext{ProcessInstanceID: "order-4711", ProcessDefinitionKey: "order", ActivityID: "charge", JobDefinitionID: "charge-async", TenantID: "acme", RetryCycle: "R3/PT5M", Exclusive: &exclusiveNo}
 	withKey := *withContext
 	withKey.Exclusive = &exclusiveYes
 	work := func(context.Context) error { return nil }
@@ -75,10 +82,12 @@ func BenchmarkTelemetryPerJob(b *testing.B) {
 		var rm metricdata.ResourceMetrics
 		require.NoError(b, reader.Collect(ctx, &rm))
 	}
-	b.Run("off", func(b *testing.B) { run(b, &Config{}, makeJobs(b, &withKey)) })
-	b.Run("sdk", func(b *testing.B) { sdk(b, makeJobs(b, withContext)) })
-	b.Run("sdk-exclusive", func(b *testing.B) { sdk(b, makeJobs(b, &withKey)) })
-	b.Run("sdk-plain", func(b *testing.B) { sdk(b, makeJobs(b, nil)) })
+	b.Run("off", func(b *testing.B) { run(b, &Config{}, makeJobs(b, &withKey, false)) })
+	b.Run("sdk", func(b *testing.B) { sdk(b, makeJobs(b, withContext, false)) })
+	b.Run("sdk-array", func(b *testing.B) { sdk(b, makeJobs(b, withContext, true)) })
+	b.Run("sdk-exclusive", func(b *testing.B) { sdk(b, makeJobs(b, &withKey, false)) })
+	b.Run("sdk-exclusive-array", func(b *testing.B) { sdk(b, makeJobs(b, &withKey, true)) })
+	b.Run("sdk-plain", func(b *testing.B) { sdk(b, makeJobs(b, nil, false)) })
 }
 
 // cpuTime is the process's user and system CPU time so far.
