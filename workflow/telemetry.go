@@ -449,12 +449,35 @@ func labelledValuesAt(data []byte, i int, v *contextValues) int {
 }
 
 // labelPosition returns the position (compactFields) of a label of the
-// labelled form (contextLabels), -1 when label is not one.
+// labelled form (contextLabels), -1 when label is not one. A switch, which
+// the compiler turns into a search by length and bytes; TestTelemetryLabels
+// checks it against contextLabels.
 func labelPosition(label []byte) int {
-	for position, known := range contextLabels {
-		if string(label) == known { // no allocation: the conversion does not escape
-			return position
-		}
+	switch string(label) { // no allocation: the conversion does not escape
+	case "instance":
+		return 0
+	case "process":
+		return 1
+	case "activity":
+		return 2
+	case "job":
+		return 3
+	case "priority":
+		return 4
+	case "exclusive":
+		return 5
+	case "deployment":
+		return 6
+	case "type":
+		return 7
+	case "retry":
+		return 8
+	case "tenant":
+		return 9
+	case "root":
+		return 10
+	case "parent":
+		return 11
 	}
 	return -1
 }

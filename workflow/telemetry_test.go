@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -598,6 +599,21 @@ func TestTelemetryJobIdentity(t *testing.T) {
 			job := &rivertype.JobRow{Metadata: metadata}
 			require.Zero(t, testing.AllocsPerRun(100, func() { _ = engine.jobClass(job) }), "%s", metadata)
 		}
+	}
+}
+
+// TestTelemetryLabels: the one-pass reader knows each label of the labelled
+// form at its position, and nothing else as a label (the JSON names of the
+// object form of earlier migrations included).
+func TestTelemetryLabels(t *testing.T) {
+	for position, label := range contextLabels {
+		require.Equal(t, position, labelPosition([]byte(label)), label)
+	}
+	for _, notLabel := range append([]string{"", "Instance", "instances", "inst", "bpmn", "process_key"}, compactFields[:]...) {
+		if slices.Contains(contextLabels[:], notLabel) {
+			continue // priority and exclusive: a label and a JSON name
+		}
+		require.Equal(t, -1, labelPosition([]byte(notLabel)), notLabel)
 	}
 }
 
