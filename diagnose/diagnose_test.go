@@ -139,50 +139,6 @@ func TestWhyKeyHeld(t *testing.T) {
 	require.Equal(t, diagnose.Running, d.Reasons[0].Code)
 }
 
-// TestWhyKeyHeldMixedForms: a key whose jobs are stored in every form of
-// the job context ever written (the object of migrations before
-// riverbpmn/016, 016's array, 026's labelled object): why names the holder,
-// the instance and the job definition of each, and counts the jobs ahead
-// across forms.
-func TestWhyKeyHeldMixedForms(t *testing.T) {
-	e := newEnv(t)
-	insertRaw := func(metadata string) int64 {
-		t.Helper()
-		var id int64
-		require.NoError(t, e.pool.QueryRow(e.ctx, fmt.Sprintf(`
-			INSERT INTO %s.river_job (args, kind, max_attempts, metadata, priority, queue, state)
-			VALUES ('{"instance": "order-mixed"}', 'diagnose_task', 25, $1, 1, 'default', 'available')
-			RETURNING id`, pgx.Identifier{e.schema}.Sanitize()), metadata).Scan(&id))
-		return id
-	}
-	holder := insertRaw(`{"bpmn": {"process_instance_id": "order-mixed", "process_definition_key": "order",
-		"activity_id": "charge", "job_definition_id": "charge-async", "priority": 0, "exclusive": true}}`)
-	second := insertRaw(`{"bpmn": ["order-mixed", "order", "charge", "charge-async", 0, true]}`)
-	third := e.insert("order-mixed", nil)
-	var stored string
-	require.NoError(t, e.pool.QueryRow(e.ctx, fmt.Sprintf(`SELECT metadata::text FROM %s.river_job WHERE id = $1`,
-		pgx.Identifier{e.schema}.Sanitize()), third).Scan(&stored))
-	require.JSONEq(t, `{"bpmn": {"instance": "order-mixed", "process": "order", "activity": "charge", "job": "charge-async"}}`, stored)
-	require.Equal(t, holder, e.fetch("worker-mixed"))
-
-	for _, id := range []int64{second, third} {
-		d := e.why(id)
-		require.True(t, d.Waiting)
-		require.Equal(t, "order-mixed", d.ProcessInstanceID, "job %d", id)
-		require.Equal(t, "charge-async", d.JobDefinitionID, "job %d", id)
-		r := d.Reason(diagnose.KeyHeld)
-		require.NotNil(t, r, "job %d: %+v", id, d.Reasons)
-		require.Equal(t, "order-mixed", r.Key)
-		require.Equal(t, holder, r.HolderJobID)
-		require.Equal(t, "worker-mixed", r.HolderClientID)
-	}
-	require.False(t, e.why(second).Has(diagnose.KeyJobsAhead), "the array job is the key's next")
-	require.Equal(t, 1, e.why(third).Reason(diagnose.KeyJobsAhead).JobsAhead, "the array job is ahead of the labelled one")
-	d := e.why(holder)
-	require.False(t, d.Waiting)
-	require.Equal(t, "order-mixed", d.ProcessInstanceID)
-}
-
 func TestWhySuspended(t *testing.T) {
 	e := newEnv(t)
 	byInstance := e.insert("order-1", nil)

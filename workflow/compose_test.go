@@ -144,67 +144,13 @@ func modelJobs(rng *rand.Rand, prefix string, base time.Time) []*modelJob {
 }
 
 // storedForm returns the metadata of a job context given as a map of its
-// fields, in one of the stored forms, at random: the object form of
-// migrations before riverbpmn/016, the compact form of 016 (an array by
-// compactFields), or the labelled form of 026 (labelledForm).
+// fields, in either stored form, at random: the object form of migrations
+// before riverbpmn/016 or the compact form (an array by compactFields).
 func storedForm(rng *rand.Rand, jc map[string]any) string {
-	switch rng.IntN(3) {
-	case 0:
+	if rng.IntN(2) == 0 {
 		return mustMarshal(map[string]any{"bpmn": jc})
-	case 1:
-		return mustMarshal(map[string]any{"bpmn": compactForm(jc)})
 	}
-	return mustMarshal(map[string]any{"bpmn": labelledForm(jc)})
-}
-
-// labelledForm returns the labelled form of a job context given as a map of
-// its fields by JSON name, leaving out what the form's readers fill in (a
-// priority of 0, a true exclusive in a context with an instance), and
-// writing an absent exclusive of a context with an instance as null (not
-// exclusive, as the other forms read it).
-func labelledForm(jc map[string]any) map[string]any {
-	labelled := map[string]any{}
-	for i, name := range compactFields {
-		if v, ok := jc[name]; ok && v != nil {
-			labelled[contextLabels[i]] = v
-		}
-	}
-	_, hasInstance := labelled["instance"]
-	switch v, ok := labelled["exclusive"]; {
-	case ok && v == true && hasInstance:
-		delete(labelled, "exclusive")
-	case !ok && hasInstance:
-		labelled["exclusive"] = nil
-	}
-	if p, ok := labelled["priority"].(int64); ok && p == 0 {
-		delete(labelled, "priority")
-	}
-	return labelled
-}
-
-// namedFields returns a job context object in the labelled form by the JSON
-// names of its fields, with the defaults its readers fill in (an object of
-// the older form as it is).
-func namedFields(object map[string]any) map[string]any {
-	if _, legacy := object["process_definition_key"]; legacy {
-		return object
-	}
-	if _, legacy := object["process_instance_id"]; legacy {
-		return object
-	}
-	named := map[string]any{}
-	for i, label := range contextLabels {
-		if v, ok := object[label]; ok {
-			named[compactFields[i]] = v
-		}
-	}
-	if _, ok := object["exclusive"]; !ok && named["process_instance_id"] != nil {
-		named["exclusive"] = true
-	}
-	if _, ok := object["priority"]; !ok {
-		named["priority"] = 0
-	}
-	return named
+	return mustMarshal(map[string]any{"bpmn": compactForm(jc)})
 }
 
 // compactForm returns the compact form of a job context given as a map.

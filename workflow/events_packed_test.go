@@ -327,37 +327,3 @@ func (n explainNode) rowsOf(nodeType string) float64 {
 	}
 	return rows
 }
-
-// TestEventsJobContextEveryForm: a job's status events deliver its job
-// context in the object form whatever form the job stores it in, with what
-// the labelled form leaves out filled in, so that jobs of one context read
-// the same in every form.
-func TestEventsJobContextEveryForm(t *testing.T) {
-	t.Parallel()
-	ctx := context.Background()
-	pool := testPool(t)
-	schema, sql := packedSchema(ctx, t, 0, 0)
-	const object = `{"process_instance_id": "pi", "process_definition_key": "p", "activity_id": "a",
-		"job_definition_id": "p:a", "priority": 0, "exclusive": true, "deployment_id": "d"}`
-	labelled, err := JobContext{
-		ProcessInstanceID: "pi", ProcessDefinitionKey: "p", ActivityID: "a", JobDefinitionID: "p:a",
-		Priority: ptr(int64(0)), Exclusive: ptr(true), DeploymentID: "d",
-	}.addResolvedToMetadata(nil)
-	require.NoError(t, err)
-	require.JSONEq(t, `{"bpmn": {"instance": "pi", "process": "p", "job": "p:a", "deployment": "d"}}`, string(labelled))
-	for _, metadata := range []string{`{"bpmn": ` + object + `}`, `{"bpmn": ["pi", "p", "a", "p:a", 0, true, "d"]}`, string(labelled)} {
-		_, err := pool.Exec(ctx, sql(`INSERT INTO %s.river_job (args, kind, max_attempts, metadata, priority, queue, state)
-			VALUES ('{}', 'forms', 25, $1, 1, 'default', 'available')`), metadata)
-		require.NoError(t, err)
-	}
-	_, err = pool.Exec(ctx, sql("UPDATE %s.river_job SET state = 'running', attempt = 1, attempted_at = now()"))
-	require.NoError(t, err)
-
-	all := readAll(ctx, t, schema, events.Cursor{}, 100)
-	require.Len(t, all, 3)
-	for _, ev := range all {
-		require.Equal(t, events.Running, ev.Status)
-		require.Equal(t, "pi", ev.ProcessInstanceID, "job %d", ev.JobID)
-		require.JSONEq(t, object, string(ev.JobContext), "job %d", ev.JobID)
-	}
-}

@@ -44,13 +44,6 @@ func fairModelJobs(rng *rand.Rand, prefix string, base time.Time) []*fairModelJo
 		var meta map[string]any
 		if json.Unmarshal([]byte(job.metadata), &meta) == nil {
 			jc, ok := meta["bpmn"].(map[string]any)
-			isLabelled := false
-			if ok {
-				_, legacyKey := jc["process_definition_key"]
-				_, legacyInstance := jc["process_instance_id"]
-				isLabelled = !legacyKey && !legacyInstance
-				jc = namedFields(jc)
-			}
 			compact, isCompact := meta["bpmn"].([]any)
 			if isCompact {
 				jc, ok = map[string]any{}, true
@@ -73,11 +66,8 @@ func fairModelJobs(rng *rand.Rand, prefix string, base time.Time) []*fairModelJo
 				}
 				if fj.tenant != "" {
 					jc["tenant_id"] = fj.tenant
-					switch {
-					case isCompact:
+					if isCompact {
 						meta["bpmn"] = compactForm(jc)
-					case isLabelled:
-						meta["bpmn"] = labelledForm(jc)
 					}
 					job.metadata = mustMarshal(meta)
 				}

@@ -7,14 +7,11 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
-	"strings"
 	"unicode"
 	"unicode/utf8"
 
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
-
-	"github.com/riverbpmn/riverbpmn/priority"
 )
 
 // MetadataKey is the key of river_job.metadata under which riverbpmn keeps a
@@ -24,10 +21,9 @@ import (
 const MetadataKey = "bpmn"
 
 // compactFields are the JSON names of JobContext's fields in the order of the
-// array form of migration riverbpmn/016 (read, no longer written): the
-// position of a name is the field's index in the array, and the index of its
-// label in contextLabels. The SQL accessor functions use the same positions
-// and names; never reorder, only append.
+// compact form (see JobContext): the position of a name is the field's index
+// in the array. Migration riverbpmn/016's accessor functions use the same
+// positions; never reorder, only append.
 var compactFields = [...]string{
 	"process_instance_id",
 	"process_definition_key",
@@ -40,43 +36,6 @@ var compactFields = [...]string{
 	"retry_cycle",
 	"tenant_id",
 	"root_process_instance_id",
-	"parent_process_instance_id",
-}
-
-// arrayFormFields is the number of fields of the array form, which has no
-// place for the parent process instance (appended later): a longer array is
-// malformed.
-const arrayFormFields = 11
-
-// contextLabels are the labels of the stored form (see JobContext), at the
-// positions of compactFields. Migration riverbpmn/026's accessor functions
-// use the same labels.
-var contextLabels = [len(compactFields)]string{
-	"instance",
-	"process",
-	"activity",
-	"job",
-	"priority",
-	"exclusive",
-	"deployment",
-	"type",
-	"retry",
-	"tenant",
-	"root",
-	"parent",
-}
-
-// isLegacyObject reports whether a job context object, by its keys, is in
-// the object form of migrations before riverbpmn/016: json.Marshal of
-// JobContext wrote "process_definition_key" in every one (even when empty),
-// and rows written by hand hold "process_instance_id"; the labelled form
-// holds neither. Only the labelled form has defaults for what it leaves
-// out. Migration riverbpmn/026's river_bpmn_ctx_field tells them apart the
-// same way.
-func isLegacyObject(object map[string]json.RawMessage) bool {
-	_, key := object["process_definition_key"]
-	_, instance := object["process_instance_id"]
-	return key || instance
 }
 
 // MaxIdentifierBytes is the longest value, in bytes, of any JobContext field.
@@ -91,37 +50,24 @@ const MaxIdentifierBytes = 255
 // # Stored form
 //
 // The middleware stores the resolved context in the job's metadata under
-// MetadataKey as one JSON object with short labels, so that a person reading
-// the job in River UI sees who it is without a table of positions:
+// MetadataKey as one JSON array, each field at a fixed position, empty
+// fields as null and trailing nulls left out:
 //
-//	"bpmn": {"instance": "order-4711", "process": "order",
-//	         "job": "order:reserve", "priority": 10,
-//	         "deployment": "dep-2026-11", "tenant": "acme"}
+//	"bpmn": [instance, process definition key, activity, job definition,
+//	         priority, exclusive, deployment, job type, retry cycle, tenant,
+//	         root instance]
 //
-// The labels are instance, process, activity, job (the job definition),
-// priority, exclusive, deployment, type (the job type), retry (the retry
-// cycle), tenant, root and parent. What a reader can tell without it is left
-// out, since River's GIN index on metadata takes one entry per label and one
-// per value at every state change of a job: empty fields; the priority when
-// it is 0, and exclusive when it is true in a context with an instance, the
-// defaults (so "exclusive": false marks a non-exclusive job, and JSON null a
-// priority or flag that is not set, as when prioritised job creation is
-// switched off);
-// the root when the instance is its own root; and the activity when the job
-// definition's id is the process definition key, a colon and the activity id
-// (the usual "order:reserve"; a job definition of that shape without an
-// activity stores "activity": null). River UI's search by metadata finds a
-// job by its labels, for example {"bpmn": {"instance": "order-4711"}} or
-// {"bpmn": {"process": "order"}}.
-//
-// Jobs inserted by earlier versions keep their form, and every reader, in Go
-// and in SQL, accepts each form ever written: the array of migration
-// riverbpmn/016 (the fields at the positions instance, process definition
-// key, activity, job definition, priority, exclusive, deployment, job type,
-// retry cycle, tenant, root; an absent exclusive there means not exclusive),
-// and the object of migrations before it, with the fields' JSON names (it
-// holds "process_definition_key" or "process_instance_id", which tells it
-// apart from the labelled form; an absent exclusive means not exclusive).
+// for example ["order-2", "invoice", "approve", "invoice:approve", 50, true,
+// "dep-7", "async"]. Who, then what, then how it is acquired: a person
+// reading the job in River UI finds the instance, the definition, the
+// activity and the priority in the first five places. The root comes last
+// because it is stored only when it differs from the instance (a top-level
+// instance is its own root), so it is almost always trimmed away. River's
+// GIN index on metadata takes one entry per distinct element at every state
+// change of a job, against one per key and one per value for an object
+// (a cost on every fetch and completion). Jobs inserted before migration riverbpmn/016 keep the object
+// form, {"process_instance_id": ..., ...} with the JSON names below; every
+// reader, in Go and in SQL, accepts both forms.
 //
 // Every string field is an identifier: at most MaxIdentifierBytes bytes of
 // valid UTF-8 without control characters. ProcessDefinitionKey is required
@@ -139,14 +85,6 @@ type JobContext struct {
 	// its own root. Metadata holds it only when it differs from
 	// ProcessInstanceID; JobContextOf fills it back.
 	RootProcessInstanceID string `json:"root_process_instance_id,omitempty"`
-
-	// ParentProcessInstanceID is the process instance that called the
-	// instance (a call activity), for tools that draw instance trees. It
-	// requires ProcessInstanceID and must differ from it; empty for a
-	// top-level instance. Given without RootProcessInstanceID, the parent is
-	// taken as the root (a call from a top-level instance). Metadata holds it
-	// whenever it is set.
-	ParentProcessInstanceID string `json:"parent_process_instance_id,omitempty"`
 
 	// ProcessDefinitionKey is the key of the process definition (required).
 	ProcessDefinitionKey string `json:"process_definition_key"`
@@ -257,7 +195,7 @@ func quoteForError(value string) string {
 // Validate reports the first invalid field of jc as a *JobContextError.
 // Inserts validate for you; call it to fail earlier.
 func (jc JobContext) Validate() error {
-	hasIdentity := jc.ProcessInstanceID != "" || jc.RootProcessInstanceID != "" || jc.ParentProcessInstanceID != "" || jc.ProcessDefinitionKey != "" ||
+	hasIdentity := jc.ProcessInstanceID != "" || jc.RootProcessInstanceID != "" || jc.ProcessDefinitionKey != "" ||
 		jc.ActivityID != "" || jc.JobDefinitionID != "" || jc.DeploymentID != "" || jc.JobType != "" || jc.TenantID != ""
 	if !hasIdentity && jc.Priority == nil && jc.Exclusive == nil && jc.RetryCycle == "" {
 		return &JobContextError{Field: "process_definition_key", Value: "", Problem: "is required and must not be empty (the job context is empty)"}
@@ -268,7 +206,6 @@ func (jc JobContext) Validate() error {
 	}{
 		{"process_instance_id", jc.ProcessInstanceID, false},
 		{"root_process_instance_id", jc.RootProcessInstanceID, false},
-		{"parent_process_instance_id", jc.ParentProcessInstanceID, false},
 		// A job definition implies its process definition (the engine fills
 		// it in); otherwise an identity needs its process definition.
 		{"process_definition_key", jc.ProcessDefinitionKey, hasIdentity && jc.JobDefinitionID == ""},
@@ -287,18 +224,6 @@ func (jc JobContext) Validate() error {
 		return &JobContextError{
 			Field: "root_process_instance_id", Value: jc.RootProcessInstanceID,
 			Problem: "requires process_instance_id, which is empty",
-		}
-	}
-	if jc.ParentProcessInstanceID != "" && jc.ProcessInstanceID == "" {
-		return &JobContextError{
-			Field: "parent_process_instance_id", Value: jc.ParentProcessInstanceID,
-			Problem: "requires process_instance_id, which is empty",
-		}
-	}
-	if jc.ParentProcessInstanceID != "" && jc.ParentProcessInstanceID == jc.ProcessInstanceID {
-		return &JobContextError{
-			Field: "parent_process_instance_id", Value: jc.ParentProcessInstanceID,
-			Problem: "equals process_instance_id (an instance is not its own parent)",
 		}
 	}
 	return nil
@@ -342,48 +267,43 @@ func (jc JobContext) InsertOpts() *river.InsertOpts {
 }
 
 // AddToMetadata returns metadata (a JSON object, or empty) with jc stored
-// under MetadataKey in the labelled form (see JobContext), replacing any
-// context already there.
+// under MetadataKey in the compact form, replacing any context already
+// there.
 func (jc JobContext) AddToMetadata(metadata []byte) ([]byte, error) {
-	encoded, err := jc.labelledJSON(false)
+	encoded, err := jc.compactJSON()
 	if err != nil {
 		return nil, err
 	}
 	return setMetadataKey(metadata, encoded)
 }
 
-// addResolvedToMetadata is AddToMetadata for a context the middleware
-// resolved: a nil priority there means prioritised job creation is switched
-// off, and is stored as null (absent would read as 0).
-func (jc JobContext) addResolvedToMetadata(metadata []byte) ([]byte, error) {
-	encoded, err := jc.labelledJSON(true)
-	if err != nil {
-		return nil, err
-	}
-	return setMetadataKey(metadata, encoded)
-}
-
-// labelledJSON encodes jc in the labelled form (see JobContext): an object
-// of its fields under contextLabels, in the order of compactFields, without
-// what a reader tells without it (storedPresence; resolved says whether the
-// middleware resolved jc).
-func (jc JobContext) labelledJSON(resolved bool) (json.RawMessage, error) {
+// compactJSON encodes jc in the compact form (see JobContext): an array of
+// its fields in the order of compactFields, empty ones null, trailing nulls
+// left out, the root left out when it is the instance itself.
+func (jc JobContext) compactJSON() (json.RawMessage, error) {
 	jc = jc.stored()
 	strs := jc.compactStrings()
-	buf := make([]byte, 0, 160)
-	buf = append(buf, '{')
-	for i, presence := range jc.storedPresence(resolved) {
-		if presence == fieldOmitted {
-			continue
+	present := func(i int) bool {
+		switch i {
+		case priorityPosition:
+			return jc.Priority != nil
+		case exclusivePosition:
+			return jc.Exclusive != nil
 		}
-		if len(buf) > 1 {
+		return *strs[i] != ""
+	}
+	n := len(strs)
+	for n > 0 && !present(n-1) {
+		n--
+	}
+	buf := make([]byte, 0, 128)
+	buf = append(buf, '[')
+	for i := range n {
+		if i > 0 {
 			buf = append(buf, ',')
 		}
-		buf = append(buf, '"')
-		buf = append(buf, contextLabels[i]...)
-		buf = append(buf, '"', ':')
 		switch {
-		case presence == fieldNull:
+		case !present(i):
 			buf = append(buf, "null"...)
 		case i == priorityPosition:
 			buf = strconv.AppendInt(buf, *jc.Priority, 10)
@@ -396,77 +316,12 @@ func (jc JobContext) labelledJSON(resolved bool) (json.RawMessage, error) {
 			}
 		}
 	}
-	return append(buf, '}'), nil
+	return append(buf, ']'), nil
 }
 
-// How a field of the labelled form is stored (storedPresence).
+// The positions of the compact form that hold a number and a boolean; every
+// other position holds a string (compactStrings).
 const (
-	fieldOmitted = iota // left out: empty, or what a reader tells without it
-	fieldValue          // its value
-	fieldNull           // JSON null: empty where a reader would otherwise derive a value
-)
-
-// storedPresence says how each field of jc (already stored()) is written in
-// the labelled form, by position. Left out: empty fields; a priority of 0
-// and, in a context with an instance, an exclusive that is true (the
-// defaults: absent reads as them); a nil priority or exclusive (not given:
-// the middleware resolves them), except a nil priority of a resolved
-// context, written as null; and the activity when the job definition's id
-// is "<process definition key>:<activity id>" (derivedActivity). An empty
-// activity that would be derived so is written as null.
-func (jc JobContext) storedPresence(resolved bool) [len(compactFields)]int {
-	var presence [len(compactFields)]int
-	for i, str := range jc.compactStrings() {
-		if str != nil && *str != "" {
-			presence[i] = fieldValue
-		}
-	}
-	switch {
-	case jc.Priority == nil && resolved:
-		// Prioritised job creation switched off: none, unlike an absent
-		// priority.
-		presence[priorityPosition] = fieldNull
-	case jc.Priority != nil && *jc.Priority != priority.Default:
-		presence[priorityPosition] = fieldValue
-	}
-	switch {
-	case jc.Exclusive == nil:
-		// Not given (a context not resolved yet, which the middleware
-		// resolves from the declarations, exclusive by default).
-	case !*jc.Exclusive || jc.ProcessInstanceID == "":
-		// Absent reads as true only in a context with an instance (whose
-		// jobs have an exclusive key).
-		presence[exclusivePosition] = fieldValue
-	}
-	if derived, ok := derivedActivity(jc.ProcessDefinitionKey, jc.JobDefinitionID); ok {
-		switch jc.ActivityID {
-		case derived:
-			presence[activityPosition] = fieldOmitted
-		case "":
-			presence[activityPosition] = fieldNull
-		}
-	}
-	return presence
-}
-
-// derivedActivity is the activity id a reader of the labelled form derives
-// when the activity is left out: the rest of the job definition's id after
-// "<process definition key>:". ok is false when the job definition's id does
-// not start so (or either is empty): the activity is then stored as it is.
-// Migration riverbpmn/026's river_bpmn_ctx_field derives it the same way.
-func derivedActivity(processDefinitionKey, jobDefinitionID string) (string, bool) {
-	if processDefinitionKey == "" {
-		return "", false
-	}
-	activity, ok := strings.CutPrefix(jobDefinitionID, processDefinitionKey+":")
-	return activity, ok
-}
-
-// The positions (compactFields) of the activity, and of the fields that
-// hold a number and a boolean; every other position holds a string
-// (compactStrings).
-const (
-	activityPosition  = 2
 	priorityPosition  = 4
 	exclusivePosition = 5
 )
@@ -479,7 +334,6 @@ func (jc *JobContext) compactStrings() [len(compactFields)]*string {
 	return [len(compactFields)]*string{
 		&jc.ProcessInstanceID, &jc.ProcessDefinitionKey, &jc.ActivityID, &jc.JobDefinitionID, nil, nil,
 		&jc.DeploymentID, &jc.JobType, &jc.RetryCycle, &jc.TenantID, &jc.RootProcessInstanceID,
-		&jc.ParentProcessInstanceID,
 	}
 }
 
@@ -498,33 +352,21 @@ func appendJSONString(buf []byte, s string) ([]byte, error) {
 	return append(buf, '"'), nil
 }
 
-// UnmarshalJSON decodes a job context in any stored form (see JobContext):
-// the labelled object, the array of migration riverbpmn/016, or the object
-// of migrations before it, with the JSON names of the fields. An array
-// longer than the known fields is an error naming its length; a label this
-// version does not know is left out, as SQL's accessors leave it.
+// UnmarshalJSON decodes a job context in either stored form: the compact
+// array (see JobContext) or the object of migrations before riverbpmn/016,
+// with the JSON names of the fields. An array longer than the known fields
+// is an error naming its length.
 func (jc *JobContext) UnmarshalJSON(data []byte) error {
 	if !isJSONArray(data) {
-		var object map[string]json.RawMessage
-		if err := json.Unmarshal(data, &object); err != nil {
-			return err
-		}
-		if object == nil || isLegacyObject(object) || hasUnlabelledKey(object) {
-			// Fields by their JSON names (an object written by hand may
-			// mix them with labels: the labels win below).
-			type jobContext JobContext // without this method
-			if err := json.Unmarshal(data, (*jobContext)(jc)); err != nil || object == nil || isLegacyObject(object) {
-				return err
-			}
-		}
-		return jc.setLabelledFields(object)
+		type jobContext JobContext // without this method
+		return json.Unmarshal(data, (*jobContext)(jc))
 	}
 	var elements []json.RawMessage
 	if err := json.Unmarshal(data, &elements); err != nil {
 		return err
 	}
-	if len(elements) > arrayFormFields {
-		return fmt.Errorf("workflow: job context array has %d elements, more than the %d known fields", len(elements), arrayFormFields)
+	if len(elements) > len(compactFields) {
+		return fmt.Errorf("workflow: job context array has %d elements, more than the %d known fields", len(elements), len(compactFields))
 	}
 	for i, element := range elements {
 		if isJSONNull(element) {
@@ -533,54 +375,6 @@ func (jc *JobContext) UnmarshalJSON(data []byte) error {
 		if err := jc.setCompactField(i, element); err != nil {
 			return fmt.Errorf("field %q (position %d): %w", compactFields[i], i, err)
 		}
-	}
-	return nil
-}
-
-// hasUnlabelledKey reports whether object has a key that is not a label of
-// the labelled form (contextLabels).
-func hasUnlabelledKey(object map[string]json.RawMessage) bool {
-	for key := range object {
-		if !slices.Contains(contextLabels[:], key) {
-			return true
-		}
-	}
-	return false
-}
-
-// setLabelledFields sets jc's fields from a context in the labelled form,
-// by label (over any field given by its JSON name), filling in what the form
-// leaves out (storedPresence): an absent priority is 0, an absent exclusive
-// true in a context with an instance, an absent activity the one the job
-// definition's id names.
-func (jc *JobContext) setLabelledFields(object map[string]json.RawMessage) error {
-	if len(object) == 0 {
-		return nil // an empty context (Validate says so), no defaults
-	}
-	for i, label := range contextLabels {
-		value, ok := object[label]
-		if !ok || isJSONNull(value) {
-			continue
-		}
-		if err := jc.setCompactField(i, value); err != nil {
-			return fmt.Errorf("field %q (label %q): %w", compactFields[i], label, err)
-		}
-	}
-	absent := func(i int) bool {
-		_, byName := object[compactFields[i]]
-		_, byLabel := object[contextLabels[i]]
-		return !byName && !byLabel
-	}
-	if absent(priorityPosition) {
-		defaultPriority := priority.Default
-		jc.Priority = &defaultPriority
-	}
-	if absent(exclusivePosition) && !absent(0) {
-		exclusiveDefault := true
-		jc.Exclusive = &exclusiveDefault
-	}
-	if absent(activityPosition) {
-		jc.ActivityID, _ = derivedActivity(jc.ProcessDefinitionKey, jc.JobDefinitionID)
 	}
 	return nil
 }
@@ -635,15 +429,13 @@ func isJSONArray(raw []byte) bool {
 
 func isJSONNull(raw []byte) bool { return bytes.Equal(bytes.TrimSpace(raw), []byte("null")) }
 
-// contextFields are a stored job context's fields by JSON name, in any
-// form: an object (the labelled form, see JobContext, or the object of
-// migrations before riverbpmn/016), or the array's elements at their
-// positions (compactFields). Elements past the known fields are left out
-// (SQL's accessors do not see them either).
+// contextFields are a stored job context's fields by JSON name, in either
+// form: the compact array's elements at their positions (compactFields), or
+// the object of migrations before riverbpmn/016. Elements past the known
+// fields are left out (SQL's accessors do not see them either).
 type contextFields struct {
 	elements []json.RawMessage
 	object   map[string]json.RawMessage
-	labelled bool // object is in the labelled form (not isLegacyObject)
 }
 
 // parseContextFields parses a stored job context for reading single fields.
@@ -657,56 +449,23 @@ func parseContextFields(raw json.RawMessage) (contextFields, error) {
 	if err := json.Unmarshal(raw, &object); err != nil {
 		return contextFields{}, err
 	}
-	return contextFields{object: object, labelled: object != nil && !isLegacyObject(object)}, nil
+	return contextFields{object: object}, nil
 }
 
 // field returns the JSON value of the field named name, nil when it is
-// absent or null, as SQL's accessors (migration riverbpmn/026) read it: in an
-// object by its name, else by its label, with the labelled form's defaults
-// for what it leaves out (setLabelledFields); in an array by position.
+// absent or null, as SQL's accessors (migration riverbpmn/016) read it: by
+// exact name in the object form.
 func (f contextFields) field(name string) json.RawMessage {
 	var value json.RawMessage
-	i := slices.Index(compactFields[:], name)
-	switch {
-	case f.object != nil:
+	if f.object != nil {
 		value = f.object[name]
-		if value == nil && i >= 0 {
-			value = f.object[contextLabels[i]]
-		}
-		if value == nil && f.labelled {
-			value = f.labelledDefault(i)
-		}
-	case i >= 0 && i < len(f.elements):
+	} else if i := slices.Index(compactFields[:], name); i >= 0 && i < len(f.elements) {
 		value = f.elements[i]
 	}
 	if value == nil || isJSONNull(value) {
 		return nil
 	}
 	return value
-}
-
-// labelledDefault is the value of the field at position i that the labelled
-// form leaves out (storedPresence), nil when there is none.
-func (f contextFields) labelledDefault(i int) json.RawMessage {
-	switch i {
-	case priorityPosition:
-		return json.RawMessage(strconv.FormatInt(priority.Default, 10))
-	case exclusivePosition:
-		if _, ok := f.object[contextLabels[0]]; ok {
-			return json.RawMessage("true")
-		}
-	case activityPosition:
-		var process, job string
-		if json.Unmarshal(f.object[contextLabels[1]], &process) != nil ||
-			json.Unmarshal(f.object[contextLabels[3]], &job) != nil {
-			return nil
-		}
-		if activity, ok := derivedActivity(process, job); ok {
-			encoded, _ := json.Marshal(activity)
-			return encoded
-		}
-	}
-	return nil
 }
 
 // setMetadataKey returns metadata with MetadataKey set to value (compact
@@ -795,13 +554,7 @@ func decodeJobContext(raw json.RawMessage) (JobContext, error) {
 	if err := jc.Validate(); err != nil {
 		return JobContext{}, err
 	}
-	switch {
-	case jc.RootProcessInstanceID != "":
-	case jc.ParentProcessInstanceID != "":
-		// Given at insert without a root (the middleware stores the root of
-		// a called instance): the parent is the root, as at resolve.
-		jc.RootProcessInstanceID = jc.ParentProcessInstanceID
-	default:
+	if jc.RootProcessInstanceID == "" {
 		jc.RootProcessInstanceID = jc.ProcessInstanceID
 	}
 	return jc, nil

@@ -203,9 +203,6 @@ func TestJobContextRejectsBadValues(t *testing.T) {
 		{"NUL", JobContext{ProcessDefinitionKey: "p", DeploymentID: "d\x00"}, "deployment_id", `deployment_id "d\x00": contains control character U+0000`},
 		{"InvalidUTF8", JobContext{ProcessDefinitionKey: "p", JobDefinitionID: "j\xff"}, "job_definition_id", `job_definition_id "j\xff": is not valid UTF-8`},
 		{"RootWithoutInstance", JobContext{ProcessDefinitionKey: "p", RootProcessInstanceID: "root"}, "root_process_instance_id", `root_process_instance_id "root": requires process_instance_id`},
-		{"ParentWithoutInstance", JobContext{ProcessDefinitionKey: "p", ParentProcessInstanceID: "up"}, "parent_process_instance_id", `parent_process_instance_id "up": requires process_instance_id`},
-		{"ParentIsInstance", JobContext{ProcessDefinitionKey: "p", ProcessInstanceID: "pi", ParentProcessInstanceID: "pi"}, "parent_process_instance_id", `parent_process_instance_id "pi": equals process_instance_id`},
-		{"ParentControlCharacter", JobContext{ProcessDefinitionKey: "p", ProcessInstanceID: "pi", ParentProcessInstanceID: "u\tp"}, "parent_process_instance_id", `parent_process_instance_id "u\tp": contains control character U+0009`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -349,28 +346,23 @@ func TestJobContextOfTamperedRow(t *testing.T) {
 
 func ptr[T any](v T) *T { return &v }
 
-// TestJobContextLabelledForm: a context with every field set is stored as
-// the documented labelled object and read back whole; the array of
-// migration riverbpmn/016 and the object of migrations before it read the
-// same; what the labelled form leaves out (a true exclusive, the activity
-// the job definition names, the root equal to the instance) reads back; an
-// array longer than the known fields is an error naming its length; and
-// migration riverbpmn/026's SQL accessors read every field of every form as
-// Go does, river_bpmn_ctx_object giving Go's object form.
-func TestJobContextLabelledForm(t *testing.T) {
+// TestJobContextCompactForm: a context with every field set is stored as the
+// documented array and read back whole; the object form of older rows reads
+// the same; an array longer than the known fields is an error naming its
+// length; and migration riverbpmn/016's SQL accessors read every field of
+// the array as Go does, river_bpmn_ctx_object giving Go's object form.
+func TestJobContextCompactForm(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	priority, exclusiveFlag := int64(-7), false
 	full := JobContext{
-		ProcessInstanceID: "sub", RootProcessInstanceID: "top", ParentProcessInstanceID: "mid", ProcessDefinitionKey: "invoice",
+		ProcessInstanceID: "sub", RootProcessInstanceID: "top", ProcessDefinitionKey: "invoice",
 		ActivityID: "approve", JobDefinitionID: "invoice:approve", DeploymentID: "dep-7",
 		JobType: JobTypeTimer, Priority: &priority, Exclusive: &exclusiveFlag, RetryCycle: "R3/PT1S", TenantID: "acme",
 	}
 	metadata, err := full.AddToMetadata([]byte(`{"mine": 1}`))
 	require.NoError(t, err)
-	require.JSONEq(t, `{"mine": 1, "bpmn": {"instance": "sub", "process": "invoice", "job": "invoice:approve",
-		"priority": -7, "exclusive": false, "deployment": "dep-7", "type": "timer", "retry": "R3/PT1S",
-		"tenant": "acme", "root": "top", "parent": "mid"}}`, string(metadata), "the activity is the job definition's")
+	require.JSONEq(t, `{"mine": 1, "bpmn": ["sub", "invoice", "approve", "invoice:approve", -7, false, "dep-7", "timer", "R3/PT1S", "acme", "top"]}`, string(metadata))
 	got, err := JobContextOf(&rivertype.JobRow{ID: 1, Metadata: metadata})
 	require.NoError(t, err)
 	require.Equal(t, full, got)
@@ -381,176 +373,50 @@ func TestJobContextLabelledForm(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, full, got, "the object form reads the same")
 
-	withoutParent := full
-	withoutParent.ParentProcessInstanceID = ""
-	array, err := withoutParent.compactJSON()
+	short := JobContext{ProcessInstanceID: "pi", ProcessDefinitionKey: "p"}
+	metadata, err = short.AddToMetadata(nil)
 	require.NoError(t, err)
-	got, err = JobContextOf(&rivertype.JobRow{ID: 3, Metadata: []byte(`{"bpmn": ` + string(array) + `}`)})
-	require.NoError(t, err)
-	require.Equal(t, withoutParent, got, "the array form reads the same")
-
-	trueFlag, zero := true, int64(0)
-	for _, tc := range []struct {
-		name   string
-		jc     JobContext
-		stored string
-	}{
-		{"Short", JobContext{ProcessInstanceID: "pi", ProcessDefinitionKey: "p", Priority: &zero, Exclusive: &trueFlag},
-			`{"instance": "pi", "process": "p"}`},
-		{"Unresolved", JobContext{ProcessInstanceID: "pi", ProcessDefinitionKey: "p"},
-			`{"instance": "pi", "process": "p"}`},
-		{"OnlyDefaults", JobContext{Priority: &zero, Exclusive: &trueFlag}, `{"exclusive": true}`},
-		{"NoInstanceNotExclusive", JobContext{Priority: &zero, Exclusive: ptr(false)}, `{"exclusive": false}`},
-		{"OtherJobDefinition", JobContext{ProcessInstanceID: "pi", ProcessDefinitionKey: "p", ActivityID: "a", JobDefinitionID: "q:a", Priority: &zero, Exclusive: &trueFlag},
-			`{"instance": "pi", "process": "p", "activity": "a", "job": "q:a"}`},
-		{"OtherActivity", JobContext{ProcessInstanceID: "pi", ProcessDefinitionKey: "p", ActivityID: "b", JobDefinitionID: "p:a", Priority: &zero, Exclusive: &trueFlag},
-			`{"instance": "pi", "process": "p", "activity": "b", "job": "p:a"}`},
-		{"NoActivity", JobContext{ProcessInstanceID: "pi", ProcessDefinitionKey: "p", JobDefinitionID: "p:a", Priority: &zero, Exclusive: &trueFlag},
-			`{"instance": "pi", "process": "p", "activity": null, "job": "p:a"}`},
-		{"ColonInKey", JobContext{ProcessInstanceID: "pi", ProcessDefinitionKey: "p:x", ActivityID: "a", JobDefinitionID: "p:x:a", Priority: &zero, Exclusive: &trueFlag},
-			`{"instance": "pi", "process": "p:x", "job": "p:x:a"}`},
-		{"RootIsInstance", JobContext{ProcessInstanceID: "pi", RootProcessInstanceID: "pi", ProcessDefinitionKey: "p", Priority: &zero, Exclusive: &trueFlag},
-			`{"instance": "pi", "process": "p"}`},
-	} {
-		metadata, err := tc.jc.AddToMetadata(nil)
-		require.NoError(t, err, tc.name)
-		require.JSONEq(t, `{"bpmn": `+tc.stored+`}`, string(metadata), tc.name)
-		var back JobContext
-		require.NoError(t, json.Unmarshal([]byte(tc.stored), &back), tc.name)
-		want := tc.jc
-		if want.RootProcessInstanceID == want.ProcessInstanceID {
-			want.RootProcessInstanceID = ""
-		}
-		// What is not given reads as the defaults (as the middleware
-		// resolves a context without declarations).
-		if want.Priority == nil {
-			want.Priority = &zero
-		}
-		if want.Exclusive == nil && want.ProcessInstanceID != "" {
-			want.Exclusive = &trueFlag
-		}
-		require.Equal(t, want, back, tc.name)
-	}
+	require.JSONEq(t, `{"bpmn": ["pi", "p"]}`, string(metadata), "trailing nulls and the root equal to the instance are left out")
 
 	_, err = JobContextOf(&rivertype.JobRow{ID: 3, Metadata: []byte(`{"bpmn": ["pi", "p", null, null, 1, true, null, null, null, null, null, "x", "y"]}`)})
 	require.ErrorContains(t, err, "job context array has 13 elements, more than the 11 known fields")
 	_, err = JobContextOf(&rivertype.JobRow{ID: 4, Metadata: []byte(`{"bpmn": ["pi", "p", null, null, "high"]}`)})
 	require.ErrorContains(t, err, `job context in metadata["bpmn"] is malformed`)
 	require.ErrorContains(t, err, "priority")
-	_, err = JobContextOf(&rivertype.JobRow{ID: 5, Metadata: []byte(`{"bpmn": {"process": "p", "priority": "high"}}`)})
-	require.ErrorContains(t, err, `priority`)
 
-	// The SQL accessors read every form as Go does.
 	engine, _ := testEngine(t)
-	labelled, err := full.AddToMetadata(nil)
+	metadata, err = full.AddToMetadata(nil)
 	require.NoError(t, err)
-	for _, form := range []struct {
-		name     string
-		metadata []byte
-		want     JobContext
-	}{
-		{"labelled", labelled, full},
-		{"array", []byte(`{"bpmn": ` + string(array) + `}`), withoutParent},
-		{"object", object, full},
-	} {
-		var (
-			instance, definition, activity, jobDefinition, deployment, retryCycle, tenant, root, parent *string
-			gotPriority                                                                                 int64
-			isExclusive, isTimer                                                                        bool
-			asObject                                                                                    string
-		)
-		require.NoError(t, engine.dbPool.QueryRow(ctx, engine.sql(`
-			SELECT /* TEMPLATE: schema */river_bpmn_ctx_instance($1), /* TEMPLATE: schema */river_bpmn_ctx_definition($1),
-				/* TEMPLATE: schema */river_bpmn_ctx_activity($1), /* TEMPLATE: schema */river_bpmn_ctx_job_definition($1),
-				/* TEMPLATE: schema */river_bpmn_ctx_deployment($1), /* TEMPLATE: schema */river_bpmn_ctx_retry_cycle($1),
-				/* TEMPLATE: schema */river_bpmn_ctx_tenant($1), /* TEMPLATE: schema */river_bpmn_ctx_root($1),
-				/* TEMPLATE: schema */river_bpmn_ctx_parent($1),
-				/* TEMPLATE: schema */river_bpmn_ctx_priority($1), /* TEMPLATE: schema */river_bpmn_ctx_exclusive($1),
-				/* TEMPLATE: schema */river_bpmn_ctx_is_timer($1), /* TEMPLATE: schema */river_bpmn_ctx_object($1::jsonb -> 'bpmn')::text`),
-			form.metadata).Scan(&instance, &definition, &activity, &jobDefinition, &deployment, &retryCycle, &tenant, &root, &parent,
-			&gotPriority, &isExclusive, &isTimer, &asObject))
-		str := func(s *string) string {
-			if s == nil {
-				return ""
-			}
-			return *s
-		}
-		require.Equal(t, []string{form.want.ProcessInstanceID, form.want.ProcessDefinitionKey, form.want.ActivityID, form.want.JobDefinitionID,
-			form.want.DeploymentID, form.want.RetryCycle, form.want.TenantID, form.want.RootProcessInstanceID, form.want.ParentProcessInstanceID},
-			[]string{str(instance), str(definition), str(activity), str(jobDefinition), str(deployment), str(retryCycle), str(tenant), str(root), str(parent)}, form.name)
-		require.Equal(t, priority, gotPriority, form.name)
-		require.False(t, isExclusive, form.name)
-		require.True(t, isTimer, form.name)
-		want, err := json.Marshal(form.want)
-		require.NoError(t, err)
-		require.JSONEq(t, string(want), asObject, "river_bpmn_ctx_object gives Go's object form (%s)", form.name)
-	}
-
-	// What the labelled form leaves out reads back in SQL as in Go: the
-	// default exclusive, the activity of the job definition (not of one
-	// whose id only looks like it, nor where the activity is null), the
-	// absent root; the object of older migrations has no such defaults.
-	for _, tc := range []struct {
-		metadata       string
-		activity       *string
-		exclusive      *bool
-		instance, root *string
-	}{
-		{`{"bpmn": {"instance": "pi", "process": "p", "job": "p:a"}}`, ptr("a"), ptr(true), ptr("pi"), nil},
-		{`{"bpmn": {"process": "p", "job": "p:a", "activity": null, "exclusive": false}}`, nil, ptr(false), nil, nil},
-		{`{"bpmn": {"process": "p", "job": "px:a"}}`, nil, nil, nil, nil},
-		{`{"bpmn": {"instance": "pi", "process": "p%", "job": "p%:a_b"}}`, ptr("a_b"), ptr(true), ptr("pi"), nil},
-		{`{"bpmn": {"process": "", "job": ":a"}}`, nil, nil, nil, nil},
-		{`{"bpmn": {"instance": "pi", "process": "p", "job": "p:a", "exclusive": null}}`, ptr("a"), ptr(false), ptr("pi"), nil},
-		{`{"bpmn": {"process_instance_id": "pi", "priority": 3}}`, nil, nil, ptr("pi"), nil},
-		{`{"bpmn": {"deployment_id": "d", "priority": 3}}`, nil, nil, nil, nil},
-		{`{"bpmn": {"process_definition_key": "p", "job_definition_id": "p:a"}}`, nil, nil, nil, nil},
-		{`{"bpmn": ["pi", "p", null, "p:a"]}`, nil, nil, ptr("pi"), nil},
-		{`{"bpmn": {"instance": "pi", "root": "top"}}`, nil, ptr(true), ptr("pi"), ptr("top")},
-	} {
-		var (
-			activity, instance, root *string
-			isExclusive              *bool
-		)
-		require.NoError(t, engine.dbPool.QueryRow(ctx, engine.sql(`
-			SELECT /* TEMPLATE: schema */river_bpmn_ctx_activity($1), /* TEMPLATE: schema */river_bpmn_ctx_exclusive($1),
-				/* TEMPLATE: schema */river_bpmn_ctx_instance($1), /* TEMPLATE: schema */river_bpmn_ctx_root($1)`),
-			tc.metadata).Scan(&activity, &isExclusive, &instance, &root))
-		require.Equal(t, tc.activity, activity, tc.metadata)
-		require.Equal(t, tc.exclusive, isExclusive, tc.metadata)
-		require.Equal(t, tc.instance, instance, tc.metadata)
-		require.Equal(t, tc.root, root, tc.metadata)
-
-		fields, found, err := metadataContextFields([]byte(tc.metadata))
-		require.NoError(t, err)
-		require.True(t, found)
-		var goActivity *string
-		if raw := fields.field("activity_id"); raw != nil {
-			goActivity = new(string)
-			require.NoError(t, json.Unmarshal(raw, goActivity))
-		}
-		require.Equal(t, tc.activity, goActivity, "Go reads as SQL: %s", tc.metadata)
-		var goExclusive *bool
-		if raw := fields.field("exclusive"); raw != nil {
-			goExclusive = new(bool)
-			if json.Unmarshal(raw, goExclusive) != nil {
-				goExclusive = ptr(false)
-			}
-		}
-		if tc.exclusive != nil && !*tc.exclusive {
-			require.True(t, goExclusive == nil || !*goExclusive, "Go reads as SQL: %s", tc.metadata)
-		} else {
-			require.Equal(t, tc.exclusive, goExclusive, "Go reads as SQL: %s", tc.metadata)
-		}
-	}
+	var (
+		instance, definition, activity, jobDefinition, deployment, retryCycle, tenant, root string
+		gotPriority                                                                         int64
+		isExclusive, isTimer                                                                bool
+		asObject                                                                            string
+	)
+	require.NoError(t, engine.dbPool.QueryRow(ctx, engine.sql(`
+		SELECT /* TEMPLATE: schema */river_bpmn_ctx_instance($1), /* TEMPLATE: schema */river_bpmn_ctx_definition($1),
+			/* TEMPLATE: schema */river_bpmn_ctx_activity($1), /* TEMPLATE: schema */river_bpmn_ctx_job_definition($1),
+			/* TEMPLATE: schema */river_bpmn_ctx_deployment($1), /* TEMPLATE: schema */river_bpmn_ctx_retry_cycle($1),
+			/* TEMPLATE: schema */river_bpmn_ctx_tenant($1), /* TEMPLATE: schema */river_bpmn_ctx_root($1),
+			/* TEMPLATE: schema */river_bpmn_ctx_priority($1), /* TEMPLATE: schema */river_bpmn_ctx_exclusive($1),
+			/* TEMPLATE: schema */river_bpmn_ctx_is_timer($1), /* TEMPLATE: schema */river_bpmn_ctx_object($1::jsonb -> 'bpmn')::text`),
+		metadata).Scan(&instance, &definition, &activity, &jobDefinition, &deployment, &retryCycle, &tenant, &root,
+		&gotPriority, &isExclusive, &isTimer, &asObject))
+	require.Equal(t, []string{"sub", "invoice", "approve", "invoice:approve", "dep-7", "R3/PT1S", "acme", "top"},
+		[]string{instance, definition, activity, jobDefinition, deployment, retryCycle, tenant, root})
+	require.Equal(t, priority, gotPriority)
+	require.False(t, isExclusive)
+	require.True(t, isTimer)
+	want, err := json.Marshal(full)
+	require.NoError(t, err)
+	require.JSONEq(t, string(want), asObject, "river_bpmn_ctx_object gives Go's object form")
 
 	// The priority accessor reads integers in bigint's range, 0 otherwise.
 	for value, want := range map[string]int64{
 		"7": 7, "-7": -7, "1e2": 100, "1.0": 0, "1.5": 0, `"7"`: 0, "true": 0, "null": 0, "1e30": 0,
 		"9223372036854775807": 9223372036854775807, "-9223372036854775808": -9223372036854775808, "9223372036854775808": 0,
 	} {
-		for _, form := range []string{`{"bpmn": [null, "p", null, null, %s]}`, `{"bpmn": {"priority": %s}}`,
-			`{"bpmn": {"process_definition_key": "p", "priority": %s}}`} {
+		for _, form := range []string{`{"bpmn": [null, "p", null, null, %s]}`, `{"bpmn": {"priority": %s}}`} {
 			var got int64
 			require.NoError(t, engine.dbPool.QueryRow(ctx, engine.sql(`SELECT /* TEMPLATE: schema */river_bpmn_ctx_priority($1::jsonb)`),
 				fmt.Sprintf(form, value)).Scan(&got))
@@ -595,54 +461,4 @@ func TestJobContextCompactCodec(t *testing.T) {
 	require.ErrorContains(t, err, `field "process_definition_key" (position 1)`)
 	err = json.Unmarshal([]byte(`["pi", "p", null, null, 1, "yes"]`), &jc)
 	require.ErrorContains(t, err, `field "exclusive" (position 5)`)
-}
-
-// TestJobContextParentInstance: the parent process instance is stored when
-// set and read back in Go and by river_bpmn_ctx_parent; given without a
-// root, the parent is the root (a call from a top-level instance); a
-// top-level instance has none.
-func TestJobContextParentInstance(t *testing.T) {
-	t.Parallel()
-	ctx := context.Background()
-	engine, schema := testEngine(t)
-	client := newInsertClient(t, engine, schema)
-	for _, tc := range []struct {
-		name                 string
-		jc                   JobContext
-		stored               string
-		wantRoot, wantParent string
-	}{
-		{"CalledFromTop", JobContext{ProcessInstanceID: "sub", ProcessDefinitionKey: "p", ParentProcessInstanceID: "top"},
-			`{"instance": "sub", "process": "p", "root": "top", "parent": "top"}`, "top", "top"},
-		{"Deeper", JobContext{ProcessInstanceID: "leaf", ProcessDefinitionKey: "p", ParentProcessInstanceID: "mid", RootProcessInstanceID: "top"},
-			`{"instance": "leaf", "process": "p", "root": "top", "parent": "mid"}`, "top", "mid"},
-		{"TopLevel", JobContext{ProcessInstanceID: "top", ProcessDefinitionKey: "p"},
-			`{"instance": "top", "process": "p"}`, "top", ""},
-	} {
-		for _, opts := range []*river.InsertOpts{tc.jc.InsertOpts(), nil} {
-			var (
-				res *rivertype.JobInsertResult
-				err error
-			)
-			if opts != nil {
-				res, err = client.Insert(ctx, shipArgs{OrderID: tc.name}, opts)
-			} else {
-				res, err = client.Insert(ctx, invoiceArgs{Context: tc.jc}, nil)
-			}
-			require.NoError(t, err, tc.name)
-			require.JSONEq(t, `{"bpmn": `+tc.stored+`}`, string(res.Job.Metadata), tc.name)
-			jc, err := JobContextOf(res.Job)
-			require.NoError(t, err, tc.name)
-			require.Equal(t, tc.wantRoot, jc.RootProcessInstanceID, tc.name)
-			require.Equal(t, tc.wantParent, jc.ParentProcessInstanceID, tc.name)
-			var parent *string
-			require.NoError(t, engine.dbPool.QueryRow(ctx, engine.sql(`SELECT /* TEMPLATE: schema */river_bpmn_ctx_parent(metadata)
-				FROM /* TEMPLATE: schema */river_job WHERE id = $1`), res.Job.ID).Scan(&parent))
-			if tc.wantParent == "" {
-				require.Nil(t, parent, tc.name)
-			} else {
-				require.Equal(t, tc.wantParent, *parent, tc.name)
-			}
-		}
-	}
 }

@@ -1,7 +1,6 @@
 package workflow
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"slices"
@@ -44,14 +43,12 @@ func insertObjectFormJobs(ctx context.Context, db *pgxpool.Pool, schema string, 
 }
 
 // TestCompactJobContextUpgrade upgrades a table holding jobs in the object
-// form of the job context to the latest migration (through 016's array and
-// 026's labelled form) while two clients run and an inserter of the previous
-// version keeps writing the object form, then adds jobs in the array form
-// (a client of migrations 016-025) and in the labelled form (this version)
-// for the same instances. Every job, of any form, runs exactly once; no two
-// jobs of one instance overlap, whatever their forms; the lookups by
-// instance find every form; and fetching by priority orders the forms as
-// one.
+// form of the job context to migration 016 while two clients run and an
+// inserter of the previous version keeps writing the object form, then adds
+// jobs in the compact form for the same instances. Every job, of either
+// form, runs exactly once; no two jobs of one instance overlap, whatever
+// their forms; the lookups by instance find both forms; and fetching by
+// priority orders both forms as one.
 func TestCompactJobContextUpgrade(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -102,19 +99,6 @@ func TestCompactJobContextUpgrade(t *testing.T) {
 		"migrated through %d", compactContextVersion)
 	oldAtMigration := oldInserted.Load()
 
-	// Jobs in the array form of migrations 016-025, as a client of those
-	// versions still running beside this one inserts them, for the same
-	// instances: the table holds every form.
-	const arrayJobs = 200
-	_, err = pool.Exec(ctx, fmt.Sprintf(`
-		INSERT INTO %s.river_job (args, kind, max_attempts, metadata, priority, queue, state)
-		SELECT jsonb_build_object('instance', 'inst-' || (i %% %[2]d), 'sleep_micros', 1000),
-			'excl_test', 25,
-			jsonb_build_object('bpmn', jsonb_build_array('inst-' || (i %% %[2]d), 'excl_process', NULL, NULL, i %% 5, true)),
-			1, 'default', 'available'
-		FROM generate_series(1, %[3]d) AS i`, pgx.Identifier{schema}.Sanitize(), instances, arrayJobs))
-	require.NoError(t, err)
-
 	// New-format jobs for the same instances, inserted through the client.
 	var newJobs []exclArgs
 	for i := range 400 {
@@ -127,7 +111,7 @@ func TestCompactJobContextUpgrade(t *testing.T) {
 	oldDone.Wait()
 	require.NoError(t, oldErr, "inserting object-form jobs across the migration")
 
-	total := int(oldInserted.Load()) + arrayJobs + len(newJobs)
+	total := int(oldInserted.Load()) + len(newJobs)
 	require.Eventually(t, func() bool { return rec.finishedCount.Load() >= int64(total) }, 60*time.Second, 10*time.Millisecond,
 		"finished %d of %d", rec.finishedCount.Load(), total)
 	for _, node := range nodes {
@@ -135,17 +119,15 @@ func TestCompactJobContextUpgrade(t *testing.T) {
 	}
 
 	// Exactly once, both forms.
-	var completed, objects, arrays, labelled int
+	var completed, objects, arrays int
 	require.NoError(t, pool.QueryRow(ctx, fmt.Sprintf(`
 		SELECT count(*) FILTER (WHERE state = 'completed'),
-			count(*) FILTER (WHERE jsonb_typeof(metadata -> 'bpmn') = 'array'),
-			count(*) FILTER (WHERE metadata -> 'bpmn' ? 'process_definition_key'),
-			count(*) FILTER (WHERE jsonb_typeof(metadata -> 'bpmn') = 'object' AND NOT metadata -> 'bpmn' ? 'process_definition_key')
-		FROM %s.river_job`, pgx.Identifier{schema}.Sanitize())).Scan(&completed, &arrays, &objects, &labelled))
+			count(*) FILTER (WHERE jsonb_typeof(metadata -> 'bpmn') = 'object'),
+			count(*) FILTER (WHERE jsonb_typeof(metadata -> 'bpmn') = 'array')
+		FROM %s.river_job`, pgx.Identifier{schema}.Sanitize())).Scan(&completed, &objects, &arrays))
 	require.Equal(t, total, completed)
 	require.Equal(t, int(oldInserted.Load()), objects)
-	require.Equal(t, arrayJobs, arrays)
-	require.Equal(t, len(newJobs), labelled)
+	require.Equal(t, len(newJobs), arrays)
 	rec.mu.Lock()
 	require.Len(t, rec.finished, total)
 	for id, n := range rec.finished {
@@ -160,7 +142,7 @@ func TestCompactJobContextUpgrade(t *testing.T) {
 	}
 	require.Empty(t, overlaps, "no two jobs of one instance overlapped, whatever their forms")
 
-	// Lookups by instance find every form.
+	// Lookups by instance find both forms.
 	engine := nodes[0].engine
 	jobs, err := engine.ProcessInstanceJobs(ctx, "inst-3")
 	require.NoError(t, err)
@@ -168,11 +150,7 @@ func TestCompactJobContextUpgrade(t *testing.T) {
 	for _, job := range jobs {
 		raw, err := storedJobContext(job.Metadata)
 		require.NoError(t, err)
-		form := raw[0]
-		if form == '{' && !bytes.Contains(raw, []byte(`"process_definition_key"`)) {
-			form = 'L' // labelled
-		}
-		forms[form]++
+		forms[raw[0]]++
 		jc, err := JobContextOf(job)
 		require.NoError(t, err)
 		require.Equal(t, "inst-3", jc.ProcessInstanceID)
@@ -183,7 +161,6 @@ func TestCompactJobContextUpgrade(t *testing.T) {
 	require.Len(t, jobs, inst3)
 	require.Positive(t, forms['{'], "object-form jobs found")
 	require.Positive(t, forms['['], "array-form jobs found")
-	require.Positive(t, forms['L'], "labelled jobs found")
 	page, err := engine.ProcessInstanceJobsPage(ctx, "inst-3", 0, 1000)
 	require.NoError(t, err)
 	require.Len(t, page, len(jobs))
@@ -231,10 +208,9 @@ func TestCompactJobContextUpgrade(t *testing.T) {
 	})
 }
 
-// TestCompactJobContextMigrateDown: migrating down from 026 rewrites jobs of
-// the labelled form into the array (what the labelled form leaves out
-// spelled out), and down from 016 the array into the object form, which the
-// readers of 015 read, field for field.
+// TestCompactJobContextMigrateDown: migrating down from 016 rewrites jobs of
+// the compact form into the object form, which the readers of 015 read,
+// field for field.
 func TestCompactJobContextMigrateDown(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -253,20 +229,6 @@ func TestCompactJobContextMigrateDown(t *testing.T) {
 	require.NoError(t, pool.QueryRow(ctx, fmt.Sprintf(`
 		INSERT INTO %s.river_job (args, kind, max_attempts, metadata, priority, queue, state)
 		VALUES ('{}', 'k', 25, $1, 1, 'default', 'available') RETURNING id`, pgx.Identifier{schema}.Sanitize()), metadata).Scan(&id))
-
-	var defaultsID int64
-	require.NoError(t, pool.QueryRow(ctx, fmt.Sprintf(`
-		INSERT INTO %s.river_job (args, kind, max_attempts, metadata, priority, queue, state)
-		VALUES ('{}', 'k', 25, '{"bpmn": {"instance": "pi", "process": "p", "job": "p:a", "parent": "up", "root": "up"}}', 1, 'default', 'available')
-		RETURNING id`, pgx.Identifier{schema}.Sanitize())).Scan(&defaultsID))
-
-	_, err = MigrateDown(ctx, pool, &MigrateOpts{Schema: schema, TargetVersion: labelledContextVersion - 1})
-	require.NoError(t, err)
-	var array string
-	require.NoError(t, pool.QueryRow(ctx, fmt.Sprintf(`SELECT metadata::text FROM %s.river_job WHERE id = $1`,
-		pgx.Identifier{schema}.Sanitize()), defaultsID).Scan(&array))
-	require.JSONEq(t, `{"bpmn": ["pi", "p", "a", "p:a", 0, true, null, null, null, null, "up"]}`, array,
-		"down to 025: the array, with what the labelled form left out spelled out, the parent dropped")
 
 	_, err = MigrateDown(ctx, pool, &MigrateOpts{Schema: schema, TargetVersion: compactContextVersion - 1})
 	require.NoError(t, err)
@@ -287,70 +249,4 @@ func (a prioArgs) JobContext() JobContext {
 	jc := a.exclArgs.JobContext()
 	jc.Priority = &a.Priority
 	return jc
-}
-
-// labelledContextVersion is the version of migration 026_labelled_job_context,
-// which made the job context a labelled object.
-const labelledContextVersion = 26
-
-// TestLabelledContextMigrationKeepsIndexes: migration 026 replaces the
-// accessors that the head-of-key indexes are built over; a session opened
-// before it (a client's pooled connection) still plans with those indexes
-// after it, for rows of every form, and the rows indexed before it are found
-// through them.
-func TestLabelledContextMigrationKeepsIndexes(t *testing.T) {
-	t.Parallel()
-	ctx := context.Background()
-	pool := testPool(t)
-	schema := emptySchema(t)
-	_, err := MigrateUp(ctx, pool, &MigrateOpts{Schema: schema, TargetVersion: labelledContextVersion - 1})
-	require.NoError(t, err)
-	require.NoError(t, insertObjectFormJobs(ctx, pool, schema, 0, 200, 20, "(i % 7)"))
-	_, err = pool.Exec(ctx, fmt.Sprintf(`
-		INSERT INTO %s.river_job (args, kind, max_attempts, metadata, priority, queue, state)
-		SELECT '{}', 'excl_test', 25, jsonb_build_object('bpmn', jsonb_build_array('inst-' || (i %% 20), 'excl_process', NULL, NULL, 0, true)),
-			1, 'default', 'available'
-		FROM generate_series(1, 200) AS i`, pgx.Identifier{schema}.Sanitize()))
-	require.NoError(t, err)
-
-	conn, err := pool.Acquire(ctx)
-	require.NoError(t, err)
-	defer conn.Release()
-	probe := fmt.Sprintf(`SELECT count(*) FROM %[1]s.river_job
-		WHERE nullif(%[1]s.river_bpmn_ctx_instance(metadata), '') = 'inst-3'
-			AND state = 'available' AND %[1]s.river_bpmn_ctx_exclusive(metadata)`, pgx.Identifier{schema}.Sanitize())
-	plan := func() string {
-		t.Helper()
-		tx, err := conn.Begin(ctx)
-		require.NoError(t, err)
-		defer func() { _ = tx.Rollback(ctx) }()
-		_, err = tx.Exec(ctx, "SET LOCAL enable_seqscan = off")
-		require.NoError(t, err)
-		rows, err := tx.Query(ctx, "EXPLAIN "+probe)
-		require.NoError(t, err)
-		lines, err := pgx.CollectRows(rows, pgx.RowTo[string])
-		require.NoError(t, err)
-		return fmt.Sprint(lines)
-	}
-	count := func() int {
-		t.Helper()
-		var n int
-		require.NoError(t, conn.QueryRow(ctx, probe).Scan(&n))
-		return n
-	}
-	require.Contains(t, plan(), "river_bpmn_job_exclusive_instance", "before the migration")
-	require.Equal(t, 20, count())
-
-	// Migrate on other connections while conn stays open.
-	_, err = MigrateUp(ctx, pool, &MigrateOpts{Schema: schema})
-	require.NoError(t, err)
-	jc := JobContext{ProcessInstanceID: "inst-3", ProcessDefinitionKey: "excl_process", Priority: ptr(int64(0)), Exclusive: ptr(true)}
-	metadata, err := jc.AddToMetadata(nil)
-	require.NoError(t, err)
-	_, err = pool.Exec(ctx, fmt.Sprintf(`INSERT INTO %s.river_job (args, kind, max_attempts, metadata, priority, queue, state)
-		VALUES ('{}', 'excl_test', 25, $1, 1, 'default', 'available')`, pgx.Identifier{schema}.Sanitize()), metadata)
-	require.NoError(t, err)
-
-	require.Contains(t, plan(), "river_bpmn_job_exclusive_instance", "a session opened before the migration still uses the index")
-	require.Equal(t, 21, count(), "rows of every form, the older ones indexed before the migration")
 }

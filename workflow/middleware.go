@@ -135,11 +135,7 @@ func (e *Engine) resolve(ctx context.Context, jc JobContext, params *rivertype.J
 	if jc.TenantID == "" && process != nil {
 		jc.TenantID = process.TenantID // a process's jobs inherit its tenant
 	}
-	switch {
-	case jc.RootProcessInstanceID != "":
-	case jc.ParentProcessInstanceID != "":
-		jc.RootProcessInstanceID = jc.ParentProcessInstanceID // called from a top-level instance
-	default:
+	if jc.RootProcessInstanceID == "" {
 		jc.RootProcessInstanceID = jc.ProcessInstanceID // a top-level instance is its own root
 	}
 
@@ -236,7 +232,7 @@ func (e *Engine) prepareInsert(ctx context.Context, params *rivertype.JobInsertP
 	if err != nil {
 		return err
 	}
-	params.Metadata, err = jc.addResolvedToMetadata(params.Metadata)
+	params.Metadata, err = jc.AddToMetadata(params.Metadata)
 	return err
 }
 

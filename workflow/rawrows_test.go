@@ -90,7 +90,7 @@ func TestRawRows(t *testing.T) {
 		}
 		id := insertRawJob(ctx, t, engine, `{"bpmn": null}`, "available")
 		require.NoError(t, engine.SetJobPriority(ctx, id, 5), "an object with a malformed context gets one")
-		require.JSONEq(t, `{"bpmn": {"priority": 5}}`, rawMetadata(ctx, t, engine, id), "in the labelled form")
+		require.JSONEq(t, `{"bpmn": [null, null, null, null, 5]}`, rawMetadata(ctx, t, engine, id), "in the compact form")
 		id = insertRawJob(ctx, t, engine, `{"bpmn": {"process_instance_id": "pi", "priority": 1}}`, "available")
 		require.NoError(t, engine.SetJobPriority(ctx, id, 5))
 		require.JSONEq(t, `{"bpmn": {"process_instance_id": "pi", "priority": 5}}`, rawMetadata(ctx, t, engine, id), "an object-form context keeps its form")
