@@ -2,7 +2,6 @@ package workflow
 
 import (
 	"context"
-	"encoding/json"
 	"syscall"
 	"testing"
 	"time"
@@ -19,11 +18,7 @@ import (
 // function). Sub-benchmarks: no meter provider ("off": the global no-ops),
 // and an SDK meter provider for a job with a job context that takes no
 // exclusive key ("sdk"), one that takes a key ("sdk-exclusive": two more
-// histograms and a clock read), and a plain River job ("sdk-plain"). Job
-// contexts are in the labelled form, as the middleware writes them; the
-// "-array" variants carry the array form of earlier versions, and
-// "sdk-object" the object form of migrations before riverbpmn/016 (read the
-// general way). The
+// histograms and a clock read), and a plain River job ("sdk-plain"). The
 // cpu-ns/op figure is the process's CPU time per job (garbage collection
 // included), the one that holds on a loaded machine; divide it by a job's
 // whole cost for the share (riverbpmn bench at the 1 ms cooldown runs about
@@ -31,25 +26,14 @@ import (
 // the database's included).
 func BenchmarkTelemetryPerJob(b *testing.B) {
 	ctx := context.Background()
-	makeJobs := func(b *testing.B, jc *JobContext, form string) []*rivertype.JobRow {
+	makeJobs := func(b *testing.B, jc *JobContext) []*rivertype.JobRow {
 		b.Helper()
 		jobs := make([]*rivertype.JobRow, 10)
 		for i := range jobs {
 			metadata := []byte(`{}`)
 			if jc != nil {
-				var stored []byte
 				var err error
-				switch form {
-				case "labelled":
-					stored, err = jc.labelledJSON(true)
-				case "array":
-					stored, err = jc.compactJSON()
-				case "object":
-					type jobContext JobContext // json.Marshal wrote this form
-					stored, err = json.Marshal((*jobContext)(jc))
-				}
-				require.NoError(b, err)
-				metadata, err = setMetadataKey(nil, stored)
+				metadata, err = jc.AddToMetadata(nil)
 				require.NoError(b, err)
 			}
 			attempted := time.Now()
@@ -57,9 +41,8 @@ func BenchmarkTelemetryPerJob(b *testing.B) {
 		}
 		return jobs
 	}
-	exclusiveNo, exclusiveYes := false, true
-	// Resolved contexts, as the middleware writes them (exclusive is set).
-	withContext := &JobContext{ProcessInstanceID: "order-4711", ProcessDefinitionKey: "order", ActivityID: "charge", JobDefinitionID: "charge-async", TenantID: "acme", RetryCycle: "R3/PT5M", Exclusive: &exclusiveNo}
+	exclusiveYes := true
+	withContext := &JobContext{ProcessInstanceID: "order-4711", ProcessDefinitionKey: "order", ActivityID: "charge", JobDefinitionID: "charge-async", TenantID: "acme", RetryCycle: "R3/PT5M"}
 	withKey := *withContext
 	withKey.Exclusive = &exclusiveYes
 	work := func(context.Context) error { return nil }
@@ -92,13 +75,10 @@ func BenchmarkTelemetryPerJob(b *testing.B) {
 		var rm metricdata.ResourceMetrics
 		require.NoError(b, reader.Collect(ctx, &rm))
 	}
-	b.Run("off", func(b *testing.B) { run(b, &Config{}, makeJobs(b, &withKey, "labelled")) })
-	b.Run("sdk", func(b *testing.B) { sdk(b, makeJobs(b, withContext, "labelled")) })
-	b.Run("sdk-array", func(b *testing.B) { sdk(b, makeJobs(b, withContext, "array")) })
-	b.Run("sdk-object", func(b *testing.B) { sdk(b, makeJobs(b, withContext, "object")) })
-	b.Run("sdk-exclusive", func(b *testing.B) { sdk(b, makeJobs(b, &withKey, "labelled")) })
-	b.Run("sdk-exclusive-array", func(b *testing.B) { sdk(b, makeJobs(b, &withKey, "array")) })
-	b.Run("sdk-plain", func(b *testing.B) { sdk(b, makeJobs(b, nil, "labelled")) })
+	b.Run("off", func(b *testing.B) { run(b, &Config{}, makeJobs(b, &withKey)) })
+	b.Run("sdk", func(b *testing.B) { sdk(b, makeJobs(b, withContext)) })
+	b.Run("sdk-exclusive", func(b *testing.B) { sdk(b, makeJobs(b, &withKey)) })
+	b.Run("sdk-plain", func(b *testing.B) { sdk(b, makeJobs(b, nil)) })
 }
 
 // cpuTime is the process's user and system CPU time so far.
