@@ -152,8 +152,8 @@ func TestInstanceTreeByParent(t *testing.T) {
 	rows, err := e.pool.Query(e.ctx, `
 INSERT INTO `+pgxIdent(e.schema)+`.river_job (args, kind, max_attempts, metadata, priority, queue, state, scheduled_at)
 SELECT '{}', 'console_task', 3,
-    jsonb_build_object('bpmn', jsonb_strip_nulls(jsonb_build_object('instance', inst, 'root', nullif('root-2', inst),
-        'parent', parent, 'process', 'order', 'activity', 'charge'))),
+    jsonb_build_object('bpmn', jsonb_build_array(inst, 'order', 'charge', NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+        nullif('root-2', inst), parent)),
     1, 'default', 'scheduled', now() + interval '1 day'
 FROM unnest(ARRAY['root-2', 'child-2b', 'grandchild-2a1', 'child-2a'], ARRAY[NULL, 'root-2', 'child-2a', 'root-2']) AS t (inst, parent)
 RETURNING id`)

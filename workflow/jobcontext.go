@@ -2,6 +2,7 @@ package workflow
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -36,6 +37,7 @@ var compactFields = [...]string{
 	"retry_cycle",
 	"tenant_id",
 	"root_process_instance_id",
+	"parent_process_instance_id",
 }
 
 // MaxIdentifierBytes is the longest value, in bytes, of any JobContext field.
@@ -55,7 +57,7 @@ const MaxIdentifierBytes = 255
 //
 //	"bpmn": [instance, process definition key, activity, job definition,
 //	         priority, exclusive, deployment, job type, retry cycle, tenant,
-//	         root instance]
+//	         root instance, parent instance]
 //
 // for example ["order-2", "invoice", "approve", "invoice:approve", 50, true,
 // "dep-7", "async"]. Who, then what, then how it is acquired: a person
@@ -85,6 +87,14 @@ type JobContext struct {
 	// its own root. Metadata holds it only when it differs from
 	// ProcessInstanceID; JobContextOf fills it back.
 	RootProcessInstanceID string `json:"root_process_instance_id,omitempty"`
+
+	// ParentProcessInstanceID is the process instance that called this one
+	// (a call activity's caller), for the instance trees of the console and
+	// `riverbpmn instances tree`. It requires ProcessInstanceID and must
+	// differ from it; when RootProcessInstanceID is empty, the parent is
+	// taken as the root (the caller of a top-level caller). Stored when set,
+	// last in the compact form.
+	ParentProcessInstanceID string `json:"parent_process_instance_id,omitempty"`
 
 	// ProcessDefinitionKey is the key of the process definition (required).
 	ProcessDefinitionKey string `json:"process_definition_key"`
@@ -195,7 +205,7 @@ func quoteForError(value string) string {
 // Validate reports the first invalid field of jc as a *JobContextError.
 // Inserts validate for you; call it to fail earlier.
 func (jc JobContext) Validate() error {
-	hasIdentity := jc.ProcessInstanceID != "" || jc.RootProcessInstanceID != "" || jc.ProcessDefinitionKey != "" ||
+	hasIdentity := jc.ProcessInstanceID != "" || jc.RootProcessInstanceID != "" || jc.ParentProcessInstanceID != "" || jc.ProcessDefinitionKey != "" ||
 		jc.ActivityID != "" || jc.JobDefinitionID != "" || jc.DeploymentID != "" || jc.JobType != "" || jc.TenantID != ""
 	if !hasIdentity && jc.Priority == nil && jc.Exclusive == nil && jc.RetryCycle == "" {
 		return &JobContextError{Field: "process_definition_key", Value: "", Problem: "is required and must not be empty (the job context is empty)"}
@@ -206,6 +216,7 @@ func (jc JobContext) Validate() error {
 	}{
 		{"process_instance_id", jc.ProcessInstanceID, false},
 		{"root_process_instance_id", jc.RootProcessInstanceID, false},
+		{"parent_process_instance_id", jc.ParentProcessInstanceID, false},
 		// A job definition implies its process definition (the engine fills
 		// it in); otherwise an identity needs its process definition.
 		{"process_definition_key", jc.ProcessDefinitionKey, hasIdentity && jc.JobDefinitionID == ""},
@@ -224,6 +235,20 @@ func (jc JobContext) Validate() error {
 		return &JobContextError{
 			Field: "root_process_instance_id", Value: jc.RootProcessInstanceID,
 			Problem: "requires process_instance_id, which is empty",
+		}
+	}
+	if jc.ParentProcessInstanceID != "" {
+		if jc.ProcessInstanceID == "" {
+			return &JobContextError{
+				Field: "parent_process_instance_id", Value: jc.ParentProcessInstanceID,
+				Problem: "requires process_instance_id, which is empty",
+			}
+		}
+		if jc.ParentProcessInstanceID == jc.ProcessInstanceID {
+			return &JobContextError{
+				Field: "parent_process_instance_id", Value: jc.ParentProcessInstanceID,
+				Problem: "is the process instance itself (an instance does not call itself)",
+			}
 		}
 	}
 	return nil
@@ -334,6 +359,7 @@ func (jc *JobContext) compactStrings() [len(compactFields)]*string {
 	return [len(compactFields)]*string{
 		&jc.ProcessInstanceID, &jc.ProcessDefinitionKey, &jc.ActivityID, &jc.JobDefinitionID, nil, nil,
 		&jc.DeploymentID, &jc.JobType, &jc.RetryCycle, &jc.TenantID, &jc.RootProcessInstanceID,
+		&jc.ParentProcessInstanceID,
 	}
 }
 
@@ -545,7 +571,8 @@ func storedJobContext(metadata []byte) (json.RawMessage, error) {
 
 // decodeJobContext decodes and validates a stored job context, in either
 // form (JobContext.UnmarshalJSON). A context stored without a root process
-// instance belongs to a top-level instance, its own root (see stored).
+// instance belongs to a top-level instance, its own root (see stored), or,
+// when it names a parent (given so at insert), to its parent's tree.
 func decodeJobContext(raw json.RawMessage) (JobContext, error) {
 	var jc JobContext
 	if err := json.Unmarshal(raw, &jc); err != nil {
@@ -555,7 +582,7 @@ func decodeJobContext(raw json.RawMessage) (JobContext, error) {
 		return JobContext{}, err
 	}
 	if jc.RootProcessInstanceID == "" {
-		jc.RootProcessInstanceID = jc.ProcessInstanceID
+		jc.RootProcessInstanceID = cmp.Or(jc.ParentProcessInstanceID, jc.ProcessInstanceID)
 	}
 	return jc, nil
 }

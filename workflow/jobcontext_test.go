@@ -203,6 +203,9 @@ func TestJobContextRejectsBadValues(t *testing.T) {
 		{"NUL", JobContext{ProcessDefinitionKey: "p", DeploymentID: "d\x00"}, "deployment_id", `deployment_id "d\x00": contains control character U+0000`},
 		{"InvalidUTF8", JobContext{ProcessDefinitionKey: "p", JobDefinitionID: "j\xff"}, "job_definition_id", `job_definition_id "j\xff": is not valid UTF-8`},
 		{"RootWithoutInstance", JobContext{ProcessDefinitionKey: "p", RootProcessInstanceID: "root"}, "root_process_instance_id", `root_process_instance_id "root": requires process_instance_id`},
+		{"ParentWithoutInstance", JobContext{ProcessDefinitionKey: "p", ParentProcessInstanceID: "caller"}, "parent_process_instance_id", `parent_process_instance_id "caller": requires process_instance_id`},
+		{"ParentIsItself", JobContext{ProcessDefinitionKey: "p", ProcessInstanceID: "pi", ParentProcessInstanceID: "pi"}, "parent_process_instance_id", `parent_process_instance_id "pi": is the process instance itself`},
+		{"ParentControlCharacter", JobContext{ProcessDefinitionKey: "p", ProcessInstanceID: "pi", ParentProcessInstanceID: "c	"}, "parent_process_instance_id", `parent_process_instance_id "c\t": contains control character U+0009`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -378,32 +381,41 @@ func TestJobContextCompactForm(t *testing.T) {
 	require.NoError(t, err)
 	require.JSONEq(t, `{"bpmn": ["pi", "p"]}`, string(metadata), "trailing nulls and the root equal to the instance are left out")
 
+	called := JobContext{ProcessInstanceID: "sub", RootProcessInstanceID: "top", ParentProcessInstanceID: "mid", ProcessDefinitionKey: "p"}
+	metadata, err = called.AddToMetadata(nil)
+	require.NoError(t, err)
+	require.JSONEq(t, `{"bpmn": ["sub", "p", null, null, null, null, null, null, null, null, "top", "mid"]}`, string(metadata), "the parent comes last")
+	got, err = JobContextOf(&rivertype.JobRow{ID: 5, Metadata: metadata})
+	require.NoError(t, err)
+	require.Equal(t, called, got)
+
 	_, err = JobContextOf(&rivertype.JobRow{ID: 3, Metadata: []byte(`{"bpmn": ["pi", "p", null, null, 1, true, null, null, null, null, null, "x", "y"]}`)})
-	require.ErrorContains(t, err, "job context array has 13 elements, more than the 11 known fields")
+	require.ErrorContains(t, err, "job context array has 13 elements, more than the 12 known fields")
 	_, err = JobContextOf(&rivertype.JobRow{ID: 4, Metadata: []byte(`{"bpmn": ["pi", "p", null, null, "high"]}`)})
 	require.ErrorContains(t, err, `job context in metadata["bpmn"] is malformed`)
 	require.ErrorContains(t, err, "priority")
 
 	engine, _ := testEngine(t)
+	full.ParentProcessInstanceID = "mid"
 	metadata, err = full.AddToMetadata(nil)
 	require.NoError(t, err)
 	var (
-		instance, definition, activity, jobDefinition, deployment, retryCycle, tenant, root string
-		gotPriority                                                                         int64
-		isExclusive, isTimer                                                                bool
-		asObject                                                                            string
+		instance, definition, activity, jobDefinition, deployment, retryCycle, tenant, root, parent string
+		gotPriority                                                                                 int64
+		isExclusive, isTimer                                                                        bool
+		asObject                                                                                    string
 	)
 	require.NoError(t, engine.dbPool.QueryRow(ctx, engine.sql(`
 		SELECT /* TEMPLATE: schema */river_bpmn_ctx_instance($1), /* TEMPLATE: schema */river_bpmn_ctx_definition($1),
 			/* TEMPLATE: schema */river_bpmn_ctx_activity($1), /* TEMPLATE: schema */river_bpmn_ctx_job_definition($1),
 			/* TEMPLATE: schema */river_bpmn_ctx_deployment($1), /* TEMPLATE: schema */river_bpmn_ctx_retry_cycle($1),
 			/* TEMPLATE: schema */river_bpmn_ctx_tenant($1), /* TEMPLATE: schema */river_bpmn_ctx_root($1),
-			/* TEMPLATE: schema */river_bpmn_ctx_priority($1), /* TEMPLATE: schema */river_bpmn_ctx_exclusive($1),
+			/* TEMPLATE: schema */river_bpmn_ctx_parent($1), /* TEMPLATE: schema */river_bpmn_ctx_priority($1), /* TEMPLATE: schema */river_bpmn_ctx_exclusive($1),
 			/* TEMPLATE: schema */river_bpmn_ctx_is_timer($1), /* TEMPLATE: schema */river_bpmn_ctx_object($1::jsonb -> 'bpmn')::text`),
-		metadata).Scan(&instance, &definition, &activity, &jobDefinition, &deployment, &retryCycle, &tenant, &root,
+		metadata).Scan(&instance, &definition, &activity, &jobDefinition, &deployment, &retryCycle, &tenant, &root, &parent,
 		&gotPriority, &isExclusive, &isTimer, &asObject))
-	require.Equal(t, []string{"sub", "invoice", "approve", "invoice:approve", "dep-7", "R3/PT1S", "acme", "top"},
-		[]string{instance, definition, activity, jobDefinition, deployment, retryCycle, tenant, root})
+	require.Equal(t, []string{"sub", "invoice", "approve", "invoice:approve", "dep-7", "R3/PT1S", "acme", "top", "mid"},
+		[]string{instance, definition, activity, jobDefinition, deployment, retryCycle, tenant, root, parent})
 	require.Equal(t, priority, gotPriority)
 	require.False(t, isExclusive)
 	require.True(t, isTimer)
@@ -461,4 +473,30 @@ func TestJobContextCompactCodec(t *testing.T) {
 	require.ErrorContains(t, err, `field "process_definition_key" (position 1)`)
 	err = json.Unmarshal([]byte(`["pi", "p", null, null, 1, "yes"]`), &jc)
 	require.ErrorContains(t, err, `field "exclusive" (position 5)`)
+}
+
+// TestJobContextParentIsTheRootByDefault: a job of a called instance that
+// names its caller and no root gets the caller as its root (a top-level
+// caller is the root of what it calls), stored with the parent; naming both
+// keeps both.
+func TestJobContextParentIsTheRootByDefault(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	engine, schema := testEngine(t)
+	client := newInsertClient(t, engine, schema)
+
+	called := JobContext{ProcessInstanceID: "called", ParentProcessInstanceID: "caller", ProcessDefinitionKey: "p"}
+	deeper := JobContext{ProcessInstanceID: "deeper", ParentProcessInstanceID: "called", RootProcessInstanceID: "caller", ProcessDefinitionKey: "p"}
+	for _, jc := range []JobContext{called, deeper} {
+		_, err := client.Insert(ctx, shipArgs{OrderID: jc.ProcessInstanceID}, jc.InsertOpts())
+		require.NoError(t, err)
+	}
+	for id, want := range map[string][2]string{"called": {"caller", "caller"}, "deeper": {"caller", "called"}} {
+		jobs, err := engine.ProcessInstanceJobs(ctx, id)
+		require.NoError(t, err)
+		require.Len(t, jobs, 1)
+		got, err := JobContextOf(jobs[0])
+		require.NoError(t, err)
+		require.Equal(t, want, [2]string{got.RootProcessInstanceID, got.ParentProcessInstanceID}, id)
+	}
 }

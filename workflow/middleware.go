@@ -135,6 +135,9 @@ func (e *Engine) resolve(ctx context.Context, jc JobContext, params *rivertype.J
 	if jc.TenantID == "" && process != nil {
 		jc.TenantID = process.TenantID // a process's jobs inherit its tenant
 	}
+	if jc.RootProcessInstanceID == "" && jc.ParentProcessInstanceID != "" {
+		jc.RootProcessInstanceID = jc.ParentProcessInstanceID // called by a top-level instance
+	}
 	if jc.RootProcessInstanceID == "" {
 		jc.RootProcessInstanceID = jc.ProcessInstanceID // a top-level instance is its own root
 	}

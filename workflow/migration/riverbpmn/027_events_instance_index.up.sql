@@ -24,10 +24,10 @@
 -- prune it first on a large one.
 
 -- The process instance of one event's job context as the trigger stored
--- it (any form of the context: migrations 016 and 026), as
+-- it (either form of the context, migration 016), as
 -- river_bpmn_ctx_instance reads it (element 0 of the array form, key
--- process_instance_id of the long-named object, key instance of the
--- labelled one, a JSON string only) but on the context itself: wrapping each
+-- process_instance_id of the object form, a JSON string only) but on the
+-- context itself: wrapping each
 -- context in a metadata object to call the accessor made the index four
 -- times as dear to write. A single expression, so inlined where it is
 -- called.
@@ -41,9 +41,6 @@ AS $$
         WHEN jsonb_typeof(ctx) = 'array' AND jsonb_typeof(ctx -> 0) = 'string' THEN ctx ->> 0
         WHEN jsonb_typeof(ctx) = 'object' AND jsonb_typeof(ctx -> 'process_instance_id') = 'string'
             THEN ctx ->> 'process_instance_id'
-        WHEN jsonb_typeof(ctx) = 'object' AND jsonb_typeof(ctx -> 'instance') = 'string'
-            AND NOT ctx ? 'process_definition_key'
-            THEN ctx ->> 'instance'
     END
 $$;
 
