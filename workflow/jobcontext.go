@@ -2,7 +2,6 @@ package workflow
 
 import (
 	"bytes"
-	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -571,18 +570,29 @@ func storedJobContext(metadata []byte) (json.RawMessage, error) {
 
 // decodeJobContext decodes and validates a stored job context, in either
 // form (JobContext.UnmarshalJSON). A context stored without a root process
-// instance belongs to a top-level instance, its own root (see stored), or,
-// when it names a parent (given so at insert), to its parent's tree.
+// instance belongs to a top-level instance, its own root (see stored), as
+// the SQL of the exclusive key reads it.
 func decodeJobContext(raw json.RawMessage) (JobContext, error) {
+	jc, err := decodeJobContextAsGiven(raw)
+	if err != nil {
+		return JobContext{}, err
+	}
+	if jc.RootProcessInstanceID == "" {
+		jc.RootProcessInstanceID = jc.ProcessInstanceID
+	}
+	return jc, nil
+}
+
+// decodeJobContextAsGiven is decodeJobContext without the root filled in:
+// a context given at insert (InsertOpts.Metadata), which the engine
+// resolves (Engine.resolve: the parent, else the instance, is the root).
+func decodeJobContextAsGiven(raw json.RawMessage) (JobContext, error) {
 	var jc JobContext
 	if err := json.Unmarshal(raw, &jc); err != nil {
 		return JobContext{}, fmt.Errorf("workflow: job context in metadata[%q] is malformed: %w", MetadataKey, err)
 	}
 	if err := jc.Validate(); err != nil {
 		return JobContext{}, err
-	}
-	if jc.RootProcessInstanceID == "" {
-		jc.RootProcessInstanceID = cmp.Or(jc.ParentProcessInstanceID, jc.ProcessInstanceID)
 	}
 	return jc, nil
 }

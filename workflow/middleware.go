@@ -222,7 +222,7 @@ func (e *Engine) prepareInsert(ctx context.Context, params *rivertype.JobInsertP
 			return err
 		}
 	case stored != nil:
-		if jc, err = decodeJobContext(stored); err != nil {
+		if jc, err = decodeJobContextAsGiven(stored); err != nil {
 			return err
 		}
 	default:
