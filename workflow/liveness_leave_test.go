@@ -351,8 +351,6 @@ func TestLivenessSilentPartition(t *testing.T) {
 	ctx := context.Background()
 	schema, inserter := livenessSetup(t)
 	procs := newLivenessProcs(t, schema)
-	procs.start()
-	procs.start()
 
 	dbURL, err := url.Parse(os.Getenv("TEST_DATABASE_URL"))
 	require.NoError(t, err)
@@ -363,9 +361,14 @@ func TestLivenessSilentPartition(t *testing.T) {
 	victim := procs.start()
 	procs.url = ""
 
-	insertHot(ctx, t, inserter, 30, 8)
+	// The worker behind the proxy starts alone and takes long jobs first
+	// (with the others already fetching, they could take every long job
+	// before it), then the others start and the hot jobs run on all three.
 	long := insertLong(ctx, t, inserter, 10, 8000)
-	procs.runnerOf([]string{victim}, long, 2, time.Minute) // the worker behind the proxy runs a long job
+	procs.runnerOf([]string{victim}, long, 2, time.Minute)
+	procs.start()
+	procs.start()
+	insertHot(ctx, t, inserter, 30, 8)
 	proxy.cut.Store(true)
 	cutAt := time.Now()
 	held := procs.openRuns(victim)
