@@ -329,7 +329,7 @@ is estimated to cost, what the step without the count does. */}}(
 -- The candidates passed over because a running attempt held their key:
 -- those looked at up to the last one taken, or all of them when the fetch
 -- came back short (it read them all then, up to the end marker); never a
--- row further. The running count of the last counted row.
+-- row further: the count the last counted row carries (it grows row by row).
 held AS (
     SELECT
         coalesce(max(counted.held), 0) AS n
