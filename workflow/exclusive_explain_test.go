@@ -66,6 +66,7 @@ type planNode struct {
 	IndexCond    string     `json:"Index Cond"`
 	Filter       string     `json:"Filter"`
 	PlanRows     float64    `json:"Plan Rows"`
+	TotalCost    float64    `json:"Total Cost"`
 	ActualRows   float64    `json:"Actual Rows"`
 	Plans        []planNode `json:"Plans"`
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -78,9 +79,9 @@ func TestExclusiveFetchCountsHeldKeys(t *testing.T) {
 		tx, err := pool.Begin(ctx)
 		require.NoError(t, err)
 		defer func() { require.NoError(t, tx.Rollback(ctx)) }()
-		// EXPLAIN plans with the parameters' values (a custom plan), whose
-		// cost with the count passes jit_above_cost; a client's prepared
-		// fetch is planned generic from its sixth run on, below it.
+		// Both timed without JIT, whatever the server's settings
+		// (TestExclusiveFetchCountStaysBelowJITCost shows neither is
+		// estimated to need it).
 		_, err = tx.Exec(ctx, "SET LOCAL jit = off")
 		require.NoError(t, err)
 		var raw []byte
@@ -204,4 +205,135 @@ func TestExclusiveCountingBesideNotCounting(t *testing.T) {
 	}
 	rec.mu.Unlock()
 	require.Positive(t, sum(tr.collect(t)[telemetry.NameKeysHeldSkipped]), "8 keys among 16 workers: the counting client passed held keys over")
+}
+
+// jitAboveCost is PostgreSQL's default jit_above_cost: with jit on (the
+// default where the server has LLVM), a statement estimated above it is
+// JIT-compiled, and a client's prepared fetch is planned for its values
+// (a custom plan, compiled anew) on each of its first five executions.
+const jitAboveCost = 100_000
+
+// TestExclusiveFetchCountStaysBelowJITCost EXPLAINs (FORMAT JSON) the
+// exclusive fetch with the count of held keys on the explain backlog
+// (100,000 available jobs, the first 100 keys held), in River's order, by
+// priority and timers first, with and without batching: estimated for the
+// fetch's values and generic, it costs what the fetch without the count
+// does (its candidate step is bounded by max_to_lock in both), far below
+// jitAboveCost, and EXPLAIN ANALYZE with jit on shows no JIT. It logs the
+// first executions of the prepared counting fetch on a new connection.
+func TestExclusiveFetchCountStaysBelowJITCost(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	schema := exclSchema(t)
+	pool := testPool(t)
+	_, err := pool.Exec(ctx, fmt.Sprintf(explainBacklogSQL, pgx.Identifier{schema}.Sanitize()))
+	require.NoError(t, err)
+	conn, err := pool.Acquire(ctx)
+	require.NoError(t, err)
+	defer conn.Release()
+	var jitAvailable bool
+	require.NoError(t, conn.QueryRow(ctx, "SELECT pg_jit_available()").Scan(&jitAvailable))
+
+	// explainAnalyze runs EXPLAIN (ANALYZE, FORMAT JSON) of sql with jit
+	// on (and jit_above_cost at above, when given), rolled back, and
+	// returns whether JIT compiled it.
+	explainAnalyze := func(sql string, args []any, above float64) (jitted bool) {
+		t.Helper()
+		tx, err := conn.Begin(ctx)
+		require.NoError(t, err)
+		defer func() { require.NoError(t, tx.Rollback(ctx)) }()
+		_, err = tx.Exec(ctx, "SET LOCAL jit = on")
+		require.NoError(t, err)
+		if above > 0 {
+			_, err = tx.Exec(ctx, fmt.Sprintf("SET LOCAL jit_above_cost = %f", above))
+			require.NoError(t, err)
+		}
+		var raw []byte
+		require.NoError(t, tx.QueryRow(ctx, "EXPLAIN (ANALYZE, FORMAT JSON) "+sql, args...).Scan(&raw))
+		var plans []map[string]json.RawMessage
+		require.NoError(t, json.Unmarshal(raw, &plans))
+		require.Len(t, plans, 1)
+		_, jitted = plans[0]["JIT"]
+		return jitted
+	}
+
+	for _, order := range []struct {
+		name string
+		acq  Acquisition
+	}{
+		{"river", Acquisition{}},
+		{"by_priority", Acquisition{ByPriority: true}},
+		{"timers_first", Acquisition{TimersFirst: true}},
+	} {
+		engine, err := NewEngine(nil, &Config{ExclusiveScope: exclusive.ProcessInstance})
+		require.NoError(t, err)
+		driver, err := engine.NewDriver(order.acq)
+		require.NoError(t, err)
+		cost := func(query *fetchQuery, generic bool) float64 {
+			t.Helper()
+			types, args, literals := (&testQuery{fetchQuery: query}).explainArgs(t)
+			return explainPlan(ctx, t, conn, query.sql, types, args, literals, generic).TotalCost
+		}
+		plain, err := newFetchQuery(driver.plan, schema, exclusive.ProcessInstance, false, headIndexMarker(order.acq), exclusive.LockTable, false)
+		require.NoError(t, err)
+		for _, batch := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/batch=%t", order.name, batch), func(t *testing.T) {
+				query, err := newFetchQuery(driver.plan, schema, exclusive.ProcessInstance, batch, headIndexMarker(order.acq), exclusive.LockTable, true)
+				require.NoError(t, err)
+				require.Contains(t, query.sql, "exclusive_held_skipped")
+				_, args, _ := (&testQuery{fetchQuery: query}).explainArgs(t)
+				for _, generic := range []bool{false, true} {
+					plainCost, countCost := cost(plain, generic), cost(query, generic)
+					t.Logf("generic=%t: estimated cost %.0f with the count, %.0f without it (no batching)", generic, countCost, plainCost)
+					require.Less(t, countCost, float64(jitAboveCost))
+					// The candidate step is limited to max_to_lock with the
+					// count as without it; the count adds numbering and one
+					// aggregate over those rows. (With batching, the fetch
+					// without the count is estimated lower still: its runs
+					// fill it from fewer heads; the count reads max_to_lock
+					// candidates, as the fetch without batching does.)
+					require.Less(t, countCost, plainCost*1.02, "the count costs what the fetch without it does")
+				}
+				require.False(t, explainAnalyze(query.sql, args, 0), "the counting fetch is not JIT-compiled")
+				if jitAvailable && order.name == "river" && !batch {
+					// The check sees JIT where there is some: with
+					// jit_above_cost below the statement's cost, it is
+					// compiled.
+					require.True(t, explainAnalyze(query.sql, args, cost(query, false)/2), "JIT below the statement's cost")
+				}
+			})
+		}
+	}
+
+	// The first executions of the prepared counting fetch on a new
+	// connection, planned for its values (rolled back), for the record.
+	engine, err := NewEngine(nil, &Config{ExclusiveScope: exclusive.ProcessInstance})
+	require.NoError(t, err)
+	driver, err := engine.NewDriver(Acquisition{})
+	require.NoError(t, err)
+	query, err := newFetchQuery(driver.plan, schema, exclusive.ProcessInstance, false, "", exclusive.LockTable, true)
+	require.NoError(t, err)
+	_, args, _ := (&testQuery{fetchQuery: query}).explainArgs(t)
+	fresh, err := pgx.ConnectConfig(ctx, pool.Config().ConnConfig.Copy())
+	require.NoError(t, err)
+	defer fresh.Close(ctx)
+	_, err = fresh.Exec(ctx, "SET jit = on")
+	require.NoError(t, err)
+	var times []string
+	for range 6 {
+		tx, err := fresh.Begin(ctx)
+		require.NoError(t, err)
+		start := time.Now()
+		rows, err := tx.Query(ctx, query.sql, args...)
+		require.NoError(t, err)
+		n := 0
+		for rows.Next() {
+			n++
+		}
+		require.NoError(t, rows.Err())
+		times = append(times, time.Since(start).Round(10*time.Microsecond).String())
+		require.Equal(t, 100, n)
+		require.NoError(t, tx.Rollback(ctx))
+	}
+	t.Logf("first executions of the counting fetch on a new connection (jit available: %t): %s", jitAvailable, strings.Join(times, ", "))
 }

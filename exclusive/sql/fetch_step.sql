@@ -294,36 +294,47 @@ runs AS (
         -- after the head probe, only for the jobs it kept.
         OFFSET 0{{- end}}
 {{- define "held_probed"}}
--- With the count of candidates passed over because their key was held (the
--- statement's last column, exclusive_held_skipped; rendered only when the
--- engine records it, telemetry.NameKeysHeldSkipped): the probed candidates
--- as their own step, numbered in the order they were looked at. A CTE is
--- read lazily, so the scan goes no further than the fetch reads it.
-probed AS MATERIALIZED (
-    SELECT
-        probed.*,
-        row_number() OVER () AS ord
-    FROM ({{template "probed_rows" .}}
+{{- /* With the count of candidates passed over because their key was held:
+the probed candidates numbered in the order they are looked at (ord),
+followed by one row that marks their end (looked_all, no job), which the
+candidate step reaches only when it read them all, as a fetch that comes
+back short does. row_number() reads no row ahead of the one it numbers
+(a running count(*) would read one more candidate), so the step reads, and
+is estimated to cost, what the step without the count does. */}}(
+        SELECT
+            looked.*,
+            row_number() OVER () AS ord
+        FROM (
+            SELECT
+                probed.*,
+                false AS looked_all
+            FROM ({{template "probed_rows" .}}
+            ) AS probed
+            UNION ALL
+            SELECT
+                NULL,
+                NULL,
+{{- if and .Batch .Fair}}
+                NULL,
+                NULL,
+{{- end}}
+                NULL,
+                true
+        ) AS looked
     ) AS probed
-),
 {{- end}}
 {{- define "held_end"}}
 {{- if .CountHeld}}
 ),
 -- The candidates passed over because a running attempt held their key:
 -- those looked at up to the last one taken, or all of them when the fetch
--- came back short (it read them all then); never a row further.
+-- came back short (it read them all then, up to the end marker); never a
+-- row further: the count the last counted row carries (it grows row by row).
 held AS (
     SELECT
-        count(*) FILTER (WHERE seen.lock_state = -1) AS n
-    FROM (
-        SELECT probed.lock_state
-        FROM probed
-        LIMIT CASE
-            WHEN (SELECT count(*) FROM candidate) < @max_to_lock::integer THEN NULL
-            ELSE (SELECT max(candidate.ord) FROM candidate)
-        END
-    ) AS seen
+        coalesce(max(counted.held), 0) AS n
+    FROM
+        counted
 )
 -- One row at least: a fetch that took nothing still reports its count (its
 -- job columns NULL).
@@ -364,13 +375,20 @@ FROM
 -- takes only a key's head and locks the key in this statement.
 WITH RECURSIVE
 {{- template "fair" (fairArgs "lookahead")}},
-{{- if .CountHeld}}
-{{- template "held_probed" .}}
-{{- end}}
-candidate AS (
 {{- else if .CountHeld}}
 WITH
-{{- template "held_probed" .}}
+{{- end}}
+{{- if .CountHeld}}
+-- With the count of candidates passed over because their key was held (the
+-- statement's last column, exclusive_held_skipped; rendered only when the
+-- engine records it, telemetry.NameKeysHeldSkipped), the candidate step is
+-- "counted": each candidate also carries the count of the held ones looked
+-- at before it, and the step ends with the end marker when it read them
+-- all. It streams and stops as the step without the count does, and is
+-- estimated to cost as much (the limit bounds it; a CTE that read the
+-- candidates unbounded would be costed for all of them).
+counted AS (
+{{- else if .Fair}}
 candidate AS (
 {{- else}}
 WITH candidate AS (
@@ -382,16 +400,16 @@ WITH candidate AS (
         -- (stale, or ended): the take (acquired) uses it without probing
         -- the lock again.
         probed.lock_state AS replaces
-{{- if .CountHeld}},
-        probed.ord
-{{- end}}
 {{- if and .Batch .Fair}},
         probed.fair_group,
         probed.fair_start
 {{- end}}
-{{- if .CountHeld}}
-    FROM
-        probed
+{{- if .CountHeld}},
+        -- The held candidates looked at before this one: those looked at
+        -- up to it less those kept up to it.
+        probed.ord - row_number() OVER () AS held,
+        probed.looked_all
+    FROM {{template "held_probed" .}}
 {{- else}}
     FROM ({{template "probed_rows" .}}
     ) AS probed
@@ -401,6 +419,23 @@ WITH candidate AS (
         probed.lock_state IS DISTINCT FROM -1
     LIMIT @max_to_lock::integer
 ),
+{{- if .CountHeld}}
+-- The candidates, without the end marker.
+candidate AS (
+    SELECT
+        counted.id,
+        counted.exclusive_key,
+        counted.replaces
+{{- if and .Batch .Fair}},
+        counted.fair_group,
+        counted.fair_start
+{{- end}}
+    FROM
+        counted
+    WHERE
+        NOT counted.looked_all
+),
+{{- end}}
 {{- if .Batch}}
 {{- template "batch" .}}
 {{- end}}
