@@ -111,11 +111,7 @@ func runIncidentsList(ctx context.Context, args []string, stdout io.Writer) erro
 			return nil
 		}
 		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "ID\tJOB\tTYPE\tJOB DEFINITION\tACTIVITY\tINSTANCE\tCREATED\tRESOLVED\tMESSAGE")
-		for _, i := range incidents {
-			fmt.Fprintf(tw, "%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", i.ID, i.JobID, i.Type, orDash(i.JobDefinitionID),
-				orDash(i.ActivityID), orDash(i.ProcessInstanceID), formatTime(&i.CreatedAt), formatTime(i.ResolvedAt), oneLine(i.Message, 80))
-		}
+		writeIncidentRows(tw, incidents)
 		if out.Next != 0 {
 			fmt.Fprintf(tw, "next page: --after %d\n", out.Next)
 		}

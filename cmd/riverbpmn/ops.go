@@ -111,11 +111,7 @@ func runIncidents(ctx context.Context, args []string, stdout io.Writer) error {
 			return nil
 		}
 		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "ID\tJOB\tTYPE\tJOB DEFINITION\tACTIVITY\tINSTANCE\tCREATED\tRESOLVED\tMESSAGE")
-		for _, i := range incidents {
-			fmt.Fprintf(tw, "%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", i.ID, i.JobID, i.Type, orDash(i.JobDefinitionID),
-				orDash(i.ActivityID), orDash(i.ProcessInstanceID), formatTime(&i.CreatedAt), formatTime(i.ResolvedAt), oneLine(i.Message, 80))
-		}
+		writeIncidentRows(tw, incidents)
 		if err := tw.Flush(); err != nil {
 			return err
 		}
@@ -135,6 +131,16 @@ type incidentJSON struct {
 	Message           string     `json:"message"`
 	CreatedAt         time.Time  `json:"created_at"`
 	ResolvedAt        *time.Time `json:"resolved_at"`
+}
+
+// writeIncidentRows writes incidents to tw as a table, its header first:
+// the one layout of every incident listing.
+func writeIncidentRows(tw *tabwriter.Writer, incidents []*workflow.Incident) {
+	fmt.Fprintln(tw, "ID\tJOB\tTYPE\tJOB DEFINITION\tACTIVITY\tINSTANCE\tCREATED\tRESOLVED\tMESSAGE")
+	for _, i := range incidents {
+		fmt.Fprintf(tw, "%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", i.ID, i.JobID, i.Type, orDash(i.JobDefinitionID),
+			orDash(i.ActivityID), orDash(i.ProcessInstanceID), formatTime(&i.CreatedAt), formatTime(i.ResolvedAt), oneLine(i.Message, 80))
+	}
 }
 
 func toIncidentsJSON(incidents []*workflow.Incident) []incidentJSON {

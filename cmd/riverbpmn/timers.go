@@ -31,14 +31,18 @@ func printTimers(w io.Writer, timers []*workflow.TimerInfo) error {
 	tw := tabwriter.NewWriter(w, 0, 2, 2, ' ', 0)
 	fmt.Fprintln(tw, "TIMER\tTYPE\tDEFINITION\tOCCURRENCE\tJOB\tSTATE\tNEXT DUE\tLEFT\tOFFSET\tENDED")
 	for _, t := range timers {
-		ended := "-"
-		if t.EndedAt != nil {
-			ended = t.EndReason + " " + t.EndedAt.UTC().Format(time.RFC3339)
-		}
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%d\t%d\t%s\t%s\t%s\t%s\t%s\n", t.ID, t.Type, t.Definition, t.Occurrence, t.JobID,
-			t.JobState, formatTimePtr(t.NextDueAt), formatLeft(t.RepetitionsLeft), t.RepeatOffset, ended)
+			t.JobState, formatTimePtr(t.NextDueAt), formatLeft(t.RepetitionsLeft), t.RepeatOffset, formatTimerEnd(t))
 	}
 	return tw.Flush()
+}
+
+// formatTimerEnd is how and when a timer ended, "-" while it runs.
+func formatTimerEnd(t *workflow.TimerInfo) string {
+	if t.EndedAt == nil {
+		return "-"
+	}
+	return t.EndReason + " " + t.EndedAt.UTC().Format(time.RFC3339)
 }
 
 // timerID returns the timer id given either as the positional TIMER_ID or

@@ -78,16 +78,12 @@ func runTimersList(ctx context.Context, args []string, stdout io.Writer) error {
 		tw := tabwriter.NewWriter(w, 0, 2, 2, ' ', 0)
 		fmt.Fprintln(tw, "TIMER\tINSTANCE\tTYPE\tDEFINITION\tACTIVITY\tJOB DEFINITION\tJOB\tNEXT DUE\tLEFT\tENDED")
 		for _, t := range timers {
-			ended := "-"
-			if t.EndedAt != nil {
-				ended = t.EndReason + " " + t.EndedAt.UTC().Format(time.RFC3339)
-			}
 			instance := t.ProcessInstanceID
 			if instance == "" {
 				instance = "(start event)"
 			}
 			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\n", t.ID, instance, t.Type, t.Definition, orDash(t.ActivityID),
-				orDash(t.JobDefinitionID), t.JobID, formatTimePtr(t.NextDueAt), formatLeft(t.RepetitionsLeft), ended)
+				orDash(t.JobDefinitionID), t.JobID, formatTimePtr(t.NextDueAt), formatLeft(t.RepetitionsLeft), formatTimerEnd(t))
 		}
 		if out.Next != 0 {
 			fmt.Fprintf(tw, "next page: --after %d\n", out.Next)
