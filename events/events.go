@@ -166,6 +166,13 @@ func Read(ctx context.Context, db DB, schema string, after Cursor, limit int) ([
 		return nil, fmt.Errorf("events: reading events: %w%s", err, migrationHint(err))
 	}
 	defer rows.Close()
+	return scanEvents(rows, "reading events")
+}
+
+// scanEvents reads the events of rows in the columns of read.sql (which
+// read_backward_instance.sql returns too), what naming the reading in
+// errors.
+func scanEvents(rows pgx.Rows, what string) ([]Event, error) {
 	var out []Event
 	for rows.Next() {
 		var (
@@ -179,21 +186,14 @@ func Read(ctx context.Context, db DB, schema string, after Cursor, limit int) ([
 		)
 		if err := rows.Scan(&txid, &ev.ID, &ev.Status, &ev.JobID, &ev.Kind, &ev.Queue, &attempt, &retriesLeft,
 			&errText, &pi, &jobContext, &ev.At, &ev.CreatedAt); err != nil {
-			return nil, fmt.Errorf("events: reading events: %w", err)
+			return nil, fmt.Errorf("events: %s: %w", what, err)
 		}
 		tx, err := strconv.ParseUint(txid, 10, 64)
 		if err != nil {
-			return nil, fmt.Errorf("events: reading events: transaction id %q: %w", txid, err)
+			return nil, fmt.Errorf("events: %s: transaction id %q: %w", what, txid, err)
 		}
 		ev.Cursor = Cursor{TxID: tx, ID: ev.ID}
-		ev.Attempt = int(attempt)
-		ev.RetriesLeft = retriesLeft
-		if errText != nil {
-			ev.Error = *errText
-		}
-		if pi != nil {
-			ev.ProcessInstanceID = *pi
-		}
+		ev.Attempt, ev.RetriesLeft, ev.Error, ev.ProcessInstanceID = int(attempt), retriesLeft, deref(errText), deref(pi)
 		if jobContext != nil {
 			ev.JobContext = jobContext
 		}
@@ -201,7 +201,7 @@ func Read(ctx context.Context, db DB, schema string, after Cursor, limit int) ([
 		out = append(out, ev)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("events: reading events: %w", err)
+		return nil, fmt.Errorf("events: %s: %w", what, err)
 	}
 	return out, nil
 }
@@ -313,35 +313,11 @@ func readBackwardInstance(ctx context.Context, db DB, schema string, from Cursor
 		return nil, fmt.Errorf("events: reading the events of process instance %q backwards: %w%s", processInstanceID, err, migrationHint(err))
 	}
 	defer rows.Close()
-	page := &Page{}
-	for rows.Next() {
-		var (
-			ev          Event
-			txid        string
-			attempt     int16
-			errText     *string
-			retriesLeft *bool
-			jobContext  []byte
-		)
-		if err := rows.Scan(&txid, &ev.ID, &ev.Status, &ev.JobID, &ev.Kind, &ev.Queue, &attempt, &retriesLeft,
-			&errText, &ev.ProcessInstanceID, &jobContext, &ev.At, &ev.CreatedAt); err != nil {
-			return nil, fmt.Errorf("events: reading the events of process instance %q backwards: %w", processInstanceID, err)
-		}
-		tx, err := strconv.ParseUint(txid, 10, 64)
-		if err != nil {
-			return nil, fmt.Errorf("events: reading events backwards: transaction id %q: %w", txid, err)
-		}
-		ev.Cursor = Cursor{TxID: tx, ID: ev.ID}
-		ev.Attempt, ev.RetriesLeft, ev.Error = int(attempt), retriesLeft, deref(errText)
-		if jobContext != nil {
-			ev.JobContext = jobContext
-		}
-		ev.At, ev.CreatedAt = ev.At.UTC(), ev.CreatedAt.UTC()
-		page.Events = append(page.Events, ev)
+	evs, err := scanEvents(rows, fmt.Sprintf("reading the events of process instance %q backwards", processInstanceID))
+	if err != nil {
+		return nil, err
 	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("events: reading the events of process instance %q backwards: %w", processInstanceID, err)
-	}
+	page := &Page{Events: evs}
 	if len(page.Events) > limit {
 		page.Events = page.Events[:limit]
 		page.Older, page.More = page.Events[limit-1].Cursor, true
