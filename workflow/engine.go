@@ -13,6 +13,7 @@ import (
 	"github.com/riverqueue/river/rivertype"
 
 	"github.com/riverbpmn/riverbpmn/bpmn"
+	"github.com/riverbpmn/riverbpmn/definition"
 	"github.com/riverbpmn/riverbpmn/deployment"
 	"github.com/riverbpmn/riverbpmn/exclusive"
 	"github.com/riverbpmn/riverbpmn/incident"
@@ -224,8 +225,9 @@ type Engine struct {
 
 	// The handles of incidents, jobs, definitions, instances, indexes,
 	// queues and sessions, each built on e.db() at its accessor's first call.
-	incidents lazy[*incident.Incidents]
-	jobs      lazy[*job.Jobs]
+	incidents   lazy[*incident.Incidents]
+	jobs        lazy[*job.Jobs]
+	definitions lazy[*definition.Definitions]
 
 	// liveRuns maps the job attempts fetched by the engine's clients with
 	// liveness to their run (liveness.go), for the middleware.

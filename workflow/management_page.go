@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river/rivertype"
 
 	"github.com/riverbpmn/riverbpmn/exclusive"
@@ -22,7 +21,6 @@ const MaxPageSize = 1000
 
 var (
 	processInstanceJobsPageSQL = mustReadSQL("process_instance_jobs_page.sql")
-	jobDefinitionsPageSQL      = mustReadSQL("job_definitions_page.sql")
 )
 
 func checkPageLimit(limit int) error {
@@ -54,41 +52,6 @@ func (e *Engine) ProcessInstanceJobsPage(ctx context.Context, processInstanceID 
 		return nil, fmt.Errorf("workflow: listing jobs of process instance %q: %w", processInstanceID, err)
 	}
 	return jobs, nil
-}
-
-// JobDefinitionsPage returns the stored job definitions whose id sorts after
-// afterID ("" for the first page), by id, at most limit, with their run-time
-// state: the paged form of JobDefinitions. Definitions declared in Config
-// but not stored yet are not listed (JobDefinitions lists them).
-func (e *Engine) JobDefinitionsPage(ctx context.Context, afterID string, limit int) ([]*JobDefinitionSummary, error) {
-	if err := checkPageLimit(limit); err != nil {
-		return nil, err
-	}
-	if e.dbPool == nil {
-		return nil, errNoPool
-	}
-	return e.storedJobDefinitions(ctx, afterID, limit)
-}
-
-// storedJobDefinitions returns the stored job definitions whose id sorts
-// after afterID, by id, at most limit (unchecked), with their run-time state.
-// Ids are never empty (a CHECK of river_bpmn_job_definition), so afterID ""
-// lists them from the first.
-func (e *Engine) storedJobDefinitions(ctx context.Context, afterID string, limit int) ([]*JobDefinitionSummary, error) {
-	rows, err := e.dbPool.Query(ctx, e.sql(jobDefinitionsPageSQL), afterID, limit)
-	if err != nil {
-		return nil, fmt.Errorf("workflow: listing job definitions: %w", err)
-	}
-	defs, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (*JobDefinitionSummary, error) {
-		s := &JobDefinitionSummary{Stored: true}
-		err := row.Scan(&s.ID, &s.ProcessDefinitionKey, &s.ActivityID, &s.Kind, &s.OverridingPriority, &s.UnfinishedJobs, &s.OpenIncidents, &s.SuspendedSince)
-		s.setSuspended()
-		return s, err
-	})
-	if err != nil {
-		return nil, fmt.Errorf("workflow: listing job definitions: %w", err)
-	}
-	return defs, nil
 }
 
 // ExclusiveLocksPage returns the held exclusive keys (stale ones included)

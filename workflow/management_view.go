@@ -10,48 +10,6 @@ import (
 	"github.com/riverqueue/river/rivertype"
 )
 
-// MaxJobDefinitions caps how many job definitions JobDefinitions returns.
-const MaxJobDefinitions = 10_000
-
-// JobDefinitionSummary is a job definition with its run-time state, as
-// JobDefinitions lists it.
-type JobDefinitionSummary struct {
-	JobDefinitionState
-	// Stored is false for a definition declared in this engine's Config but
-	// not stored yet (no client on the engine has started).
-	Stored bool
-	// UnfinishedJobs counts the definition's jobs that are available,
-	// scheduled, retryable, pending or running.
-	UnfinishedJobs int64
-	// OpenIncidents counts the open incidents of the definition's jobs.
-	OpenIncidents int64
-}
-
-// JobDefinitions returns the stored job definitions (at most
-// MaxJobDefinitions, by id) with their run-time state, followed by those
-// declared in this engine's Config that are not stored yet.
-func (e *Engine) JobDefinitions(ctx context.Context) ([]*JobDefinitionSummary, error) {
-	if e.dbPool == nil {
-		return nil, errNoPool
-	}
-	defs, err := e.storedJobDefinitions(ctx, "", MaxJobDefinitions)
-	if err != nil {
-		return nil, err
-	}
-	stored := make(map[string]bool, len(defs))
-	for _, s := range defs {
-		stored[s.ID] = true
-	}
-	for _, def := range e.config.JobDefinitions {
-		if !stored[def.ID] {
-			defs = append(defs, &JobDefinitionSummary{JobDefinitionState: JobDefinitionState{
-				ID: def.ID, ProcessDefinitionKey: def.ProcessDefinitionKey, ActivityID: def.ActivityID, Kind: def.Kind,
-			}})
-		}
-	}
-	return defs, nil
-}
-
 // JobDetails is everything an operator asks about one job.
 type JobDetails struct {
 	// Job is the River job row.

@@ -397,7 +397,6 @@ func TestCascadeOn100kJobs(t *testing.T) {
 	var middle int64
 	require.NoError(t, engine.dbPool.QueryRow(ctx, fmt.Sprintf(`SELECT min(id) + %d FROM %s.river_job`,
 		jobCount/2, pgx.Identifier{schema}.Sanitize())).Scan(&middle))
-	require.NoError(t, engine.setOverridingPriority(ctx, "ship", ptr(int64(9))))
 
 	// A job locked by another transaction for the whole cascade would block
 	// one batch, not the rest: the cascade holds no lock across batches. A
@@ -408,7 +407,7 @@ func TestCascadeOn100kJobs(t *testing.T) {
 		done <- engine.SetJobPriority(ctx, middle, 9)
 	}()
 
-	res, err := engine.cascadeOverridingPriority(ctx, "ship")
+	res, err := engine.Definitions().SetOverridingPriority(ctx, "ship", 9, true)
 	require.NoError(t, err)
 	require.NoError(t, <-done)
 	require.Equal(t, int64(jobCount), res.Rewritten)

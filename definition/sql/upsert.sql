@@ -1,4 +1,4 @@
--- JobDefinitionUpsert: store declared job definitions ($1..$4 are parallel
+-- Upsert (Sync): store declared job definitions ($1..$4 are parallel
 -- arrays), keeping the run-time state (overriding_priority) of existing rows.
 INSERT INTO /* TEMPLATE: schema */river_bpmn_job_definition (id, process_definition_key, activity_id, kind)
 SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[])

@@ -1,4 +1,4 @@
--- JobDefinitionCascadeBatch: give up to $3 unfinished or discarded jobs of job definition
+-- CascadeBatch: give up to $3 unfinished or discarded jobs of job definition
 -- $1 with id > $2 the definition's current overriding priority. Returns the
 -- ids scanned (to continue after the largest) and how many were rewritten.
 --

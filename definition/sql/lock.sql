@@ -1,4 +1,4 @@
--- JobDefinitionLock: take, until the end of the transaction, the advisory
+-- Lock: take, until the end of the transaction, the advisory
 -- lock that the insert trigger of migration riverbpmn/002 takes shared for
 -- every job of job definition $2 ($1 = AdvisoryLockClassJobDefinition). The
 -- second key includes river_job's oid so that schemas do not contend; it must

@@ -1,4 +1,4 @@
--- JobDefinitionSetOverridingPriority: set ($2 non-NULL) or clear ($2 NULL) the
+-- SetOverridingPriority: set ($2 non-NULL) or clear ($2 NULL) the
 -- overriding priority of job definition $1, upserting the declared row
 -- ($3..$5: process definition key, activity, kind) when $6 is true.
 -- Runs after pg_advisory_xact_lock(AdvisoryLockClassJobDefinition,

@@ -1,4 +1,4 @@
--- JobDefinitionGet: the stored state of job definition $1, with when it was
+-- Get: the stored state of job definition $1, with when it was
 -- suspended (NULL when it is active).
 SELECT d.id, d.process_definition_key, d.activity_id, d.kind, d.overriding_priority, s.suspended_at
 FROM /* TEMPLATE: schema */river_bpmn_job_definition d
