@@ -17,6 +17,7 @@ import (
 	"github.com/riverbpmn/riverbpmn/deployment"
 	"github.com/riverbpmn/riverbpmn/exclusive"
 	"github.com/riverbpmn/riverbpmn/incident"
+	"github.com/riverbpmn/riverbpmn/instance"
 	"github.com/riverbpmn/riverbpmn/job"
 	"github.com/riverbpmn/riverbpmn/liveness"
 	"github.com/riverbpmn/riverbpmn/priority"
@@ -228,6 +229,7 @@ type Engine struct {
 	incidents   lazy[*incident.Incidents]
 	jobs        lazy[*job.Jobs]
 	definitions lazy[*definition.Definitions]
+	instances   lazy[*instance.Instances]
 
 	// liveRuns maps the job attempts fetched by the engine's clients with
 	// liveness to their run (liveness.go), for the middleware.

@@ -133,18 +133,6 @@ func (e *Engine) StopProcessInstance(ctx context.Context, processInstanceID stri
 	return jobcontrol.StopProcessInstance(ctx, e.dbPool, e.config.Schema, processInstanceID)
 }
 
-// ProcessInstanceStatus returns the status and progress of every job of a
-// process instance, oldest first (at most MaxProcessInstanceJobs).
-func (e *Engine) ProcessInstanceStatus(ctx context.Context, processInstanceID string) ([]*jobcontrol.JobStatus, error) {
-	if problem := identifierProblem(processInstanceID, true); problem != "" {
-		return nil, &JobContextError{Field: "process_instance_id", Value: processInstanceID, Problem: problem}
-	}
-	if e.dbPool == nil {
-		return nil, errNoPool
-	}
-	return jobcontrol.ProcessInstanceStatus(ctx, e.dbPool, e.config.Schema, processInstanceID, MaxProcessInstanceJobs)
-}
-
 // EnableEvents switches job status events on in the engine's schema (see
 // package events). Idempotent.
 func (e *Engine) EnableEvents(ctx context.Context) error {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/riverqueue/river/rivertype"
 
 	"github.com/riverbpmn/riverbpmn/exclusive"
 )
@@ -20,7 +19,6 @@ import (
 const MaxPageSize = 1000
 
 var (
-	processInstanceJobsPageSQL = mustReadSQL("process_instance_jobs_page.sql")
 )
 
 func checkPageLimit(limit int) error {
@@ -28,30 +26,6 @@ func checkPageLimit(limit int) error {
 		return fmt.Errorf("workflow: limit %d is out of range: a page holds 1 to %d rows", limit, MaxPageSize)
 	}
 	return nil
-}
-
-// ProcessInstanceJobsPage returns the jobs of one process instance whose id
-// is above afterID (0 for the first page), by id, at most limit: the paged
-// form of ProcessInstanceJobs.
-func (e *Engine) ProcessInstanceJobsPage(ctx context.Context, processInstanceID string, afterID int64, limit int) ([]*rivertype.JobRow, error) {
-	if problem := identifierProblem(processInstanceID, true); problem != "" {
-		return nil, &JobContextError{Field: "process_instance_id", Value: processInstanceID, Problem: problem}
-	}
-	if err := checkPageLimit(limit); err != nil {
-		return nil, err
-	}
-	if e.dbPool == nil {
-		return nil, errNoPool
-	}
-	rows, err := e.dbPool.Query(ctx, e.sql(processInstanceJobsPageSQL), processInstanceID, afterID, limit)
-	if err != nil {
-		return nil, fmt.Errorf("workflow: listing jobs of process instance %q: %w", processInstanceID, err)
-	}
-	jobs, _, err := scanJobRows(rows)
-	if err != nil {
-		return nil, fmt.Errorf("workflow: listing jobs of process instance %q: %w", processInstanceID, err)
-	}
-	return jobs, nil
 }
 
 // ExclusiveLocksPage returns the held exclusive keys (stale ones included)

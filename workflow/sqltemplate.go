@@ -3,6 +3,7 @@ package workflow
 import (
 	"embed"
 
+	"github.com/riverbpmn/riverbpmn/internal/jobrow"
 	"github.com/riverbpmn/riverbpmn/internal/sqltemplate"
 )
 
@@ -15,7 +16,7 @@ func mustReadSQL(name string) string { return sqltemplate.MustRead(sqlFS, "sql/"
 
 const (
 	schemaMarker     = sqltemplate.SchemaMarker
-	jobColumnsMarker = "/* COLUMNS: river_job */"
+	jobColumnsMarker = jobrow.ColumnsMarker
 )
 
 // renderSQL fills the two markers our .sql files use: River's own schema

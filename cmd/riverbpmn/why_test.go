@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strconv"
-	"strings"
 	"testing"
 
 	"github.com/riverqueue/river"
@@ -100,9 +99,9 @@ func TestSearchAndBulkVerbs(t *testing.T) {
 	require.Contains(t, errOut, `state "stuck" is not a job state`)
 }
 
-// TestInstancesPaging: instances pages as jobs does: a full page names the
-// next one, the page that is not full is the last and names none, and
-// following "next page" never comes back empty.
+// TestInstancesPaging: instances pages as jobs does: a page with more after
+// it names the next one, the page that holds the last instance names none,
+// so following "next page" never comes back empty.
 func TestInstancesPaging(t *testing.T) {
 	ctx := context.Background()
 	engine, schema := opsSetup(t)
@@ -123,12 +122,8 @@ func TestInstancesPaging(t *testing.T) {
 
 	code, out, errOut := cli(t, schema, "instances", "--limit", "3")
 	require.Equal(t, exitOK, code, errOut)
-	require.Contains(t, out, "next page: --after ", "a full page")
-	after := strings.TrimSpace(out[strings.LastIndex(out, "--after ")+len("--after "):])
-	code, out, errOut = cli(t, schema, "instances", "--limit", "3", "--after", after)
-	require.Equal(t, exitOK, code, errOut)
-	require.NotContains(t, out, "order-", "past the last instance")
-	require.NotContains(t, out, "next page")
+	require.Contains(t, out, "order-1")
+	require.NotContains(t, out, "next page", "a page that holds the last instance exactly names no next page")
 	code, out, errOut = cli(t, schema, "instances", "--limit", "4")
 	require.Equal(t, exitOK, code, errOut)
 	require.NotContains(t, out, "next page", "three instances fit one page of four")

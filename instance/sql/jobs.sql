@@ -1,5 +1,7 @@
--- ProcessInstanceJobsPage: one page of the jobs of a process instance, by id,
--- after job id $2 (keyset), at most $3. The instance's jobs are
+-- Jobs: one page of the jobs of process instance $1 in every state, by id
+-- (oldest first), after job id $2 (keyset; 0: the first page), at most $3
+-- (one more than the page shows, to know whether another follows). The
+-- instance's jobs are
 -- found by containment over River's GIN index on metadata
 -- (river_job_metadata_index; river_bpmn_ctx_has, migration riverbpmn/016):
 -- a bitmap of the

@@ -1,4 +1,4 @@
--- ProcessInstanceTree: the process instances whose jobs name $1 as their
+-- Tree: the process instances whose jobs name $1 as their
 -- root process instance (the root itself among them), each with its parent
 -- (the caller its jobs name, NULL for the root and for jobs that name none),
 -- its unfinished and failed jobs and its open incidents, by id, at most $2.

@@ -1,4 +1,4 @@
-package workflow
+package instance
 
 import (
 	"testing"
@@ -6,7 +6,8 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestTreeOrder: the members of a call hierarchy come back depth first,
+// TestTreeOrder (an internal test: treeOrder is pure, the external tests
+// reach it only through the database): the members of a call hierarchy come back depth first,
 // each under the instance its jobs name as caller, an instance whose caller
 // is unknown under the root, every member once even when the recorded
 // callers form a cycle (data written by hand), and each member's open
