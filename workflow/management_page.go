@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 
-
 	"github.com/riverbpmn/riverbpmn/exclusive"
 )
 
@@ -18,8 +17,7 @@ import (
 // MaxPageSize caps the limit of the paged listings.
 const MaxPageSize = 1000
 
-var (
-)
+var ()
 
 func checkPageLimit(limit int) error {
 	if limit < 1 || limit > MaxPageSize {
