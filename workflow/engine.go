@@ -17,6 +17,7 @@ import (
 	"github.com/riverbpmn/riverbpmn/deployment"
 	"github.com/riverbpmn/riverbpmn/exclusive"
 	"github.com/riverbpmn/riverbpmn/incident"
+	"github.com/riverbpmn/riverbpmn/index"
 	"github.com/riverbpmn/riverbpmn/instance"
 	"github.com/riverbpmn/riverbpmn/job"
 	"github.com/riverbpmn/riverbpmn/liveness"
@@ -230,6 +231,7 @@ type Engine struct {
 	jobs        lazy[*job.Jobs]
 	definitions lazy[*definition.Definitions]
 	instances   lazy[*instance.Instances]
+	indexes     lazy[*index.Indexes]
 
 	// liveRuns maps the job attempts fetched by the engine's clients with
 	// liveness to their run (liveness.go), for the middleware.

@@ -3,11 +3,12 @@ package workflow
 import (
 	"context"
 	"encoding/json"
-	"regexp"
 	"slices"
 	"sync"
 
 	"github.com/riverqueue/river/rivertype"
+
+	"github.com/riverbpmn/riverbpmn/index"
 )
 
 // fairTurns carries, per schema and queue, where a fair client
@@ -143,25 +144,8 @@ func jobTenant(metadata []byte) string {
 }
 
 // tenantIndexes are the tenant indexes of fair fetching, one per order
-// (sql/fairness_index_create.sql).
-var tenantIndexes = newOnDemandIndexes("tenant fairness index", tenantIndexNames,
-	regexp.MustCompile(`\briver_bpmn_fetch_tenant(_[ptd]+)?\b`), "fairness_index_create.sql", "fairness_index_drop.sql")
-
-// tenantIndexNames are the names of every tenant index, one per order.
-var tenantIndexNames = func() []string {
-	names := make([]string, len(orderIndexSuffixes))
-	for i, suffix := range orderIndexSuffixes {
-		names[i] = tenantIndexName(suffix)
-	}
-	return names
-}()
-
-func tenantIndexName(suffix string) string {
-	if suffix == "" {
-		return "river_bpmn_fetch_tenant"
-	}
-	return "river_bpmn_fetch_tenant_" + suffix
-}
+// (index.TenantFairness).
+var tenantIndexes = &onDemandIndexes{index.TenantFairness}
 
 // TenantFairnessIndex names the tenant index a fair client whose
 // acquisition is acq reads (the one EnableTenantFairness creates for acq):
@@ -170,21 +154,12 @@ func tenantIndexName(suffix string) string {
 // river_bpmn_fetch_tenant_pd for ByPriority and ByDueDate. Only those three
 // options choose the index; the filters and the weights do not.
 func TenantFairnessIndex(acq Acquisition) string {
-	return tenantIndexName(orderSuffix(acq))
+	return index.TenantIndexName(orderSuffix(acq))
 }
 
-// EnableTenantFairness creates, in the engine's schema, the tenant index a
-// fair fetch (Acquisition.FairByTenant) of each given acquisition reads
-// (TenantFairnessIndex: one per order, so a client fetching by priority
-// with fairness gets the index by tenant and priority), or, with none given,
-// the index of River's order. It uses CREATE INDEX CONCURRENTLY: inserts and
-// fetches go on while they are built. A client whose driver fetches fairly
-// calls it for its own acquisition when it starts, so an application rarely
-// needs to; a database whose clients never fetch fairly never has the
-// indexes, and its inserts pay nothing for fairness, and one whose fair
-// clients share an order pays one index entry per insert. Idempotent. An
-// index left invalid by an interrupted build is dropped and built again.
-func (e *Engine) EnableTenantFairness(ctx context.Context, orders ...Acquisition) error {
+// tenantIndexNamesOf are the tenant indexes of orders (TenantFairnessIndex;
+// none given: River's order's).
+func tenantIndexNamesOf(orders []Acquisition) []string {
 	if len(orders) == 0 {
 		orders = []Acquisition{{}}
 	}
@@ -192,21 +167,36 @@ func (e *Engine) EnableTenantFairness(ctx context.Context, orders ...Acquisition
 	for i, acq := range orders {
 		names[i] = TenantFairnessIndex(acq)
 	}
-	return tenantIndexes.enable(ctx, e, names)
+	return names
+}
+
+// EnableTenantFairness creates, in the engine's schema, the tenant index a
+// fair fetch (Acquisition.FairByTenant) of each given acquisition reads
+// (TenantFairnessIndex), or, with none given, the index of River's order,
+// with CREATE INDEX CONCURRENTLY. A client whose driver fetches fairly
+// calls it for its own acquisition when it starts.
+//
+// Deprecated: use [Engine.Indexes] and [index.Indexes.Enable] with the
+// names of [TenantFairnessIndex].
+func (e *Engine) EnableTenantFairness(ctx context.Context, orders ...Acquisition) error {
+	return e.Indexes().Enable(ctx, tenantIndexNamesOf(orders)...)
 }
 
 // DisableTenantFairness drops every tenant index of EnableTenantFairness, of
-// every order (concurrently). Fair fetches still work, reading River's own
-// indexes, slowly; a fair client starting again creates its index again.
+// every order (concurrently).
+//
+// Deprecated: use [Engine.Indexes] and [index.Indexes.Disable].
 func (e *Engine) DisableTenantFairness(ctx context.Context) error {
-	return tenantIndexes.disable(ctx, e)
+	return e.Indexes().Disable(ctx, index.TenantFairness.Names()...)
 }
 
 // TenantFairnessEnabled says whether the tenant index of each given
 // acquisition's order (TenantFairnessIndex) exists and is valid in the
 // engine's schema; with none given, whether any tenant index does.
+//
+// Deprecated: use [Engine.Indexes] and [index.Indexes.List].
 func (e *Engine) TenantFairnessEnabled(ctx context.Context, orders ...Acquisition) (bool, error) {
-	valid, err := e.TenantFairnessIndexes(ctx)
+	valid, err := e.enabledIndexes(ctx, index.TenantFairness.Name())
 	if err != nil {
 		return false, err
 	}
@@ -223,6 +213,8 @@ func (e *Engine) TenantFairnessEnabled(ctx context.Context, orders ...Acquisitio
 
 // TenantFairnessIndexes returns the names of the tenant indexes that exist
 // and are valid in the engine's schema, sorted (none: nil).
+//
+// Deprecated: use [Engine.Indexes] and [index.Indexes.List].
 func (e *Engine) TenantFairnessIndexes(ctx context.Context) ([]string, error) {
-	return tenantIndexes.valid(ctx, e)
+	return e.enabledIndexes(ctx, index.TenantFairness.Name())
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
+	"github.com/riverbpmn/riverbpmn/index"
 	"github.com/riverbpmn/riverbpmn/internal/longtest"
 	"github.com/riverbpmn/riverbpmn/priority"
 )
@@ -62,7 +63,7 @@ func TestFairFetchPlansUseIndexes(t *testing.T) {
 		}
 		byIndex[index] = append(byIndex[index], acq)
 	}
-	require.ElementsMatch(t, tenantIndexNames, indexes, "every order has its tenant index")
+	require.ElementsMatch(t, index.TenantFairness.Names(), indexes, "every order has its tenant index")
 
 	plans := 0
 	for _, index := range indexes {

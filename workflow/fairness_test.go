@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/riverbpmn/riverbpmn/exclusive"
+	"github.com/riverbpmn/riverbpmn/index"
 	"github.com/riverbpmn/riverbpmn/internal/longtest"
 	"github.com/riverbpmn/riverbpmn/priority"
 )
@@ -301,7 +302,7 @@ func TestTenantFairnessIndexesOnlyWhenEnabled(t *testing.T) {
 	require.True(t, on)
 
 	require.NoError(t, engine.EnableTenantFairness(ctx, acquisitionCombinations(priority.Range{Min: 0, Max: 1}, nil)...))
-	requireIndexes(t, tenantIndexNames...)
+	requireIndexes(t, index.TenantFairness.Names()...)
 
 	require.NoError(t, engine.DisableTenantFairness(ctx))
 	requireIndexes(t)
@@ -352,7 +353,7 @@ func TestMigrateDownWithTenantIndexes(t *testing.T) {
 	require.NoError(t, engine.EnableTenantFairness(ctx, acquisitionCombinations(priority.Range{Min: 0, Max: 1}, nil)...))
 	present, err := engine.TenantFairnessIndexes(ctx)
 	require.NoError(t, err)
-	require.ElementsMatch(t, tenantIndexNames, present)
+	require.ElementsMatch(t, index.TenantFairness.Names(), present)
 
 	_, err = MigrateDown(ctx, pool, &MigrateOpts{Schema: schema, TargetVersion: 2})
 	require.NoError(t, err)

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/riverbpmn/riverbpmn/exclusive"
+	"github.com/riverbpmn/riverbpmn/index"
 	"github.com/riverbpmn/riverbpmn/priority"
 )
 
@@ -112,7 +113,7 @@ func TestFetchOrderIndexesOnDemand(t *testing.T) {
 		}
 	}
 	require.Len(t, instanceHeads, 6)
-	requireIndexes(t, append(slices.Clone(fetchOrderIndexNames), instanceHeads...)...)
+	requireIndexes(t, append(index.FetchOrder.Names(), instanceHeads...)...)
 	require.NoError(t, engine.DisableFetchOrderIndexes(ctx))
 	requireIndexes(t)
 }
@@ -130,7 +131,7 @@ func TestExclusiveHeadIndexNames(t *testing.T) {
 	require.Equal(t, "river_bpmn_job_exclusive_root_d", ExclusiveHeadIndex(exclusive.RootProcessInstance, Acquisition{ByDueDate: true}))
 	require.Len(t, exclusiveHeadIndexNames, 12)
 	for _, name := range exclusiveHeadIndexNames {
-		require.Contains(t, exclusiveHeadIndexes.create[name], "CREATE INDEX CONCURRENTLY IF NOT EXISTS "+name+" ")
-		require.True(t, strings.HasSuffix(strings.TrimSuffix(strings.TrimSpace(exclusiveHeadIndexes.drop[name]), ";"), "*/"+name), exclusiveHeadIndexes.drop[name])
+		require.Contains(t, exclusiveHeadIndexes.CreateStatement(name), "CREATE INDEX CONCURRENTLY IF NOT EXISTS "+name+" ")
+		require.True(t, strings.HasSuffix(strings.TrimSuffix(strings.TrimSpace(exclusiveHeadIndexes.DropStatement(name)), ";"), "*/"+name), exclusiveHeadIndexes.DropStatement(name))
 	}
 }
