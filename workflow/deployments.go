@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strconv"
 
-
 	"github.com/riverbpmn/riverbpmn/bpmn"
 	"github.com/riverbpmn/riverbpmn/deployment"
 	"github.com/riverbpmn/riverbpmn/priority"

@@ -25,7 +25,7 @@ func (noPoolDB) Query(context.Context, string, ...any) (pgx.Rows, error) {
 	return nil, errNoPool
 }
 func (noPoolDB) QueryRow(context.Context, string, ...any) pgx.Row { return errRow{errNoPool} }
-func (noPoolDB) Acquire(context.Context) (*pgxpool.Conn, error)  { return nil, errNoPool }
+func (noPoolDB) Acquire(context.Context) (*pgxpool.Conn, error)   { return nil, errNoPool }
 
 type errRow struct{ err error }
 
