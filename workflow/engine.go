@@ -14,6 +14,7 @@ import (
 
 	"github.com/riverbpmn/riverbpmn/bpmn"
 	"github.com/riverbpmn/riverbpmn/deployment"
+	"github.com/riverbpmn/riverbpmn/events"
 	"github.com/riverbpmn/riverbpmn/exclusive"
 	"github.com/riverbpmn/riverbpmn/liveness"
 	"github.com/riverbpmn/riverbpmn/retrypolicy"
@@ -157,10 +158,10 @@ type Config struct {
 	// job's progress (handlers.Progress); 0 means one second.
 	ProgressInterval time.Duration
 
-	// Events, when set, switches job status events on (see EventsConfig and
-	// package events). Nil leaves them as the schema has them (off unless
-	// enabled with EnableEvents).
-	Events *EventsConfig
+	// Events, when set, switches job status events on (see events.Config
+	// and package events). Nil leaves them as the schema has them (off
+	// unless enabled with Engine.Events().Enable).
+	Events *events.Config
 
 	// ExpiryServiceInterval is the longest the elected leader waits between
 	// two looks for expired jobs (0 means lifecycle.DefaultServiceInterval,
@@ -208,8 +209,12 @@ type Engine struct {
 	// registered with.
 	deployments     *deployment.Deployments
 	deploymentsOnce sync.Once
-	driversMu       sync.Mutex
-	drivers         []*Driver
+
+	// The feature handles (Events, ...), built by NewEngine.
+	events *events.Events
+
+	driversMu sync.Mutex
+	drivers   []*Driver
 
 	// liveRuns maps the job attempts fetched by the engine's clients with
 	// liveness to their run (liveness.go), for the middleware.
@@ -277,6 +282,7 @@ func NewEngine(dbPool *pgxpool.Pool, config *Config) (*Engine, error) {
 	e.driver = newDriver(e, dbPool, Acquisition{})
 	e.drivers = []*Driver{e.driver}
 	e.middleware = &middleware{engine: e}
+	e.events = e.newEvents()
 	e.initExclusive()
 	return e, nil
 }
