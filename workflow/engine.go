@@ -210,8 +210,9 @@ type Engine struct {
 	deployments     *deployment.Deployments
 	deploymentsOnce sync.Once
 
-	// The feature handles (Events, ...), built by NewEngine.
-	events *events.Events
+	// The feature handles (Events, ...), each built on its first use.
+	events     *events.Events
+	eventsOnce sync.Once
 
 	driversMu sync.Mutex
 	drivers   []*Driver
@@ -282,7 +283,6 @@ func NewEngine(dbPool *pgxpool.Pool, config *Config) (*Engine, error) {
 	e.driver = newDriver(e, dbPool, Acquisition{})
 	e.drivers = []*Driver{e.driver}
 	e.middleware = &middleware{engine: e}
-	e.events = e.newEvents()
 	e.initExclusive()
 	return e, nil
 }

@@ -28,11 +28,11 @@ type EventsConfig = events.Config
 // Prune keep the outbox in check, Subscription and Subscriptions show how
 // far named subscriptions are behind. On an engine without a pool every call
 // fails.
-func (e *Engine) Events() *events.Events { return e.events }
-
-// newEvents makes the engine's events handle.
-func (e *Engine) newEvents() *events.Events {
-	return events.New(events.HandleConfig{DB: e.db(), Schema: e.config.Schema, NotFound: ErrNotFound})
+func (e *Engine) Events() *events.Events {
+	e.eventsOnce.Do(func() {
+		e.events = events.New(events.HandleConfig{DB: e.db(), Schema: e.config.Schema, NotFound: ErrNotFound})
+	})
+	return e.events
 }
 
 // startEvents runs when a client starts: with Config.Events, it switches
@@ -41,7 +41,7 @@ func (e *Engine) startEvents(ctx context.Context) error {
 	if e.config.Events == nil || e.dbPool == nil {
 		return nil
 	}
-	return e.events.Enable(ctx)
+	return e.Events().Enable(ctx)
 }
 
 // eventsMaintenanceServices is the leader's outbox pruner, with
@@ -50,36 +50,36 @@ func (e *Engine) eventsMaintenanceServices() []startstop.Service {
 	if e == nil || e.config.Events == nil || e.dbPool == nil {
 		return nil
 	}
-	return []startstop.Service{e.events.Pruner(*e.config.Events, e.logger())}
+	return []startstop.Service{e.Events().Pruner(*e.config.Events, e.logger())}
 }
 
 // EnableEvents switches job status events on in the engine's schema.
 //
 // Deprecated: use [Engine.Events] and [events.Events.Enable].
-func (e *Engine) EnableEvents(ctx context.Context) error { return e.events.Enable(ctx) }
+func (e *Engine) EnableEvents(ctx context.Context) error { return e.Events().Enable(ctx) }
 
 // DisableEvents switches job status events off in the engine's schema.
 //
 // Deprecated: use [Engine.Events] and [events.Events.Disable].
-func (e *Engine) DisableEvents(ctx context.Context) error { return e.events.Disable(ctx) }
+func (e *Engine) DisableEvents(ctx context.Context) error { return e.Events().Disable(ctx) }
 
 // EventsEnabled says whether job status events are on in the engine's schema.
 //
 // Deprecated: use [Engine.Events] and [events.Events.Enabled].
-func (e *Engine) EventsEnabled(ctx context.Context) (bool, error) { return e.events.Enabled(ctx) }
+func (e *Engine) EventsEnabled(ctx context.Context) (bool, error) { return e.Events().Enabled(ctx) }
 
 // SubscribeEvents follows job status events.
 //
 // Deprecated: use [Engine.Events] and [events.Events.Subscribe].
 func (e *Engine) SubscribeEvents(ctx context.Context, cfg *events.SubscribeConfig, handle func(context.Context, []events.Event) error) error {
-	return e.events.Subscribe(ctx, cfg, handle)
+	return e.Events().Subscribe(ctx, cfg, handle)
 }
 
 // ReadEvents returns at most limit job status events after cursor.
 //
 // Deprecated: use [Engine.Events] and [events.Events.Read].
 func (e *Engine) ReadEvents(ctx context.Context, after events.Cursor, limit int) ([]events.Event, error) {
-	return e.events.Read(ctx, after, limit)
+	return e.Events().Read(ctx, after, limit)
 }
 
 // EventsPage returns at most limit job status events before the cursor
@@ -94,7 +94,7 @@ func (e *Engine) EventsPage(ctx context.Context, before *events.Cursor, processI
 	if before != nil {
 		p.After = before.String()
 	}
-	res, err := e.events.List(ctx, p)
+	res, err := e.Events().List(ctx, p)
 	if err != nil {
 		return nil, err
 	}
@@ -109,45 +109,45 @@ func (e *Engine) EventsPage(ctx context.Context, before *events.Cursor, processI
 //
 // Deprecated: use [Engine.Events] and [events.Events.Count].
 func (e *Engine) CountEvents(ctx context.Context, processInstanceID string) (n int64, atLeast bool, err error) {
-	return e.events.Count(ctx, processInstanceID)
+	return e.Events().Count(ctx, processInstanceID)
 }
 
 // LastEvent returns the cursor of the last event written.
 //
 // Deprecated: use [Engine.Events] and [events.Events.Last].
 func (e *Engine) LastEvent(ctx context.Context) (c events.Cursor, ok bool, err error) {
-	return e.events.Last(ctx)
+	return e.Events().Last(ctx)
 }
 
 // EventsNow returns the cursor of "from now on".
 //
 // Deprecated: use [Engine.Events] and [events.Events.Now].
-func (e *Engine) EventsNow(ctx context.Context) (events.Cursor, error) { return e.events.Now(ctx) }
+func (e *Engine) EventsNow(ctx context.Context) (events.Cursor, error) { return e.Events().Now(ctx) }
 
 // PruneEvents deletes the events written before olderThan.
 //
 // Deprecated: use [Engine.Events] and [events.Events.Prune].
 func (e *Engine) PruneEvents(ctx context.Context, olderThan time.Time) (int64, error) {
-	return e.events.Prune(ctx, olderThan)
+	return e.Events().Prune(ctx, olderThan)
 }
 
 // PruneEventsCount returns how many events PruneEvents would delete now.
 //
 // Deprecated: use [Engine.Events] and [events.Events.PruneCount].
 func (e *Engine) PruneEventsCount(ctx context.Context, olderThan time.Time) (int64, error) {
-	return e.events.PruneCount(ctx, olderThan)
+	return e.Events().PruneCount(ctx, olderThan)
 }
 
 // EventSubscription returns a named event subscription's saved position.
 //
 // Deprecated: use [Engine.Events] and [events.Events.Subscription].
 func (e *Engine) EventSubscription(ctx context.Context, name string) (*events.Subscription, error) {
-	return e.events.Subscription(ctx, name)
+	return e.Events().Subscription(ctx, name)
 }
 
 // EventSubscriptions returns every named event subscription.
 //
 // Deprecated: use [Engine.Events] and [events.Events.Subscriptions].
 func (e *Engine) EventSubscriptions(ctx context.Context) ([]events.Subscription, error) {
-	return e.events.Subscriptions(ctx)
+	return e.Events().Subscriptions(ctx)
 }
