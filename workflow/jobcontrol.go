@@ -7,7 +7,6 @@ package workflow
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
