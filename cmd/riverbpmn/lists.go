@@ -126,7 +126,7 @@ func searchFilters[I any](list func(*search.Filter) lister[I]) func(*flag.FlagSe
 // jobColumns are the columns of a job search's rows.
 var jobColumns = []column{
 	colAs("id", "JOB"), col("state"), col("kind"), colAs("process_instance_id", "INSTANCE"),
-	col("process_definition_key"), colAs("job_definition_id", "JOB DEFINITION"), colAs("created_at", "CREATED"),
+	colAs("process_definition_key", "PROCESS DEFINITION"), colAs("job_definition_id", "JOB DEFINITION"), colAs("created_at", "CREATED"),
 	{key: "last_error", width: 60},
 }
 
@@ -165,7 +165,7 @@ var instancesList = &listSpec[*search.Instance]{
 		}
 	}),
 	columns: []column{
-		colAs("id", "INSTANCE"), col("process_definition_key"), colAs("tenant_id", "TENANT"),
+		colAs("id", "INSTANCE"), colAs("process_definition_key", "PROCESS DEFINITION"), colAs("tenant_id", "TENANT"),
 		colAs("job_id", "NEWEST JOB"), colAs("job_state", "STATE"), colAs("job_created_at", "CREATED"),
 	},
 	empty: "no process instances match",

@@ -1,38 +1,50 @@
 // Command riverbpmn manages riverbpmn's database schema next to River's, and
-// lets an operator look at and act on jobs, incidents, job definitions and
-// exclusive locks.
+// lets an operator look at and act on jobs, process instances, incidents,
+// job definitions, timers, events, suspensions, exclusive locks, indexes,
+// bulk actions, queues, client sessions and deployments.
 //
-//	riverbpmn <verb> [arguments] [flags]
+//	riverbpmn <noun> <verb> [arguments] [flags]
+//	riverbpmn <command> [arguments] [flags]
 //
-// `riverbpmn --help` lists the verbs, from the one verb table of this
-// command (commands), and `riverbpmn VERB --help` a verb's flags. The
-// database verbs take the connection flags (--database-url, --schema) and,
-// those that print a result, --json.
+// One noun per handle of the engine (jobs, instances, incidents,
+// definitions, timers, events, suspensions, exclusive, indexes, bulk,
+// queues, sessions, deployments), and the top-level commands that are not
+// nouns (migrate, version, why, overview, console, bench). `riverbpmn
+// --help` lists the commands, `riverbpmn NOUN --help` a noun's verbs and
+// `riverbpmn NOUN VERB --help` a command's flags, from the one command table
+// of this command (commands, tree.go). The previous release's flat verbs
+// (timer-set-due-date, locks-delete-stale, events-enable, ...) are hidden
+// deprecated aliases of their commands (aliases.go). The database commands
+// take the connection flags (--database-url, --schema) and, those that
+// print a result, --json. Every list verb is one implementation (list.go):
+// filters, --limit and --after, and a table whose columns are json keys of
+// the library's items, or with --json {"items": [...], "next": "..."}.
 //
 // Flags follow River's CLI: --database-url defaults to $DATABASE_URL (read
 // when the flag is not given; the usage text names the variable, never its
-// value). One flag name per concept, in every verb: --job ID,
+// value). One flag name per concept, in every command: --job ID,
 // --process-instance ID (--instance is an alias kept for older scripts),
 // --timer ID, --job-definition ID, --process-definition KEY. What is printed
 // on stderr never shows a password: those of database URLs and connection
 // strings are replaced by xxxxx. With --json, an error is one JSON object on
 // stderr: {"error": "...", "verb": "...", "exit_code": N}, with "usage"
-// after a flag error.
+// after a flag error; "verb" is the command's path, such as "jobs show".
 //
-// Every verb exits with one of:
+// Every command exits with one of:
 //
 //	0  found, or done (also -h / --help)
 //	1  the database or the operation failed
-//	2  usage: unknown verb or flag, missing, extra or malformed argument (a
-//	   negative id, say), no --database-url nor $DATABASE_URL: anything found
-//	   wrong before the database is opened
+//	2  usage: unknown noun, verb or flag, missing, extra or malformed
+//	   argument (a negative id, say), no --database-url nor $DATABASE_URL:
+//	   anything found wrong before the database is opened
 //	3  not found: the job, process instance, timer, incident's job, job or
 //	   process definition named does not exist (a process instance exists
 //	   while a job belongs to it)
 //
-// migrate-up applies River's main migration line, then riverbpmn's;
-// migrate-down only ever removes riverbpmn's. Both take a per-schema advisory
-// lock (as workflow.MigrateUp does), so replicas may run migrate-up at once.
+// migrate up applies River's main migration line, then riverbpmn's;
+// migrate down only ever removes riverbpmn's. Both take a per-schema
+// advisory lock (as workflow.MigrateUp does), so replicas may run migrate up
+// at once.
 package main
 
 import (
