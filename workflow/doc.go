@@ -96,6 +96,7 @@
 //   - [Engine.Deployments]: deployed BPMN models (package deployment);
 //   - [Engine.Events]: job status events (package events);
 //   - [Engine.Timers]: timers (package timer);
+//   - [Engine.Suspensions]: suspension and activation (package suspension);
 //
 // Acquisition options (by priority, timers first, due date, priority range,
 // deployment, fairness across tenants) are described by [Acquisition].

@@ -21,6 +21,7 @@ import (
 	"github.com/riverbpmn/riverbpmn/liveness"
 	"github.com/riverbpmn/riverbpmn/priority"
 	"github.com/riverbpmn/riverbpmn/retrypolicy"
+	"github.com/riverbpmn/riverbpmn/suspension"
 	"github.com/riverbpmn/riverbpmn/telemetry"
 	"github.com/riverbpmn/riverbpmn/timer"
 )
@@ -144,10 +145,15 @@ type Config struct {
 	// ExclusiveBatch or fair fetching.
 	ExclusiveMechanism exclusive.Mechanism
 
-	// SuspensionServiceInterval is the longest the elected leader waits
-	// between two looks for scheduled suspensions that are due (0 means
-	// suspension.DefaultServiceInterval): a change scheduled by another
-	// process is applied at most this late.
+	// Suspension are the suspensions' settings (see suspension.Config): how
+	// late a change scheduled by another process is applied at most.
+	Suspension suspension.Config
+
+	// SuspensionServiceInterval is the former Suspension.ServiceInterval,
+	// honoured when Suspension.ServiceInterval is zero; NewEngine refuses
+	// both set to different values.
+	//
+	// Deprecated: use Suspension.ServiceInterval.
 	SuspensionServiceInterval time.Duration
 
 	// Liveness makes every client that works jobs prove to the database that
@@ -226,10 +232,12 @@ type Engine struct {
 	deploymentsOnce sync.Once
 
 	// The feature handles (Events, ...), each built on its first use.
-	events     *events.Events
-	eventsOnce sync.Once
-	timers     *timer.Timers
-	timersOnce sync.Once
+	events          *events.Events
+	eventsOnce      sync.Once
+	timers          *timer.Timers
+	timersOnce      sync.Once
+	suspensions     *suspension.Suspensions
+	suspensionsOnce sync.Once
 
 	driversMu sync.Mutex
 	drivers   []*Driver
@@ -301,6 +309,9 @@ func NewEngine(dbPool *pgxpool.Pool, config *Config) (*Engine, error) {
 		return nil, err
 	}
 	if err := validateTimers(config); err != nil {
+		return nil, err
+	}
+	if err := validateSuspension(config); err != nil {
 		return nil, err
 	}
 	e := &Engine{config: *config, defs: defs, defaultRetryCycle: defaultRetryCycle, dbPool: dbPool}
