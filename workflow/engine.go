@@ -15,6 +15,7 @@ import (
 	"github.com/riverbpmn/riverbpmn/bpmn"
 	"github.com/riverbpmn/riverbpmn/definition"
 	"github.com/riverbpmn/riverbpmn/deployment"
+	"github.com/riverbpmn/riverbpmn/events"
 	"github.com/riverbpmn/riverbpmn/exclusive"
 	"github.com/riverbpmn/riverbpmn/incident"
 	"github.com/riverbpmn/riverbpmn/index"
@@ -23,7 +24,9 @@ import (
 	"github.com/riverbpmn/riverbpmn/liveness"
 	"github.com/riverbpmn/riverbpmn/priority"
 	"github.com/riverbpmn/riverbpmn/retrypolicy"
+	"github.com/riverbpmn/riverbpmn/suspension"
 	"github.com/riverbpmn/riverbpmn/telemetry"
+	"github.com/riverbpmn/riverbpmn/timer"
 )
 
 // Config configures an Engine.
@@ -145,10 +148,15 @@ type Config struct {
 	// ExclusiveBatch or fair fetching.
 	ExclusiveMechanism exclusive.Mechanism
 
-	// SuspensionServiceInterval is the longest the elected leader waits
-	// between two looks for scheduled suspensions that are due (0 means
-	// suspension.DefaultServiceInterval): a change scheduled by another
-	// process is applied at most this late.
+	// Suspension are the suspensions' settings (see suspension.Config): how
+	// late a change scheduled by another process is applied at most.
+	Suspension suspension.Config
+
+	// SuspensionServiceInterval is the former Suspension.ServiceInterval,
+	// honoured when Suspension.ServiceInterval is zero; NewEngine refuses
+	// both set to different values.
+	//
+	// Deprecated: use Suspension.ServiceInterval.
 	SuspensionServiceInterval time.Duration
 
 	// Liveness makes every client that works jobs prove to the database that
@@ -171,22 +179,25 @@ type Config struct {
 	// job's progress (handlers.Progress); 0 means one second.
 	ProgressInterval time.Duration
 
-	// Events, when set, switches job status events on (see EventsConfig and
-	// package events). Nil leaves them as the schema has them (off unless
-	// enabled with EnableEvents).
-	Events *EventsConfig
+	// Events, when set, switches job status events on (see events.Config
+	// and package events). Nil leaves them as the schema has them (off
+	// unless enabled with Engine.Events().Enable).
+	Events *events.Config
 
 	// ExpiryServiceInterval is the longest the elected leader waits between
 	// two looks for expired jobs (0 means lifecycle.DefaultServiceInterval,
 	// 1 s): a waiting job is discarded at most this long after it expired.
 	ExpiryServiceInterval time.Duration
 
-	// TimerRetention is how long the row of an ended timer (fired for the
-	// last time, or cancelled) is kept after it ended, once its occurrence
-	// jobs have all finished; the elected leader then deletes it
-	// (PruneTimers). 0 means DefaultTimerRetention, River's retention of
-	// completed jobs; a negative value keeps ended timers forever, as a
-	// negative retention does in River's job cleaner.
+	// Timers are the timers' settings (see timer.Config): how long an
+	// ended timer is kept before the elected leader deletes it.
+	Timers timer.Config
+
+	// TimerRetention is the former Timers.Retention, honoured when
+	// Timers.Retention is zero; NewEngine refuses both set to different
+	// values.
+	//
+	// Deprecated: use Timers.Retention.
 	TimerRetention time.Duration
 
 	// Telemetry says where the engine's OpenTelemetry measurements go (see
@@ -222,8 +233,17 @@ type Engine struct {
 	// registered with.
 	deployments     *deployment.Deployments
 	deploymentsOnce sync.Once
-	driversMu       sync.Mutex
-	drivers         []*Driver
+
+	// The feature handles (Events, ...), each built on its first use.
+	events          *events.Events
+	eventsOnce      sync.Once
+	timers          *timer.Timers
+	timersOnce      sync.Once
+	suspensions     *suspension.Suspensions
+	suspensionsOnce sync.Once
+
+	driversMu sync.Mutex
+	drivers   []*Driver
 
 	// The handles of incidents, jobs, definitions, instances, indexes,
 	// queues and sessions, each built on e.db() at its accessor's first call.
@@ -292,6 +312,12 @@ func NewEngine(dbPool *pgxpool.Pool, config *Config) (*Engine, error) {
 		return nil, fmt.Errorf("workflow: Config.Liveness: %w", err)
 	}
 	if err := validateJobControl(config); err != nil {
+		return nil, err
+	}
+	if err := validateTimers(config); err != nil {
+		return nil, err
+	}
+	if err := validateSuspension(config); err != nil {
 		return nil, err
 	}
 	e := &Engine{config: *config, defs: defs, defaultRetryCycle: defaultRetryCycle, dbPool: dbPool}

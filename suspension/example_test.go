@@ -1,63 +1,49 @@
-package workflow_test
+package suspension_test
 
 import (
 	"context"
 	"fmt"
 
-	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdbtest"
-	"github.com/riverqueue/river/rivershared/riversharedtest"
 	"github.com/riverqueue/river/rivershared/util/testutil"
 	"github.com/riverqueue/river/rivertype"
 
+	"github.com/riverbpmn/riverbpmn/riverbpmntest"
+	"github.com/riverbpmn/riverbpmn/suspension"
 	"github.com/riverbpmn/riverbpmn/workflow"
 )
 
-// ExampleEngine_SuspendJobDefinition stops the payment jobs of every order
-// (the payment service is down) without losing them, then lets them go
-// again: a suspended job is held, never fetched, and goes back exactly where
-// it was going when activated.
-func ExampleEngine_SuspendJobDefinition() {
-	ctx := context.Background()
-	dbPool, err := pgxpool.New(ctx, riversharedtest.TestDatabaseURL())
-	if err != nil {
-		panic(err)
-	}
-	defer dbPool.Close()
+// ChargeArgs is the payment job of the example.
+type ChargeArgs struct{}
 
-	config := &workflow.Config{
+func (ChargeArgs) Kind() string { return "charge_payment" }
+
+// ExampleSuspensions_SuspendJobDefinition stops the payment jobs of every
+// order (the payment service is down) without losing them, then lets them
+// go again: a suspended job is held, never fetched, and goes back exactly
+// where it was going when activated.
+func ExampleSuspensions_SuspendJobDefinition() {
+	ctx := context.Background()
+	tb := testutil.PanicTB()
+	schema := riverdbtest.TestSchema(ctx, tb, riverbpmntest.Driver(tb), nil)
+	bundle := riverbpmntest.New(ctx, tb, schema, &riverbpmntest.Opts{Config: &workflow.Config{
 		ProcessDefinitions: []workflow.ProcessDefinition{{Key: "order"}},
 		JobDefinitions: []workflow.JobDefinition{{
 			ID: "charge-async", ProcessDefinitionKey: "order", ActivityID: "charge", Kind: "charge_payment",
 		}},
-	}
-	bootstrap, err := workflow.NewEngine(dbPool, config)
-	if err != nil {
-		panic(err)
-	}
-	config.Schema = riverdbtest.TestSchema(ctx, testutil.PanicTB(), bootstrap.Driver(), nil)
-	engine, err := workflow.NewEngine(dbPool, config)
-	if err != nil {
-		panic(err)
-	}
-	client, err := workflow.NewClient(engine, &river.Config{
-		Schema: config.Schema,
-	})
-	if err != nil {
-		panic(err)
-	}
+	}})
 	insert := func(order string) *rivertype.JobRow {
-		res, err := client.Insert(ctx, ChargeArgs{},
+		res, err := bundle.Client.Insert(ctx, ChargeArgs{},
 			workflow.JobContext{ProcessInstanceID: order, JobDefinitionID: "charge-async"}.InsertOpts())
 		if err != nil {
 			panic(err)
 		}
 		return res.Job
 	}
+	suspensions := bundle.Engine.Suspensions()
 
 	before := insert("order-1")
-	res, err := engine.SuspendJobDefinition(ctx, "charge-async", &workflow.SuspendOpts{IncludeJobs: true})
+	res, err := suspensions.SuspendJobDefinition(ctx, "charge-async", &suspension.Opts{IncludeJobs: true})
 	if err != nil {
 		panic(err)
 	}
@@ -65,13 +51,13 @@ func ExampleEngine_SuspendJobDefinition() {
 	after := insert("order-2")
 	fmt.Printf("new job: %s, suspended %t\n", after.State, workflow.IsJobSuspended(after))
 
-	res, err = engine.ActivateJobDefinition(ctx, "charge-async", &workflow.SuspendOpts{IncludeJobs: true})
+	res, err = suspensions.ActivateJobDefinition(ctx, "charge-async", &suspension.Opts{IncludeJobs: true})
 	if err != nil {
 		panic(err)
 	}
 	fmt.Printf("activated %d job(s)\n", res.Jobs)
 	for _, id := range []int64{before.ID, after.ID} {
-		job, err := client.JobGet(ctx, id)
+		job, err := bundle.Client.JobGet(ctx, id)
 		if err != nil {
 			panic(err)
 		}
