@@ -82,4 +82,3 @@ func (e *Engine) StopProcessInstance(ctx context.Context, processInstanceID stri
 	}
 	return jobcontrol.StopProcessInstance(ctx, e.dbPool, e.config.Schema, processInstanceID)
 }
-
