@@ -20,7 +20,7 @@ type queuesData struct {
 }
 
 func (h *Handler) queuesPage(w http.ResponseWriter, r *http.Request) {
-	queues, err := h.engine.Queues(r.Context())
+	queues, err := h.engine.QueueList(r.Context())
 	if err != nil {
 		h.renderError(w, r, errorStatus(err), err)
 		return
@@ -47,7 +47,7 @@ func (h *Handler) describePauseQueue(r *http.Request) (*confirmation, error) {
 	if err != nil {
 		return nil, err
 	}
-	queues, err := h.engine.Queues(r.Context())
+	queues, err := h.engine.QueueList(r.Context())
 	if err != nil {
 		return nil, err
 	}

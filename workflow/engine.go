@@ -23,7 +23,9 @@ import (
 	"github.com/riverbpmn/riverbpmn/job"
 	"github.com/riverbpmn/riverbpmn/liveness"
 	"github.com/riverbpmn/riverbpmn/priority"
+	"github.com/riverbpmn/riverbpmn/queue"
 	"github.com/riverbpmn/riverbpmn/retrypolicy"
+	"github.com/riverbpmn/riverbpmn/session"
 	"github.com/riverbpmn/riverbpmn/suspension"
 	"github.com/riverbpmn/riverbpmn/telemetry"
 	"github.com/riverbpmn/riverbpmn/timer"
@@ -252,6 +254,8 @@ type Engine struct {
 	definitions lazy[*definition.Definitions]
 	instances   lazy[*instance.Instances]
 	indexes     lazy[*index.Indexes]
+	queues      lazy[*queue.Queues]
+	sessions    lazy[*session.Sessions]
 
 	// liveRuns maps the job attempts fetched by the engine's clients with
 	// liveness to their run (liveness.go), for the middleware.

@@ -197,19 +197,11 @@ func (e *Engine) recheckExclusiveScope(ctx context.Context, schema string) error
 }
 
 // AliveClients returns the liveness sessions of the schema whose client is
-// alive now (ClientSessions, those Alive), oldest first.
+// alive now, oldest first.
+//
+// Deprecated: use [Engine.Sessions] and [session.Sessions.List] with Alive.
 func (e *Engine) AliveClients(ctx context.Context) ([]*liveness.Session, error) {
-	sessions, err := e.ClientSessions(ctx)
-	if err != nil {
-		return nil, err
-	}
-	var alive []*liveness.Session
-	for _, s := range sessions {
-		if s.Alive {
-			alive = append(alive, s)
-		}
-	}
-	return alive, nil
+	return e.listSessions(ctx, true)
 }
 
 // ErrClientsAlive is what a *ClientsAliveError is (errors.Is).

@@ -22,7 +22,9 @@ import (
 	"github.com/riverqueue/river/rivershared/startstop"
 	"github.com/riverqueue/river/rivertype"
 
+	"github.com/riverbpmn/riverbpmn/internal/listpage"
 	"github.com/riverbpmn/riverbpmn/liveness"
+	"github.com/riverbpmn/riverbpmn/session"
 )
 
 // fencedRunRetention is how long a client remembers a fenced run, so that
@@ -403,16 +405,34 @@ func (e *Engine) workLiveness(ctx context.Context, job *rivertype.JobRow, doInne
 // errLivenessLost is the cause of a job context cancelled by a fence.
 var errLivenessLost = errors.New("workflow: this client lost its liveness; the job's run is given back to run elsewhere")
 
+// Sessions returns the handle on the liveness sessions of the engine's
+// schema (package session; see Config.Liveness): List pages through them,
+// oldest first, the alive ones only on request: which clients prove they
+// are alive, and which died and when, until the leader has given their
+// jobs back.
+func (e *Engine) Sessions() *session.Sessions { return e.sessions.get(e.newSessions) }
+
+// newSessions makes the engine's sessions handle.
+func (e *Engine) newSessions() *session.Sessions {
+	return session.New(session.Config{DB: e.db(), Schema: e.config.Schema})
+}
+
 // ClientSessions lists the liveness sessions of the engine's schema (see
-// Config.Liveness), oldest first: which clients prove they are alive, and
-// which died and when, until the leader has given their jobs back.
+// Config.Liveness), oldest first (at most liveness.MaxSessions).
+//
+// Deprecated: use [Engine.Sessions] and [session.Sessions.List].
 func (e *Engine) ClientSessions(ctx context.Context) ([]*liveness.Session, error) {
-	if e.dbPool == nil {
-		return nil, errNoPool
-	}
-	sessions, err := liveness.Sessions(ctx, e.dbPool, e.config.Schema)
-	if err != nil {
-		return nil, fmt.Errorf("workflow: %w", err)
-	}
-	return sessions, nil
+	return e.listSessions(ctx, false)
+}
+
+// listSessions reads the pages of the sessions, the alive ones only with
+// alive.
+func (e *Engine) listSessions(ctx context.Context, alive bool) ([]*liveness.Session, error) {
+	return allPages(liveness.MaxSessions, func(after string) ([]*liveness.Session, string, error) {
+		res, err := e.Sessions().List(ctx, &session.ListParams{Alive: alive, Limit: listpage.MaxLimit, After: after})
+		if err != nil {
+			return nil, "", err
+		}
+		return res.Items, res.Next, nil
+	})
 }

@@ -648,7 +648,7 @@ var queuesList = &listSpec[*overview.Queue]{
 	path:    "queues list",
 	summary: "River's queues and the queues with jobs River has no record of: jobs, paused, whether a client works each",
 	cursor:  "queue name",
-	filters: noFilters(whole((*workflow.Engine).Queues, func(q *overview.Queue) string { return q.Name })),
+	filters: noFilters(whole((*workflow.Engine).QueueList, func(q *overview.Queue) string { return q.Name })),
 	columns: []column{
 		colAs("name", "QUEUE"),
 		{key: "worked", text: func(r row) string {
