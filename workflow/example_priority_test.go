@@ -21,10 +21,11 @@ type ChargeArgs struct {
 
 func (ChargeArgs) Kind() string { return "charge_payment" }
 
-// ExampleEngine_SetOverridingJobPriority declares a process whose payment
-// jobs get priority 10 for VIP customers, then temporarily downgrades every
-// payment job (the payment service is slow) and lifts the downgrade again.
-func ExampleEngine_SetOverridingJobPriority() {
+// ExampleEngine_Definitions declares a process whose payment jobs get
+// priority 10 for VIP customers, then temporarily downgrades every payment
+// job (the payment service is slow) with the job definition's overriding
+// priority, and lifts the downgrade again.
+func ExampleEngine_Definitions() {
 	ctx := context.Background()
 	dbPool, err := pgxpool.New(ctx, riversharedtest.TestDatabaseURL())
 	if err != nil {
@@ -75,11 +76,11 @@ func ExampleEngine_SetOverridingJobPriority() {
 	}
 
 	insert("VIP")
-	if err := engine.SetOverridingJobPriority(ctx, "charge-async", -100, true); err != nil {
+	if _, err := engine.Definitions().SetOverridingPriority(ctx, "charge-async", -100, true); err != nil {
 		panic(err)
 	}
 	insert("VIP")
-	if err := engine.ClearOverridingJobPriority(ctx, "charge-async"); err != nil {
+	if err := engine.Definitions().ClearOverridingPriority(ctx, "charge-async"); err != nil {
 		panic(err)
 	}
 	insert("VIP")

@@ -15,6 +15,8 @@ import (
 	"github.com/riverqueue/river/rivershared/util/testutil"
 	"github.com/riverqueue/river/rivertype"
 
+	"github.com/riverbpmn/riverbpmn/incident"
+	"github.com/riverbpmn/riverbpmn/retrypolicy"
 	"github.com/riverbpmn/riverbpmn/workflow"
 )
 
@@ -67,10 +69,10 @@ func (w *ChargeCardWorker) Work(ctx context.Context, job *river.Job[ChargeCardAr
 	return nil
 }
 
-// ExampleEngine_SetJobRetries runs a job with the retry cycle "R2/PT0.1S"
-// (2 executions, 0.1 s apart) until it is discarded with a failedJob
-// incident, then revives it with SetJobRetries.
-func ExampleEngine_SetJobRetries() {
+// ExampleEngine_Jobs runs a job with the retry cycle "R2/PT0.1S" (2
+// executions, 0.1 s apart) until it is discarded with a failedJob incident
+// (engine.Incidents().List), then revives it with engine.Jobs().SetRetries.
+func ExampleEngine_Jobs() {
 	ctx := context.Background()
 
 	dbPool, err := pgxpool.New(ctx, riversharedtest.TestDatabaseURL())
@@ -85,7 +87,7 @@ func ExampleEngine_SetJobRetries() {
 
 	engine, err := workflow.NewEngine(dbPool, &workflow.Config{
 		Schema:             schema,
-		DefaultRetryCycle:  "R5/PT1M", // for job definitions without a cycle of their own
+		Retry:              retrypolicy.Config{DefaultCycle: "R5/PT1M"}, // for job definitions without a cycle of their own
 		ProcessDefinitions: []workflow.ProcessDefinition{{Key: "order_fulfilment"}},
 		JobDefinitions: []workflow.JobDefinition{{
 			ID: "charge-async", ProcessDefinitionKey: "order_fulfilment", ActivityID: "charge", Kind: "charge_card",
@@ -127,26 +129,26 @@ func ExampleEngine_SetJobRetries() {
 			break
 		}
 	}
-	incidents, err := engine.OpenIncidents(ctx)
+	incidents, err := engine.Incidents().List(ctx, &incident.ListParams{Oldest: true})
 	if err != nil {
 		panic(err)
 	}
-	for _, incident := range incidents {
+	for _, incident := range incidents.Items {
 		fmt.Printf("incident %s: job definition %s, activity %s, instance %s: %s\n",
 			incident.Type, incident.JobDefinitionID, incident.ActivityID, incident.ProcessInstanceID, incident.Message)
 	}
 
 	cardFixed.Store(true)
-	if err := engine.SetJobRetries(ctx, res.Job.ID, 1); err != nil {
+	if err := engine.Jobs().SetRetries(ctx, res.Job.ID, 1); err != nil {
 		panic(err)
 	}
 	event := <-events
 	fmt.Printf("execution %d: %s\n", event.Job.Attempt, event.Job.State)
-	incidents, err = engine.OpenIncidents(ctx)
+	incidents, err = engine.Incidents().List(ctx, nil)
 	if err != nil {
 		panic(err)
 	}
-	fmt.Printf("open incidents: %d\n", len(incidents))
+	fmt.Printf("open incidents: %d\n", len(incidents.Items))
 
 	if err := client.Stop(ctx); err != nil {
 		panic(err)
