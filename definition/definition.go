@@ -57,9 +57,17 @@ const MaxIDBytes = 255
 // neither declared nor stored.
 var ErrNotFound = errors.New("not found")
 
-// ErrDeployedID is wrapped by Sync's error for a declared job definition
-// whose id is that of a job definition read from a deployed model.
-var ErrDeployedID = errors.New("is the id of a deployed job definition")
+// DeployedIDError is Sync's error for a declared job definition whose id is
+// that of a job definition read from a deployed model.
+type DeployedIDError struct {
+	// ID is the declared id; Deployment the deployment that holds it.
+	ID         string
+	Deployment string
+}
+
+func (e *DeployedIDError) Error() string {
+	return fmt.Sprintf("definition: job definition %q: ID %q is the id of a job definition of deployment %s: declare another id, or use the deployed one", e.ID, e.ID, e.Deployment)
+}
 
 // DB is what the handle needs of a database: a pgxpool.Pool, a pgx.Conn or
 // a pgx.Tx (where Begin makes a savepoint).
@@ -252,8 +260,8 @@ func (d *Definitions) Get(ctx context.Context, id string) (*State, error) {
 // Sync stores the declared job definitions, keeping the run-time state of
 // those already stored. Clients on the engine's driver do this when they
 // start; call it yourself in a process that only inserts. A declared id
-// that names a job definition of a deployed model is refused (ErrDeployedID),
-// naming the id and the deployment.
+// that names a job definition of a deployed model is refused with a
+// *DeployedIDError naming the id and the deployment.
 func (d *Definitions) Sync(ctx context.Context) error {
 	if len(d.declared) == 0 {
 		return nil
@@ -273,7 +281,7 @@ func (d *Definitions) Sync(ctx context.Context) error {
 		}
 		for _, id := range ids {
 			if dep, ok := deployed[id]; ok {
-				return fmt.Errorf("definition: job definition %q: ID %q %w of deployment %s: declare another id, or use the deployed one", id, id, ErrDeployedID, dep)
+				return &DeployedIDError{ID: id, Deployment: dep}
 			}
 		}
 	}

@@ -2,6 +2,8 @@ package workflow
 
 import (
 	"context"
+	"errors"
+	"fmt"
 
 	"github.com/riverbpmn/riverbpmn/definition"
 	"github.com/riverbpmn/riverbpmn/internal/listpage"
@@ -53,7 +55,16 @@ func (e *Engine) newDefinitions() *definition.Definitions {
 // run-time state of those already stored.
 //
 // Deprecated: use [Engine.Definitions] and [definition.Definitions.Sync].
-func (e *Engine) SyncJobDefinitions(ctx context.Context) error { return e.Definitions().Sync(ctx) }
+func (e *Engine) SyncJobDefinitions(ctx context.Context) error {
+	err := e.Definitions().Sync(ctx)
+	var deployed *definition.DeployedIDError
+	if errors.As(err, &deployed) {
+		// The error this call has always returned, as NewEngine's.
+		return &DefinitionError{Definition: fmt.Sprintf("job definition %q", deployed.ID), Field: "ID", Value: deployed.ID,
+			Problem: fmt.Sprintf("is the id of a job definition of deployment %s: declare another id, or use the deployed one", deployed.Deployment)}
+	}
+	return err
+}
 
 // SetOverridingJobPriority gives job definition jobDefinitionID the
 // overriding priority p, with cascade rewriting its unfinished and
