@@ -3,9 +3,12 @@ package job_test
 import (
 	"context"
 	"fmt"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdbtest"
 	"github.com/riverqueue/river/rivertype"
@@ -160,4 +163,167 @@ func TestJobs(t *testing.T) {
 		_, err = bundle.jobs.Status(ctx, 987654321)
 		require.ErrorIs(t, err, job.ErrNotFound)
 	})
+}
+
+// TestJobsNeverTwoIncidents discards and revives jobs from many goroutines
+// at once, through every path (SetRetries, River's JobRetry, a raw
+// UPDATE), and checks that a job never has two open incidents, that an
+// incident is open exactly while its job is discarded, and that one job's
+// incidents never overlap in time; the unique index stands behind the
+// trigger, and deleting a discarded job resolves its incident.
+func TestJobsNeverTwoIncidents(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	schema := riverdbtest.TestSchema(ctx, t, riverbpmntest.Driver(t), nil)
+	bundle := riverbpmntest.New(ctx, t, schema, &riverbpmntest.Opts{Config: &workflow.Config{
+		ProcessDefinitions: []workflow.ProcessDefinition{{Key: "order"}},
+		JobDefinitions: []workflow.JobDefinition{
+			{ID: "ship-async", ProcessDefinitionKey: "order", ActivityID: "ship", Kind: "job_test_ship", RetryCycle: "R2/PT1M"},
+		},
+	}})
+	jobs := bundle.Engine.Jobs()
+	discardSQL := fmt.Sprintf(`UPDATE %s.river_job SET state = 'discarded', finalized_at = now() WHERE id = $1`, pgx.Identifier{schema}.Sanitize())
+
+	const jobCount = 3
+	var jobIDs []int64
+	for i := range jobCount {
+		res, err := bundle.Client.Insert(ctx, shipArgs{Instance: fmt.Sprintf("pi-%d", i)}, &river.InsertOpts{ScheduledAt: time.Now().Add(time.Hour)})
+		require.NoError(t, err)
+		jobIDs = append(jobIDs, res.Job.ID)
+	}
+
+	const goroutines, operations = 8, 60
+	var wg sync.WaitGroup
+	errs := make(chan error, goroutines*operations)
+	for g := range goroutines {
+		wg.Go(func() {
+			for i := range operations {
+				jobID := jobIDs[(g+i)%jobCount]
+				var err error
+				switch (g + i) % 4 {
+				case 0:
+					err = jobs.SetRetries(ctx, jobID, 0)
+				case 1:
+					err = jobs.SetRetries(ctx, jobID, 2)
+				case 2:
+					_, err = bundle.DBPool.Exec(ctx, discardSQL, jobID) // discards even a discarded job again
+				case 3:
+					_, err = bundle.Client.JobRetry(ctx, jobID)
+				}
+				if err != nil {
+					errs <- err
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		require.NoError(t, err)
+	}
+
+	incidentsOf := func(jobID int64) []*incident.Incident {
+		res, err := bundle.Engine.Incidents().List(ctx, &incident.ListParams{Filter: incident.Filter{JobID: jobID, Resolved: true}, Oldest: true, Limit: 1000})
+		require.NoError(t, err)
+		require.Empty(t, res.Next)
+		return res.Items
+	}
+	for _, jobID := range jobIDs {
+		job, err := bundle.Client.JobGet(ctx, jobID)
+		require.NoError(t, err)
+		incidents := incidentsOf(jobID)
+		require.NotEmpty(t, incidents)
+		open := 0
+		for i, in := range incidents {
+			if in.ResolvedAt == nil {
+				open++
+				require.Equal(t, len(incidents)-1, i, "only the newest incident can be open")
+			}
+			if i > 0 {
+				previous := incidents[i-1]
+				require.NotNil(t, previous.ResolvedAt)
+				require.False(t, in.CreatedAt.Before(*previous.ResolvedAt), "incidents of one job never overlap")
+			}
+		}
+		if job.State == rivertype.JobStateDiscarded {
+			require.Equal(t, 1, open, "job %d is discarded", jobID)
+		} else {
+			require.Zero(t, open, "job %d is %s", jobID, job.State)
+		}
+	}
+
+	_, err := bundle.DBPool.Exec(ctx, fmt.Sprintf(`INSERT INTO %s.river_bpmn_incident (job_id) VALUES ($1), ($1)`, pgx.Identifier{schema}.Sanitize()), int64(424242))
+	var pgErr *pgconn.PgError
+	require.ErrorAs(t, err, &pgErr)
+	require.Equal(t, "23505", pgErr.Code, "the unique index stands behind the trigger")
+
+	_, err = bundle.DBPool.Exec(ctx, discardSQL, jobIDs[0])
+	require.NoError(t, err)
+	_, err = bundle.Client.JobDelete(ctx, jobIDs[0])
+	require.NoError(t, err)
+	incidents := incidentsOf(jobIDs[0])
+	require.NotNil(t, incidents[len(incidents)-1].ResolvedAt, "deleting a discarded job resolves its incident")
+}
+
+// blockingWorker reports each job it starts on started and returns when
+// release is closed.
+type blockingWorker struct {
+	river.WorkerDefaults[shipArgs]
+	started chan int64
+	release chan struct{}
+}
+
+func (w *blockingWorker) Work(ctx context.Context, job *river.Job[shipArgs]) error {
+	w.started <- job.ID
+	<-w.release
+	return nil
+}
+
+// TestJobsSetRetriesOfARunningJob: the retries of a running job are not
+// set (River decides the outcome of the execution under way from the values
+// it fetched), nor those of a completed one; both errors name the job.
+func TestJobsSetRetriesOfARunningJob(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	worker := &blockingWorker{started: make(chan int64, 1), release: make(chan struct{})}
+	workers := river.NewWorkers()
+	river.AddWorker(workers, worker)
+	schema := riverdbtest.TestSchema(ctx, t, riverbpmntest.Driver(t), nil)
+	bundle := riverbpmntest.New(ctx, t, schema, &riverbpmntest.Opts{
+		Config: &workflow.Config{
+			ProcessDefinitions: []workflow.ProcessDefinition{{Key: "order"}},
+			JobDefinitions: []workflow.JobDefinition{
+				{ID: "ship-async", ProcessDefinitionKey: "order", ActivityID: "ship", Kind: "job_test_ship", RetryCycle: "R2/PT1M"},
+			},
+		},
+		ClientConfig: &river.Config{
+			FetchCooldown:     20 * time.Millisecond,
+			FetchPollInterval: 50 * time.Millisecond,
+			Queues:            map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: 1}},
+			Workers:           workers,
+		},
+	})
+	completed, cancel := bundle.Client.Subscribe(river.EventKindJobCompleted)
+	defer cancel()
+	require.NoError(t, bundle.Client.Start(ctx))
+
+	res, err := bundle.Client.Insert(ctx, shipArgs{Instance: "pi-r"}, nil)
+	require.NoError(t, err)
+	released := false
+	defer func() {
+		if !released {
+			close(worker.release)
+		}
+	}()
+	require.Equal(t, res.Job.ID, <-worker.started)
+	err = bundle.Engine.Jobs().SetRetries(ctx, res.Job.ID, 3)
+	require.ErrorContains(t, err, fmt.Sprintf("job: job %d is running", res.Job.ID))
+	close(worker.release)
+	released = true
+	event := <-completed
+	require.Equal(t, res.Job.ID, event.Job.ID)
+	require.Equal(t, 2, event.Job.MaxAttempts, "unchanged")
+
+	err = bundle.Engine.Jobs().SetRetries(ctx, res.Job.ID, 3)
+	require.EqualError(t, err, fmt.Sprintf("job: job %d is completed: only unfinished and discarded jobs have retries", res.Job.ID))
 }
