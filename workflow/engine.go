@@ -13,6 +13,7 @@ import (
 	"github.com/riverqueue/river/rivertype"
 
 	"github.com/riverbpmn/riverbpmn/bpmn"
+	"github.com/riverbpmn/riverbpmn/bulk"
 	"github.com/riverbpmn/riverbpmn/deployment"
 	"github.com/riverbpmn/riverbpmn/events"
 	"github.com/riverbpmn/riverbpmn/exclusive"
@@ -227,6 +228,8 @@ type Engine struct {
 	timersOnce      sync.Once
 	suspensions     *suspension.Suspensions
 	suspensionsOnce sync.Once
+	bulk            *bulk.Operations
+	bulkOnce        sync.Once
 
 	driversMu sync.Mutex
 	drivers   []*Driver
