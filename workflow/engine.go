@@ -17,6 +17,7 @@ import (
 	"github.com/riverbpmn/riverbpmn/deployment"
 	"github.com/riverbpmn/riverbpmn/events"
 	"github.com/riverbpmn/riverbpmn/exclusive"
+	"github.com/riverbpmn/riverbpmn/lifecycle"
 	"github.com/riverbpmn/riverbpmn/liveness"
 	"github.com/riverbpmn/riverbpmn/retrypolicy"
 	"github.com/riverbpmn/riverbpmn/suspension"
@@ -171,9 +172,15 @@ type Config struct {
 	// unless enabled with Engine.Events().Enable).
 	Events *events.Config
 
-	// ExpiryServiceInterval is the longest the elected leader waits between
-	// two looks for expired jobs (0 means lifecycle.DefaultServiceInterval,
-	// 1 s): a waiting job is discarded at most this long after it expired.
+	// Lifecycle are the lifecycle's settings (see lifecycle.Config): how late
+	// the elected leader discards a waiting job that expired, at most.
+	Lifecycle lifecycle.Config
+
+	// ExpiryServiceInterval is the former Lifecycle.ExpiryServiceInterval,
+	// honoured when Lifecycle.ExpiryServiceInterval is zero; NewEngine
+	// refuses both set to different values.
+	//
+	// Deprecated: use Lifecycle.ExpiryServiceInterval.
 	ExpiryServiceInterval time.Duration
 
 	// Timers are the timers' settings (see timer.Config): how long an
@@ -230,6 +237,8 @@ type Engine struct {
 	suspensionsOnce sync.Once
 	bulk            *bulk.Operations
 	bulkOnce        sync.Once
+	lifecycle       *lifecycle.Lifecycle
+	lifecycleOnce   sync.Once
 
 	driversMu sync.Mutex
 	drivers   []*Driver
@@ -292,6 +301,9 @@ func NewEngine(dbPool *pgxpool.Pool, config *Config) (*Engine, error) {
 		return nil, err
 	}
 	if err := validateSuspension(config); err != nil {
+		return nil, err
+	}
+	if err := validateLifecycle(config); err != nil {
 		return nil, err
 	}
 	e := &Engine{config: *config, defs: defs, defaultRetryCycle: defaultRetryCycle, dbPool: dbPool}
