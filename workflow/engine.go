@@ -17,6 +17,7 @@ import (
 	"github.com/riverbpmn/riverbpmn/deployment"
 	"github.com/riverbpmn/riverbpmn/events"
 	"github.com/riverbpmn/riverbpmn/exclusive"
+	"github.com/riverbpmn/riverbpmn/jobcontrol"
 	"github.com/riverbpmn/riverbpmn/lifecycle"
 	"github.com/riverbpmn/riverbpmn/liveness"
 	"github.com/riverbpmn/riverbpmn/retrypolicy"
@@ -163,8 +164,16 @@ type Config struct {
 	// the engine's most recently built client (river.Config.Logger).
 	Logger *slog.Logger
 
-	// ProgressInterval is the shortest time between two writes of a running
-	// job's progress (handlers.Progress); 0 means one second.
+	// JobControl are the settings of running jobs' progress (see
+	// jobcontrol.Config): how often a running job's progress is written at
+	// most.
+	JobControl jobcontrol.Config
+
+	// ProgressInterval is the former JobControl.ProgressInterval, honoured
+	// when JobControl.ProgressInterval is zero; NewEngine refuses both set
+	// to different values.
+	//
+	// Deprecated: use JobControl.ProgressInterval.
 	ProgressInterval time.Duration
 
 	// Events, when set, switches job status events on (see events.Config

@@ -22,10 +22,27 @@ func validateJobControl(config *Config) error {
 	if config.ProgressInterval < 0 {
 		return fmt.Errorf("workflow: Config.ProgressInterval must not be negative, got %s", config.ProgressInterval)
 	}
+	if err := config.JobControl.Validate(); err != nil {
+		return fmt.Errorf("workflow: Config.JobControl: %w", err)
+	}
+	if j := config.JobControl.ProgressInterval; j != 0 && config.ProgressInterval != 0 && j != config.ProgressInterval {
+		return fmt.Errorf("workflow: Config.JobControl.ProgressInterval (%s) and the deprecated Config.ProgressInterval (%s) differ: set only Config.JobControl.ProgressInterval",
+			j, config.ProgressInterval)
+	}
 	if err := config.Events.Validate(); err != nil {
 		return fmt.Errorf("workflow: Config.Events: %w", err)
 	}
 	return nil
+}
+
+// jobControlConfig is Config.JobControl, with the deprecated
+// Config.ProgressInterval when JobControl.ProgressInterval is zero.
+func (c *Config) jobControlConfig() jobcontrol.Config {
+	j := c.JobControl
+	if j.ProgressInterval == 0 {
+		j.ProgressInterval = c.ProgressInterval
+	}
+	return j
 }
 
 // workControl is the work path of progress and stop: the job's progress
@@ -36,7 +53,7 @@ func (e *Engine) workControl(ctx context.Context, job *rivertype.JobRow, doInner
 		return doInner(ctx)
 	}
 	schema := e.workSchema(ctx)
-	return jobcontrol.WorkWithProgress(ctx, e.dbPool, schema, job.ID, job.Attempt, e.config.ProgressInterval, func(ctx context.Context) error {
+	return jobcontrol.WorkWithProgress(ctx, e.dbPool, schema, job.ID, job.Attempt, e.config.jobControlConfig().ProgressInterval, func(ctx context.Context) error {
 		return jobcontrol.WorkStop(ctx, e.dbPool, schema, job, doInner)
 	})
 }
