@@ -12,6 +12,7 @@ import (
 
 	"github.com/riverbpmn/riverbpmn/internal/controltest"
 	"github.com/riverbpmn/riverbpmn/internal/sqltemplate"
+	"github.com/riverbpmn/riverbpmn/job"
 	"github.com/riverbpmn/riverbpmn/jobcontrol"
 	"github.com/riverbpmn/riverbpmn/riverbpmntest"
 	"github.com/riverbpmn/riverbpmn/workflow"
@@ -61,7 +62,7 @@ func TestStopJob(t *testing.T) {
 		stop, err := engine.StopJob(ctx, res.Job.ID)
 		require.NoError(t, err)
 		require.Equal(t, jobcontrol.StopResult{JobID: res.Job.ID, State: "available", Outcome: jobcontrol.StopAborted}, *stop)
-		st, err := engine.JobStatus(ctx, res.Job.ID)
+		st, err := engine.Jobs().Status(ctx, res.Job.ID)
 		require.NoError(t, err)
 		require.Equal(t, jobcontrol.Aborted, st.Status)
 		require.Equal(t, "cancelled", st.State)
@@ -75,7 +76,7 @@ func TestStopJob(t *testing.T) {
 		other, err := client.Insert(ctx, controltest.Args{}, nil)
 		require.NoError(t, err)
 		require.NoError(t, client.Start(ctx))
-		controltest.WaitJobState(ctx, t, engine.JobStatus, other.Job.ID, rivertype.JobStateCompleted)
+		controltest.WaitJobState(ctx, t, engine.Jobs().Status, other.Job.ID, rivertype.JobStateCompleted)
 		require.Zero(t, worker.Runs(res.Job.ID))
 	})
 
@@ -96,13 +97,13 @@ func TestStopJob(t *testing.T) {
 			t.Run(tc.name, func(t *testing.T) {
 				res, err := client.Insert(ctx, tc.args, tc.opts)
 				require.NoError(t, err)
-				controltest.WaitJobState(ctx, t, engine.JobStatus, res.Job.ID, rivertype.JobStateRunning)
+				controltest.WaitJobState(ctx, t, engine.Jobs().Status, res.Job.ID, rivertype.JobStateRunning)
 
 				stop, err := engine.StopJob(ctx, res.Job.ID)
 				require.NoError(t, err)
 				require.Equal(t, jobcontrol.StopRequested, stop.Outcome)
 
-				st := controltest.WaitJobState(ctx, t, engine.JobStatus, res.Job.ID, rivertype.JobStateCancelled)
+				st := controltest.WaitJobState(ctx, t, engine.Jobs().Status, res.Job.ID, rivertype.JobStateCancelled)
 				require.Equal(t, jobcontrol.Aborted, st.Status)
 				require.True(t, st.StopRequested)
 				require.Zero(t, openIncidents(ctx, t, bundle, res.Job.ID), "an aborted job opens no incident")
@@ -117,12 +118,12 @@ func TestStopJob(t *testing.T) {
 		require.NoError(t, client.Start(ctx))
 		res, err := client.Insert(ctx, controltest.Args{}, nil)
 		require.NoError(t, err)
-		controltest.WaitJobState(ctx, t, engine.JobStatus, res.Job.ID, rivertype.JobStateCompleted)
+		controltest.WaitJobState(ctx, t, engine.Jobs().Status, res.Job.ID, rivertype.JobStateCompleted)
 
 		stop, err := engine.StopJob(ctx, res.Job.ID)
 		require.NoError(t, err)
 		require.Equal(t, jobcontrol.StopResult{JobID: res.Job.ID, State: "completed", Outcome: jobcontrol.StopAlreadyFinished}, *stop)
-		st, err := engine.JobStatus(ctx, res.Job.ID)
+		st, err := engine.Jobs().Status(ctx, res.Job.ID)
 		require.NoError(t, err)
 		require.Equal(t, jobcontrol.Succeeded, st.Status)
 		require.False(t, st.StopRequested)
@@ -135,10 +136,10 @@ func TestStopJob(t *testing.T) {
 
 		done, err := client.Insert(ctx, controltest.Args{Instance: "pi-1"}, nil)
 		require.NoError(t, err)
-		controltest.WaitJobState(ctx, t, engine.JobStatus, done.Job.ID, rivertype.JobStateCompleted)
+		controltest.WaitJobState(ctx, t, engine.Jobs().Status, done.Job.ID, rivertype.JobStateCompleted)
 		running, err := client.Insert(ctx, controltest.Args{Instance: "pi-1", Block: true}, nil)
 		require.NoError(t, err)
-		controltest.WaitJobState(ctx, t, engine.JobStatus, running.Job.ID, rivertype.JobStateRunning)
+		controltest.WaitJobState(ctx, t, engine.Jobs().Status, running.Job.ID, rivertype.JobStateRunning)
 		waiting, err := client.Insert(ctx, controltest.Args{Instance: "pi-1"}, &river.InsertOpts{ScheduledAt: time.Now().Add(time.Hour)})
 		require.NoError(t, err)
 		otherInstance, err := client.Insert(ctx, controltest.Args{Instance: "pi-2"}, &river.InsertOpts{ScheduledAt: time.Now().Add(time.Hour)})
@@ -151,7 +152,7 @@ func TestStopJob(t *testing.T) {
 			{JobID: running.Job.ID, State: "running", Outcome: jobcontrol.StopRequested},
 			{JobID: waiting.Job.ID, State: "scheduled", Outcome: jobcontrol.StopAborted},
 		}, results)
-		controltest.WaitJobState(ctx, t, engine.JobStatus, running.Job.ID, rivertype.JobStateCancelled)
+		controltest.WaitJobState(ctx, t, engine.Jobs().Status, running.Job.ID, rivertype.JobStateCancelled)
 
 		statuses, err := engine.ProcessInstanceStatus(ctx, "pi-1")
 		require.NoError(t, err)
@@ -162,7 +163,7 @@ func TestStopJob(t *testing.T) {
 		require.Equal(t, map[int64]jobcontrol.Status{
 			done.Job.ID: jobcontrol.Succeeded, running.Job.ID: jobcontrol.Aborted, waiting.Job.ID: jobcontrol.Aborted,
 		}, got)
-		st, err := engine.JobStatus(ctx, otherInstance.Job.ID)
+		st, err := engine.Jobs().Status(ctx, otherInstance.Job.ID)
 		require.NoError(t, err)
 		require.Equal(t, jobcontrol.Queued, st.Status, "another instance's job is untouched")
 	})
@@ -171,8 +172,8 @@ func TestStopJob(t *testing.T) {
 		engine := setup(t).Engine
 		_, err := engine.StopJob(ctx, 987654321)
 		require.ErrorIs(t, err, workflow.ErrNotFound)
-		_, err = engine.JobStatus(ctx, 987654321)
-		require.ErrorIs(t, err, workflow.ErrNotFound)
+		_, err = engine.Jobs().Status(ctx, 987654321)
+		require.ErrorIs(t, err, job.ErrNotFound)
 		_, err = engine.StopProcessInstance(ctx, "")
 		require.ErrorContains(t, err, "process_instance_id")
 	})

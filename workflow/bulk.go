@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/riverbpmn/riverbpmn/bulk"
+	"github.com/riverbpmn/riverbpmn/job"
 	"github.com/riverbpmn/riverbpmn/jobcontrol"
 )
 
@@ -15,8 +16,8 @@ import (
 // Get and List show. The console runs its bulk forms this way. On an engine
 // without a pool every call fails.
 func (e *Engine) Bulk() *bulk.Operations {
-	e.bulkOnce.Do(func() {
-		e.bulk = bulk.New(bulk.HandleConfig{
+	return e.bulk.get(func() *bulk.Operations {
+		return bulk.New(bulk.HandleConfig{
 			DB:       e.db(),
 			Schema:   e.config.Schema,
 			Suspend:  e.Suspensions().SuspendJob,
@@ -28,12 +29,13 @@ func (e *Engine) Bulk() *bulk.Operations {
 				}
 				return res.Outcome != jobcontrol.StopAlreadyFinished, nil
 			},
-			SetPriority:      e.SetJobPriority,
+			SetPriority: func(ctx context.Context, id, p int64) error {
+				return notFound(e.Jobs().SetPriority(ctx, id, p), job.ErrNotFound)
+			},
 			IncidentsRevived: func(ctx context.Context, n int64) { e.tel.IncidentsChanged(ctx, 0, n) },
 			NotFound:         ErrNotFound,
 		})
 	})
-	return e.bulk
 }
 
 // BulkRetryIncidents gives the jobs of the selected open incidents

@@ -12,15 +12,6 @@ import (
 // process when the one running them dies. The console runs its bulk forms
 // this way.
 
-// CountIncidents returns how many open incidents sel selects: what
-// BulkRetryIncidents begun now would walk.
-func (e *Engine) CountIncidents(ctx context.Context, sel *bulk.Incidents) (int64, error) {
-	if e.dbPool == nil {
-		return 0, errNoPool
-	}
-	return bulk.CountIncidents(ctx, e.dbPool, e.config.Schema, sel)
-}
-
 // CreateBulkOperation records spec as a bulk operation run by owner.
 //
 // Deprecated: use [Engine.Bulk] and [bulk.Operations.Create].

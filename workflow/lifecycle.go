@@ -23,8 +23,8 @@ import (
 // Unknown jobs and instances give errors wrapping ErrNotFound. On an engine
 // without a pool every call fails.
 func (e *Engine) Lifecycle() *lifecycle.Lifecycle {
-	e.lifecycleOnce.Do(func() {
-		e.lifecycle = lifecycle.New(lifecycle.HandleConfig{
+	return e.lifecycle.get(func() *lifecycle.Lifecycle {
+		return lifecycle.New(lifecycle.HandleConfig{
 			DB:     e.db(),
 			Schema: e.config.Schema,
 			CheckInstance: func(id string) error {
@@ -37,7 +37,6 @@ func (e *Engine) Lifecycle() *lifecycle.Lifecycle {
 			OnExpired: func(ctx context.Context, n int64) { e.tel.Expired(ctx, n, "leader") },
 		})
 	})
-	return e.lifecycle
 }
 
 // lifecycleConfig is Config.Lifecycle, with the deprecated
