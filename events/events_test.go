@@ -127,7 +127,7 @@ func TestEvents(t *testing.T) {
 		aborted, err := client.Insert(ctx, controltest.Args{Block: true}, nil)
 		require.NoError(t, err)
 		controltest.WaitJobState(ctx, t, engine.Jobs().Status, aborted.Job.ID, rivertype.JobStateRunning)
-		_, err = engine.StopJob(ctx, aborted.Job.ID)
+		_, err = engine.Jobs().Stop(ctx, aborted.Job.ID)
 		require.NoError(t, err)
 		for _, id := range []int64{succeed.Job.ID, retried.Job.ID} {
 			controltest.WaitJobState(ctx, t, engine.Jobs().Status, id, rivertype.JobStateCompleted)
@@ -294,7 +294,7 @@ func TestEvents(t *testing.T) {
 		client := bundle.Client
 		res, err := client.Insert(ctx, controltest.Args{}, &river.InsertOpts{ScheduledAt: time.Now().Add(time.Hour)})
 		require.NoError(t, err)
-		_, err = engine.StopJob(ctx, res.Job.ID)
+		_, err = engine.Jobs().Stop(ctx, res.Job.ID)
 		require.NoError(t, err)
 
 		// Transactions of other tests in this database (other schemas) hold

@@ -15,7 +15,6 @@ import (
 	"github.com/riverbpmn/riverbpmn/job"
 	"github.com/riverbpmn/riverbpmn/jobcontrol"
 	"github.com/riverbpmn/riverbpmn/riverbpmntest"
-	"github.com/riverbpmn/riverbpmn/workflow"
 )
 
 // testBundle is what setup gives a stop test: an engine and a client of
@@ -59,7 +58,7 @@ func TestStopJob(t *testing.T) {
 		res, err := client.Insert(ctx, controltest.Args{}, nil)
 		require.NoError(t, err)
 
-		stop, err := engine.StopJob(ctx, res.Job.ID)
+		stop, err := engine.Jobs().Stop(ctx, res.Job.ID)
 		require.NoError(t, err)
 		require.Equal(t, jobcontrol.StopResult{JobID: res.Job.ID, State: "available", Outcome: jobcontrol.StopAborted}, *stop)
 		st, err := engine.Jobs().Status(ctx, res.Job.ID)
@@ -68,7 +67,7 @@ func TestStopJob(t *testing.T) {
 		require.Equal(t, "cancelled", st.State)
 
 		// Idempotent: asked again, the job is left as it is and the call says so.
-		stop, err = engine.StopJob(ctx, res.Job.ID)
+		stop, err = engine.Jobs().Stop(ctx, res.Job.ID)
 		require.NoError(t, err)
 		require.Equal(t, jobcontrol.StopAlreadyFinished, stop.Outcome)
 
@@ -99,7 +98,7 @@ func TestStopJob(t *testing.T) {
 				require.NoError(t, err)
 				controltest.WaitJobState(ctx, t, engine.Jobs().Status, res.Job.ID, rivertype.JobStateRunning)
 
-				stop, err := engine.StopJob(ctx, res.Job.ID)
+				stop, err := engine.Jobs().Stop(ctx, res.Job.ID)
 				require.NoError(t, err)
 				require.Equal(t, jobcontrol.StopRequested, stop.Outcome)
 
@@ -120,7 +119,7 @@ func TestStopJob(t *testing.T) {
 		require.NoError(t, err)
 		controltest.WaitJobState(ctx, t, engine.Jobs().Status, res.Job.ID, rivertype.JobStateCompleted)
 
-		stop, err := engine.StopJob(ctx, res.Job.ID)
+		stop, err := engine.Jobs().Stop(ctx, res.Job.ID)
 		require.NoError(t, err)
 		require.Equal(t, jobcontrol.StopResult{JobID: res.Job.ID, State: "completed", Outcome: jobcontrol.StopAlreadyFinished}, *stop)
 		st, err := engine.Jobs().Status(ctx, res.Job.ID)
@@ -145,7 +144,7 @@ func TestStopJob(t *testing.T) {
 		otherInstance, err := client.Insert(ctx, controltest.Args{Instance: "pi-2"}, &river.InsertOpts{ScheduledAt: time.Now().Add(time.Hour)})
 		require.NoError(t, err)
 
-		results, err := engine.StopProcessInstance(ctx, "pi-1")
+		results, err := engine.Jobs().StopProcessInstance(ctx, "pi-1")
 		require.NoError(t, err)
 		require.Equal(t, []jobcontrol.StopResult{
 			{JobID: done.Job.ID, State: "completed", Outcome: jobcontrol.StopAlreadyFinished},
@@ -170,11 +169,11 @@ func TestStopJob(t *testing.T) {
 
 	t.Run("UnknownJob", func(t *testing.T) {
 		engine := setup(t).Engine
-		_, err := engine.StopJob(ctx, 987654321)
-		require.ErrorIs(t, err, workflow.ErrNotFound)
+		_, err := engine.Jobs().Stop(ctx, 987654321)
+		require.ErrorIs(t, err, job.ErrNotFound)
 		_, err = engine.Jobs().Status(ctx, 987654321)
 		require.ErrorIs(t, err, job.ErrNotFound)
-		_, err = engine.StopProcessInstance(ctx, "")
+		_, err = engine.Jobs().StopProcessInstance(ctx, "")
 		require.ErrorContains(t, err, "process_instance_id")
 	})
 }

@@ -23,7 +23,8 @@ func (e *Engine) Bulk() *bulk.Operations {
 			Suspend:  e.Suspensions().SuspendJob,
 			Activate: e.Suspensions().ActivateJob,
 			Stop: func(ctx context.Context, id int64) (bool, error) {
-				res, err := e.StopJob(ctx, id)
+				res, err := e.Jobs().Stop(ctx, id)
+				err = notFound(err, job.ErrNotFound)
 				if err != nil {
 					return false, err
 				}
