@@ -2,10 +2,8 @@ package workflow
 
 import (
 	"context"
-	"math"
 	"testing"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver"
 	"github.com/stretchr/testify/require"
@@ -42,10 +40,6 @@ func orderConfig() *Config {
 	}
 }
 
-func defContext(instance, jobDefinitionID string) JobContext {
-	return JobContext{ProcessInstanceID: instance, JobDefinitionID: jobDefinitionID}
-}
-
 // jobPriority reads a job's priority back as a worker would.
 func jobPriority(ctx context.Context, t *testing.T, engine *Engine, jobID int64) *int64 {
 	t.Helper()
@@ -54,114 +48,6 @@ func jobPriority(ctx context.Context, t *testing.T, engine *Engine, jobID int64)
 	jc, err := JobContextOf(job)
 	require.NoError(t, err)
 	return jc.Priority
-}
-
-func insertJob(ctx context.Context, t *testing.T, client *river.Client[pgx.Tx], args river.JobArgs, opts *river.InsertOpts) int64 {
-	t.Helper()
-	res, err := client.Insert(ctx, args, opts)
-	require.NoError(t, err)
-	return res.Job.ID
-}
-
-func TestPriorityPrecedence(t *testing.T) {
-	t.Parallel()
-	ctx := context.Background()
-	engine, schema := testEngineWithConfig(t, orderConfig())
-	client := newInsertClient(t, engine, schema)
-
-	cases := []struct {
-		name string
-		args river.JobArgs
-		opts *river.InsertOpts
-		want int64
-	}{
-		{"ActivityFunctionVIP", paymentArgs{CustomerStatus: "VIP"}, defContext("pi-1", "charge").InsertOpts(), 10},
-		{"ActivityFunctionRegularWinsOverProcess", paymentArgs{CustomerStatus: "regular"}, defContext("pi-1", "charge").InsertOpts(), 0},
-		{"ActivityConstant", shipArgs{}, defContext("pi-1", "ship").InsertOpts(), -3},
-		{"Process", shipArgs{}, defContext("pi-1", "ship-plain").InsertOpts(), 5},
-		// Activity "wrap" has no job definition of kind ship_order.
-		{"ProcessWithoutJobDefinition", shipArgs{}, JobContext{ProcessDefinitionKey: "order", ActivityID: "wrap"}.InsertOpts(), 5},
-		{"ExplicitBelowDeclarations", shipArgs{}, JobContext{ProcessDefinitionKey: "order", ActivityID: "wrap", Priority: ptr(int64(99))}.InsertOpts(), 5},
-		{"Explicit", shipArgs{}, JobContext{ProcessDefinitionKey: "unprioritised", Priority: ptr(int64(99))}.InsertOpts(), 99},
-		{"Default", shipArgs{}, JobContext{ProcessDefinitionKey: "unprioritised"}.InsertOpts(), 0},
-		{"PlainJobExplicit", shipArgs{}, JobContext{Priority: ptr(int64(math.MinInt64))}.InsertOpts(), math.MinInt64},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			id := insertJob(ctx, t, client, tc.args, tc.opts)
-			require.Equal(t, ptr(tc.want), jobPriority(ctx, t, engine, id))
-		})
-	}
-
-	t.Run("OverrideWinsOverActivity", func(t *testing.T) {
-		require.NoError(t, engine.SetOverridingJobPriority(ctx, "charge", 42, false))
-		id := insertJob(ctx, t, client, paymentArgs{CustomerStatus: "VIP"}, defContext("pi-2", "charge").InsertOpts())
-		require.Equal(t, ptr(int64(42)), jobPriority(ctx, t, engine, id))
-		require.NoError(t, engine.ClearOverridingJobPriority(ctx, "charge"))
-	})
-
-	t.Run("PlainRiverJobHasNone", func(t *testing.T) {
-		res, err := client.Insert(ctx, shipArgs{}, nil)
-		require.NoError(t, err)
-		_, err = JobContextOf(res.Job)
-		require.ErrorIs(t, err, ErrNoJobContext, "a plain job has priority 0 by having none")
-		require.JSONEq(t, `{}`, string(res.Job.Metadata))
-	})
-
-	t.Run("VisibleInRiverUIMetadata", func(t *testing.T) {
-		res, err := client.Insert(ctx, paymentArgs{CustomerStatus: "VIP"}, defContext("pi-3", "charge").InsertOpts())
-		require.NoError(t, err)
-		// The compact form, in the documented order; the root is left out: a
-		// top-level instance is its own root.
-		require.JSONEq(t, `{"bpmn": ["pi-3", "order", "charge", "charge", 10, true, "dep-1"]}`, string(res.Job.Metadata))
-		jc, err := JobContextOf(res.Job)
-		require.NoError(t, err)
-		require.Equal(t, "pi-3", jc.RootProcessInstanceID, "read back, a top-level instance is its own root")
-
-		// A called instance's job keeps its root in metadata.
-		called := defContext("pi-4", "charge")
-		called.RootProcessInstanceID = "pi-top"
-		res, err = client.Insert(ctx, paymentArgs{CustomerStatus: "VIP"}, called.InsertOpts())
-		require.NoError(t, err)
-		require.JSONEq(t, `{"bpmn": ["pi-4", "order", "charge", "charge", 10, true, "dep-1", null, null, null, "pi-top"]}`, string(res.Job.Metadata))
-		jc, err = JobContextOf(res.Job)
-		require.NoError(t, err)
-		require.Equal(t, "pi-top", jc.RootProcessInstanceID)
-
-		// A row written before the root was left out reads the same.
-		old := *res.Job
-		old.Metadata = []byte(`{"bpmn": {"process_instance_id": "pi-3", "root_process_instance_id": "pi-3", "process_definition_key": "order"}}`)
-		jc, err = JobContextOf(&old)
-		require.NoError(t, err)
-		require.Equal(t, "pi-3", jc.RootProcessInstanceID)
-	})
-
-	t.Run("DefinitionMismatches", func(t *testing.T) {
-		_, err := client.Insert(ctx, shipArgs{}, defContext("pi", "charge").InsertOpts())
-		require.ErrorContains(t, err, `job_definition_id "charge": runs kind "charge_payment", but the job is of kind "ship_order"`)
-		_, err = client.Insert(ctx, shipArgs{}, defContext("pi", "nope").InsertOpts())
-		require.ErrorContains(t, err, `job_definition_id "nope": is not a declared job definition`)
-		_, err = client.Insert(ctx, shipArgs{}, JobContext{JobDefinitionID: "ship", ActivityID: "other"}.InsertOpts())
-		require.ErrorContains(t, err, `activity_id "other": differs from job definition "ship"'s "ship"`)
-	})
-}
-
-func TestPrioritizedJobsSwitchedOff(t *testing.T) {
-	t.Parallel()
-	ctx := context.Background()
-	config := orderConfig()
-	config.DisablePrioritizedJobs = true
-	engine, schema := testEngineWithConfig(t, config)
-	client := newInsertClient(t, engine, schema)
-
-	require.NoError(t, engine.SetOverridingJobPriority(ctx, "charge", 42, false))
-	for _, opts := range []*river.InsertOpts{
-		defContext("pi", "charge").InsertOpts(),
-		JobContext{ProcessDefinitionKey: "unprioritised", Priority: ptr(int64(7))}.InsertOpts(),
-	} {
-		id := insertJob(ctx, t, client, paymentArgs{CustomerStatus: "VIP"}, opts)
-		require.Nil(t, jobPriority(ctx, t, engine, id), "no priority is written, so every job counts as 0, overrides included")
-	}
 }
 
 // TestClientStartFailsWithoutMigrations: a client with job definitions on a
