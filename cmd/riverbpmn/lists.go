@@ -22,6 +22,7 @@ import (
 	"github.com/riverbpmn/riverbpmn/overview"
 	"github.com/riverbpmn/riverbpmn/search"
 	"github.com/riverbpmn/riverbpmn/suspension"
+	"github.com/riverbpmn/riverbpmn/timer"
 	"github.com/riverbpmn/riverbpmn/workflow"
 )
 
@@ -97,6 +98,16 @@ func mapped[R, I any](list func(engine *workflow.Engine, ctx context.Context, af
 		}
 		return out, nil
 	}
+}
+
+// fromHandle returns a handle's page: its items and the cursor of the
+// next page, or err.
+func fromHandle[I any](items func() ([]I, string), err error) ([]I, string, error) {
+	if err != nil {
+		return nil, "", err
+	}
+	list, next := items()
+	return list, next, nil
 }
 
 // noFilters is the filters of a list verb without any.
@@ -240,21 +251,18 @@ var timerColumns = []column{
 	}},
 }
 
-// timerInfoID is the cursor of a timer listing.
-func timerInfoID(t *workflow.TimerInfo) int64 { return t.ID }
-
-var instanceTimersList = &listSpec[*workflow.TimerInfo]{
+var instanceTimersList = &listSpec[*timer.Info]{
 	path:        "instances timers",
 	summary:     "a process instance's timers (next due date, repetitions left): instances timers PROCESS_INSTANCE_ID",
 	positionals: []string{"PROCESS_INSTANCE_ID"},
 	cursor:      "timer id",
-	filters: func(fs *flag.FlagSet) func([]string) (lister[*workflow.TimerInfo], error) {
-		return func(args []string) (lister[*workflow.TimerInfo], error) {
+	filters: func(fs *flag.FlagSet) func([]string) (lister[*timer.Info], error) {
+		return func(args []string) (lister[*timer.Info], error) {
 			instance := args[0]
-			return byID(func(engine *workflow.Engine, ctx context.Context, after int64, limit int) ([]*workflow.TimerInfo, error) {
-				timers, err := engine.ProcessInstanceTimersPage(ctx, instance, after, limit)
-				if err != nil || len(timers) > 0 || after != 0 {
-					return timers, err
+			return func(engine *workflow.Engine, ctx context.Context, p page) ([]*timer.Info, string, error) {
+				out, err := engine.Timers().List(ctx, &timer.ListParams{Filter: timer.Filter{ProcessInstanceID: instance}, Limit: p.Limit, After: p.After})
+				if err != nil || len(out.Items) > 0 || p.After != "" {
+					return fromHandle(func() ([]*timer.Info, string) { return out.Items, out.Next }, err)
 				}
 				// No timer: an instance no job belongs to is not found;
 				// one with jobs but no timer lists none.
@@ -262,21 +270,21 @@ var instanceTimersList = &listSpec[*workflow.TimerInfo]{
 				if err == nil && len(jobs) == 0 {
 					err = instanceNotFound(instance)
 				}
-				return nil, err
-			}, timerInfoID), nil
+				return nil, "", err
+			}, nil
 		}
 	},
 	columns: timerColumns,
 	empty:   "no timers",
 }
 
-var timersList = &listSpec[*workflow.TimerInfo]{
+var timersList = &listSpec[*timer.Info]{
 	path:    "timers list",
 	summary: "every timer, of every process instance and the timer start events (--definition, --activity, --due-after, --due-before, --start-events, --ended)",
 	cursor:  "timer id",
-	filters: func(fs *flag.FlagSet) func([]string) (lister[*workflow.TimerInfo], error) {
+	filters: func(fs *flag.FlagSet) func([]string) (lister[*timer.Info], error) {
 		var (
-			f                   workflow.TimerFilter
+			f                   timer.Filter
 			dueAfter, dueBefore string
 		)
 		fs.StringVar(&f.ProcessDefinitionKey, "definition", "", "only timers of this process definition `KEY` (their waiting occurrence's job)")
@@ -286,13 +294,14 @@ var timersList = &listSpec[*workflow.TimerInfo]{
 		fs.StringVar(&dueBefore, "due-before", "", "only timers due before this RFC 3339 `TIME`")
 		fs.BoolVar(&f.StartEvents, "start-events", false, "only timer start events (no process instance)")
 		fs.BoolVar(&f.Ended, "ended", false, "list the ended timers too")
-		return func([]string) (lister[*workflow.TimerInfo], error) {
+		return func([]string) (lister[*timer.Info], error) {
 			if err := parseTimes(timeFlag{"--due-after", dueAfter, &f.DueFrom}, timeFlag{"--due-before", dueBefore, &f.DueBefore}); err != nil {
 				return nil, err
 			}
-			return byID(func(engine *workflow.Engine, ctx context.Context, after int64, limit int) ([]*workflow.TimerInfo, error) {
-				return engine.TimersPage(ctx, &f, after, limit)
-			}, timerInfoID), nil
+			return func(engine *workflow.Engine, ctx context.Context, p page) ([]*timer.Info, string, error) {
+				out, err := engine.Timers().List(ctx, &timer.ListParams{Filter: f, Limit: p.Limit, After: p.After})
+				return fromHandle(func() ([]*timer.Info, string) { return out.Items, out.Next }, err)
+			}, nil
 		}
 	},
 	columns: timerColumns,
@@ -464,23 +473,8 @@ var eventsList = &listSpec[events.Event]{
 		processInstanceFlag(fs, &instance, "only events of jobs of this process instance `ID`")
 		return func([]string) (lister[events.Event], error) {
 			return func(engine *workflow.Engine, ctx context.Context, p page) ([]events.Event, string, error) {
-				var before *events.Cursor
-				if p.After != "" {
-					c, err := events.ParseCursor(p.After)
-					if err != nil {
-						return nil, "", usagef("--after: %v", err)
-					}
-					before = &c
-				}
-				out, err := engine.EventsPage(ctx, before, instance, p.size())
-				if err != nil {
-					return nil, "", err
-				}
-				next := ""
-				if out.More {
-					next = out.Older.String()
-				}
-				return out.Events, next, nil
+				out, err := engine.Events().List(ctx, &events.ListParams{ProcessInstanceID: instance, Limit: p.Limit, After: p.After})
+				return fromHandle(func() ([]events.Event, string) { return out.Items, out.Next }, err)
 			}, nil
 		}
 	},
@@ -495,7 +489,9 @@ var subscriptionsList = &listSpec[events.Subscription]{
 	path:    "events subscriptions",
 	summary: "named event subscriptions: position, events behind, the outbox's last event",
 	cursor:  "name",
-	filters: noFilters(whole((*workflow.Engine).EventSubscriptions, func(s events.Subscription) string { return s.Name })),
+	filters: noFilters(whole(func(engine *workflow.Engine, ctx context.Context) ([]events.Subscription, error) {
+		return engine.Events().Subscriptions(ctx)
+	}, func(s events.Subscription) string { return s.Name })),
 	columns: []column{
 		colAs("name", "SUBSCRIPTION"), colAs("cursor", "POSITION"), colAs("behind", "BEHIND (EVENTS)"), colAs("last", "LAST EVENT"),
 		colAs("updated_at", "SAVED AT"),
@@ -507,7 +503,10 @@ var suspendedList = &listSpec[suspension.Suspended]{
 	path:    "suspensions list",
 	summary: "suspended job definitions, process definitions, process instances and jobs, and since when",
 	cursor:  "type:id",
-	filters: noFilters(whole((*workflow.Engine).SuspendedTargets, func(s suspension.Suspended) string { return string(s.Type) + ":" + s.ID })),
+	filters: noFilters(func(engine *workflow.Engine, ctx context.Context, p page) ([]suspension.Suspended, string, error) {
+		out, err := engine.Suspensions().List(ctx, &suspension.ListParams{Limit: p.Limit, After: p.After})
+		return fromHandle(func() ([]suspension.Suspended, string) { return out.Items, out.Next }, err)
+	}),
 	columns: []column{col("type"), col("id"), col("since")},
 	empty:   "nothing is suspended",
 }
@@ -516,7 +515,10 @@ var scheduledList = &listSpec[suspension.Scheduled]{
 	path:    "suspensions scheduled",
 	summary: "suspensions and activations scheduled --at a time, not applied yet (suspensions apply ID: now)",
 	cursor:  "schedule id",
-	filters: noFilters(whole((*workflow.Engine).ScheduledSuspensions, func(s suspension.Scheduled) string { return idOf(s.ID) })),
+	filters: noFilters(func(engine *workflow.Engine, ctx context.Context, p page) ([]suspension.Scheduled, string, error) {
+		out, err := engine.Suspensions().ListScheduled(ctx, &suspension.ListScheduledParams{Limit: p.Limit, After: p.After})
+		return fromHandle(func() ([]suspension.Scheduled, string) { return out.Items, out.Next }, err)
+	}),
 	columns: []column{
 		col("id"),
 		{key: "change", header: "ACTION", text: func(r row) string {

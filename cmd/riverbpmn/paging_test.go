@@ -52,7 +52,7 @@ func TestListingPages(t *testing.T) {
 		{[]string{"instances", "jobs", "pi-pages", "--limit", "-1"}, "--limit -1 is out of range: 1 to 1000"},
 		{[]string{"instances", "jobs", "pi-pages", "--limit", "1001"}, "--limit 1001 is out of range"},
 		{[]string{"instances", "jobs", "pi-pages", "--after", "abc"}, `--after "abc" is not an id`},
-		{[]string{"instances", "timers", "pi-pages", "--after", "-3"}, `--after "-3" is not an id`},
+		{[]string{"instances", "timers", "pi-pages", "--after", "-3"}, `--after "-3": timer: ListParams.After "-3" is not a cursor`},
 		{[]string{"sessions", "list", "--after", "7"}, `--after "7": no such item`},
 	} {
 		code, _, errOut := cli(t, schema, tc.args...)
