@@ -55,7 +55,7 @@
 // recorded in the database so every client and tool of a schema agrees, and
 // a crashed client's jobs are given back without using a retry
 // ([Config].Liveness). Retries follow the job definition's retry cycle, or
-// [Config].DefaultRetryCycle.
+// [Config].Retry.DefaultCycle.
 //
 // # Features and where they live
 //

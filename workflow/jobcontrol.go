@@ -7,7 +7,6 @@ package workflow
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
@@ -82,19 +81,6 @@ func (e *Engine) StopProcessInstance(ctx context.Context, processInstanceID stri
 		return nil, errNoPool
 	}
 	return jobcontrol.StopProcessInstance(ctx, e.dbPool, e.config.Schema, processInstanceID)
-}
-
-// JobStatus returns a job's status (RUNNING, ABORTED, ...) and the progress
-// it last reported. An unknown id gives an error wrapping ErrNotFound.
-func (e *Engine) JobStatus(ctx context.Context, jobID int64) (*jobcontrol.JobStatus, error) {
-	if e.dbPool == nil {
-		return nil, errNoPool
-	}
-	st, err := jobcontrol.GetJobStatus(ctx, e.dbPool, e.config.Schema, jobID)
-	if errors.Is(err, jobcontrol.ErrNotFound) {
-		return nil, fmt.Errorf("workflow: job %d: %w", jobID, ErrNotFound)
-	}
-	return st, err
 }
 
 // ProcessInstanceStatus returns the status and progress of every job of a

@@ -1,4 +1,4 @@
--- JobSetPriority: set job $1's priority to $2, whatever its state, in the
+-- SetPriority: set job $1's priority to $2, whatever its state, in the
 -- form its job context is stored in (river_bpmn_ctx_set, migration
 -- riverbpmn/016). A job without a job context (or with one that is neither
 -- an array nor an object) gets one holding only the priority. Metadata that

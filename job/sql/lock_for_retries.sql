@@ -1,4 +1,4 @@
--- JobLockForRetries: lock job $1 for SetJobRetries and return what decides
+-- LockForRetries: lock job $1 for SetRetries and return what decides
 -- the update. The row lock keeps the fetch query (FOR UPDATE SKIP LOCKED),
 -- River's completer and other management calls off the job until commit.
 SELECT

@@ -1,4 +1,4 @@
--- JobSetRetries: give locked job $1 max_attempts $2 and state $3. Reviving a
+-- SetRetries: give locked job $1 max_attempts $2 and state $3. Reviving a
 -- discarded job makes it available now, as River's JobRetry does; discarding
 -- one (0 retries) finalises it. The incident triggers of migration
 -- riverbpmn/004 open or resolve its failedJob incident.
