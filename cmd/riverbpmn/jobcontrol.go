@@ -25,7 +25,7 @@ func runJobStatus(ctx context.Context, args []string, stdout io.Writer) error {
 		return err
 	}
 	defer closeDB()
-	st, err := engine.JobStatus(ctx, jobID)
+	st, err := engine.Jobs().Status(ctx, jobID)
 	if err != nil {
 		return err
 	}

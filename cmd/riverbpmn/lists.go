@@ -18,6 +18,8 @@ import (
 	"github.com/riverbpmn/riverbpmn/bulk"
 	"github.com/riverbpmn/riverbpmn/deployment"
 	"github.com/riverbpmn/riverbpmn/events"
+	"github.com/riverbpmn/riverbpmn/incident"
+	"github.com/riverbpmn/riverbpmn/job"
 	"github.com/riverbpmn/riverbpmn/liveness"
 	"github.com/riverbpmn/riverbpmn/overview"
 	"github.com/riverbpmn/riverbpmn/search"
@@ -146,9 +148,10 @@ var jobsList = &listSpec[*search.Job]{
 	summary: "search jobs: --state, --kind, --job-definition, --process-definition, --tenant, --instance-prefix, --created-from/-to, --oldest",
 	cursor:  "job id",
 	filters: searchFilters(func(f *search.Filter) lister[*search.Job] {
-		return byID(func(engine *workflow.Engine, ctx context.Context, after int64, limit int) ([]*search.Job, error) {
-			return engine.SearchJobs(ctx, f, after, limit)
-		}, func(j *search.Job) int64 { return j.ID })
+		return func(engine *workflow.Engine, ctx context.Context, p page) ([]*search.Job, string, error) {
+			out, err := engine.Jobs().List(ctx, &job.ListParams{Filter: *f, Limit: p.Limit, After: p.After})
+			return fromHandle(func() ([]*search.Job, string) { return out.Items, out.Next }, err)
+		}
 	}),
 	columns: jobColumns,
 	empty:   "no jobs match",
@@ -338,101 +341,86 @@ var incidentColumns = []column{
 }
 
 // incidentFilters are the filter flags of incidents list and incidents
-// groups: an IncidentSearch.
+// groups: an incident.Filter.
 type incidentFilters struct {
-	s         workflow.IncidentSearch
+	f         incident.Filter
 	olderThan time.Duration
 	jobs      listFlag
 }
 
-func (f *incidentFilters) register(fs *flag.FlagSet, listing bool) {
-	fs.StringVar(&f.s.ProcessDefinitionKey, "definition", "", "only incidents of this process definition `KEY`")
-	fs.StringVar(&f.s.ActivityID, "activity", "", "only incidents of this activity `ID`")
-	fs.StringVar(&f.s.JobDefinitionID, "job-definition", "", "only incidents of this job definition `ID`")
-	fs.StringVar(&f.s.ErrorContains, "error", "", "only incidents whose error contains this `TEXT` (case-insensitive)")
+func (f *incidentFilters) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.f.ProcessDefinitionKey, "definition", "", "only incidents of this process definition `KEY`")
+	fs.StringVar(&f.f.ActivityID, "activity", "", "only incidents of this activity `ID`")
+	fs.StringVar(&f.f.JobDefinitionID, "job-definition", "", "only incidents of this job definition `ID`")
+	fs.StringVar(&f.f.ErrorContains, "error", "", "only incidents whose error contains this `TEXT` (case-insensitive)")
 	fs.DurationVar(&f.olderThan, "older-than", 0, "only incidents opened longer than this `DURATION` ago")
-	fs.StringVar(&f.s.TenantID, "tenant", "", "only incidents of this tenant `ID`")
-	fs.StringVar(&f.s.InstancePrefix, "instance-prefix", "", "only incidents whose process instance id starts with `PREFIX`")
+	fs.StringVar(&f.f.TenantID, "tenant", "", "only incidents of this tenant `ID`")
+	fs.StringVar(&f.f.InstancePrefix, "instance-prefix", "", "only incidents whose process instance id starts with `PREFIX`")
 	fs.Var(&f.jobs, "job", "only incidents of these job `IDS` (comma-separated, or the flag repeated)")
-	fs.BoolVar(&f.s.Resolved, "resolved", false, "the resolved incidents too")
-	if listing {
-		fs.BoolVar(&f.s.Oldest, "oldest", false, "oldest first (default: newest first)")
-	}
+	fs.BoolVar(&f.f.Resolved, "resolved", false, "the resolved incidents too")
 }
 
-// search returns the search the flags give, or an error naming a bad one.
-func (f *incidentFilters) search() (*workflow.IncidentSearch, error) {
+// filter returns the filter the flags give, or an error naming a bad one.
+func (f *incidentFilters) filter() (*incident.Filter, error) {
 	if f.olderThan < 0 {
 		return nil, fmt.Errorf("--older-than %s is negative", f.olderThan)
 	}
 	if f.olderThan > 0 {
-		f.s.OpenedBefore = time.Now().Add(-f.olderThan)
+		f.f.OpenedBefore = time.Now().Add(-f.olderThan)
 	}
 	ids, err := parseJobIDs(f.jobs)
 	if err != nil {
 		return nil, err
 	}
-	f.s.JobIDs = ids
-	return &f.s, nil
+	f.f.JobIDs = ids
+	return &f.f, nil
 }
 
-var incidentsList = &listSpec[incidentJSON]{
+var incidentsList = &listSpec[*incident.Incident]{
 	path:    "incidents list",
 	summary: "incidents, newest first (--definition, --activity, --job-definition, --job, --error, --older-than, --tenant, --resolved, --oldest)",
 	cursor:  "incident id",
-	filters: func(fs *flag.FlagSet) func([]string) (lister[incidentJSON], error) {
+	filters: func(fs *flag.FlagSet) func([]string) (lister[*incident.Incident], error) {
 		var f incidentFilters
-		f.register(fs, true)
-		return func([]string) (lister[incidentJSON], error) {
-			s, err := f.search()
+		f.register(fs)
+		oldest := fs.Bool("oldest", false, "oldest first (default: newest first)")
+		return func([]string) (lister[*incident.Incident], error) {
+			filter, err := f.filter()
 			if err != nil {
 				return nil, err
 			}
-			return byID(func(engine *workflow.Engine, ctx context.Context, after int64, limit int) ([]incidentJSON, error) {
+			return func(engine *workflow.Engine, ctx context.Context, p page) ([]*incident.Incident, string, error) {
 				// A job that does not exist is not found, rather than an
 				// empty list.
-				for _, id := range s.JobIDs {
+				for _, id := range filter.JobIDs {
 					if _, err := engine.JobDetails(ctx, id); err != nil {
-						return nil, err
+						return nil, "", err
 					}
 				}
-				incidents, err := engine.SearchIncidents(ctx, s, after, limit)
-				return toIncidentsJSON(incidents), err
-			}, func(i incidentJSON) int64 { return i.ID }), nil
+				out, err := engine.Incidents().List(ctx, &incident.ListParams{Filter: *filter, Oldest: *oldest, Limit: p.Limit, After: p.After})
+				return fromHandle(func() ([]*incident.Incident, string) { return out.Items, out.Next }, err)
+			}, nil
 		}
 	},
 	columns: incidentColumns,
 	empty:   "no incidents",
 }
 
-// incidentGroupJSON is one group of incidents groups.
-type incidentGroupJSON struct {
-	Error string    `json:"error"`
-	Count int64     `json:"count"`
-	First time.Time `json:"first"`
-	Last  time.Time `json:"last"`
-}
-
-var incidentGroupsList = &listSpec[incidentGroupJSON]{
+var incidentGroupsList = &listSpec[*incident.Group]{
 	path:    "incidents groups",
 	summary: "incidents grouped by the first line of their error, the largest group first (the incidents list filters)",
 	cursor:  "error",
-	filters: func(fs *flag.FlagSet) func([]string) (lister[incidentGroupJSON], error) {
+	filters: func(fs *flag.FlagSet) func([]string) (lister[*incident.Group], error) {
 		var f incidentFilters
-		f.register(fs, false)
-		return func([]string) (lister[incidentGroupJSON], error) {
-			s, err := f.search()
+		f.register(fs)
+		return func([]string) (lister[*incident.Group], error) {
+			filter, err := f.filter()
 			if err != nil {
 				return nil, err
 			}
-			return whole(func(engine *workflow.Engine, ctx context.Context) ([]incidentGroupJSON, error) {
-				groups, err := engine.IncidentGroups(ctx, s)
-				out := make([]incidentGroupJSON, len(groups))
-				for i, g := range groups {
-					out[i] = incidentGroupJSON{Error: g.Error, Count: g.Count, First: g.First, Last: g.Last}
-				}
-				return out, err
-			}, func(g incidentGroupJSON) string { return g.Error }), nil
+			return whole(func(engine *workflow.Engine, ctx context.Context) ([]*incident.Group, error) {
+				return engine.Incidents().Groups(ctx, filter)
+			}, func(g *incident.Group) string { return g.Error }), nil
 		}
 	},
 	columns: []column{col("count"), col("first"), col("last"), {key: "error", width: 100}},

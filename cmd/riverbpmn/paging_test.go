@@ -8,6 +8,7 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/stretchr/testify/require"
 
+	"github.com/riverbpmn/riverbpmn/incident"
 	"github.com/riverbpmn/riverbpmn/workflow"
 )
 
@@ -64,7 +65,7 @@ func TestListingPages(t *testing.T) {
 	for _, jobID := range ids[:2] {
 		require.NoError(t, engine.SetJobRetries(ctx, jobID, 0))
 	}
-	var incidents listOutput[incidentJSON]
+	var incidents listOutput[*incident.Incident]
 	cliJSON(t, schema, &incidents, "incidents", "list", "--limit", "1")
 	require.Len(t, incidents.Items, 1)
 	require.Equal(t, id(incidents.Items[0].ID), incidents.Next)
