@@ -71,6 +71,7 @@ type SideResult struct {
 	FetchPlanUs       *Summary `json:"fetch_plan_us,omitempty"`
 	FetchExecUs       *Summary `json:"fetch_exec_us,omitempty"`
 	ServerUs          *Summary `json:"server_us,omitempty"`
+	StatementWAL      *Summary `json:"statement_wal_bytes_per_job,omitempty"`
 	FetchPlansPerCall *Summary `json:"fetch_plans_per_call,omitempty"`
 	// SmallTenantsDone, for a workload with small tenants (the fairness
 	// modes), is when their last job completed: seconds from the client's
@@ -309,16 +310,18 @@ func sideResult(runs []*runResult) SideResult {
 		empty += r.emptyFetches
 	}
 	res := SideResult{JobsPerSecond: summarize(perSec), FetchLatency: latencyOf(fetches), EmptyFetches: empty, WALBytesPerJob: summarize(wal)}
-	var plan, exec, all, plans []float64
+	var plan, exec, all, plans, wal2 []float64
 	for _, r := range runs {
 		if s := r.server; s != nil {
 			plan, exec, all = append(plan, s.FetchPlanUs), append(exec, s.FetchExecUs), append(all, s.AllUs)
+			wal2 = append(wal2, s.WALBytes)
 			plans = append(plans, s.FetchPlans/max(s.FetchCalls, 1))
 		}
 	}
 	if len(plan) > 0 {
 		p, e, a, n := summarize(plan), summarize(exec), summarize(all), summarize(plans)
-		res.FetchPlanUs, res.FetchExecUs, res.ServerUs, res.FetchPlansPerCall = &p, &e, &a, &n
+		w := summarize(wal2)
+		res.FetchPlanUs, res.FetchExecUs, res.ServerUs, res.FetchPlansPerCall, res.StatementWAL = &p, &e, &a, &n, &w
 	}
 	if len(runs) > 0 && runs[0].smallDone > 0 {
 		secs, counts := make([]float64, len(runs)), make([]float64, len(runs))
@@ -334,8 +337,8 @@ func progressRun(opts *Options, round int, mode, side string, jobs int, r *runRe
 	l := latencyOf(r.fetches)
 	server := ""
 	if s := r.server; s != nil {
-		server = fmt.Sprintf(", fetch server %.1f+%.1f us/job (plan+exec, %.0f of %.0f calls planned), all statements %.1f us/job",
-			s.FetchPlanUs, s.FetchExecUs, s.FetchPlans, s.FetchCalls, s.AllUs)
+		server = fmt.Sprintf(", fetch server %.1f+%.1f us/job (plan+exec, %.0f of %.0f calls planned), all statements %.1f us/job and %.0f B WAL/job, %d evicted",
+			s.FetchPlanUs, s.FetchExecUs, s.FetchPlans, s.FetchCalls, s.AllUs, s.WALBytes, s.Evicted)
 	}
 	fmt.Fprintf(opts.Progress, "round %d/%d %-27s %-9s %d jobs in %6.2fs: %8.0f jobs/s, %d fetches p50 %.2fms p99 %.2fms, WAL %.0f B/job%s\n",
 		round, opts.Rounds, mode, side, jobs, r.elapsed.Seconds(), r.jobsPerSec, l.Count, l.P50Ms, l.P99Ms, r.walPerJob, server)
@@ -417,16 +420,10 @@ func runOnce(ctx context.Context, pool *pgxpool.Pool, opts *Options, side *Side,
 			fmt.Fprintln(opts.Progress, "bench: pg_stat_statements is not loaded: no server times per job")
 		}
 	}
-	var statsStart *statementTotals
-	var byQueryStart statementsByQuery
+	var statsStart statementsByQuery
 	if opts.statsSchema != "" {
-		if statsStart, err = readStatementTotals(ctx, pool, opts.statsSchema); err != nil {
+		if statsStart, err = readStatementsByQuery(ctx, pool, opts.statsSchema); err != nil {
 			return nil, err
-		}
-		if opts.Statements > 0 {
-			if byQueryStart, err = readStatementsByQuery(ctx, pool, opts.statsSchema); err != nil {
-				return nil, err
-			}
 		}
 	}
 	walStart, err := walLSN(ctx, pool)
@@ -482,17 +479,15 @@ func runOnce(ctx context.Context, pool *pgxpool.Pool, opts *Options, side *Side,
 	if statsStart != nil {
 		// Read before the client stops: its shutdown statements are not
 		// the run's.
-		statsEnd, err := readStatementTotals(ctx, pool, opts.statsSchema)
+		statsEnd, err := readStatementsByQuery(ctx, pool, opts.statsSchema)
 		if err != nil && waitErr == nil {
 			waitErr = err
 		}
-		server = serverTimePerJob(statsStart, statsEnd, jobs)
-		if byQueryStart != nil {
-			byQueryEnd, err := readStatementsByQuery(ctx, pool, opts.statsSchema)
-			if err != nil && waitErr == nil {
-				waitErr = err
+		if err == nil {
+			server = serverTimePerJob(statsStart, statsEnd, jobs)
+			if opts.Statements > 0 {
+				writeTopStatements(opts.Progress, statsStart, statsEnd, jobs, opts.Statements)
 			}
-			writeTopStatements(opts.Progress, byQueryStart, byQueryEnd, jobs, opts.Statements)
 		}
 	}
 
