@@ -97,10 +97,17 @@ locked AS MATERIALIZED (
         OR pg_try_advisory_xact_lock(1919054968, hashtext(heads.exclusive_key))
 )
 -- The picked jobs: their ids, and aligned with them (one aggregation) their
--- keys, NULL for a job without a key.
+-- keys, NULL for a job without a key. And statement 2 runs a generic plan
+-- (planned once per connection, not at every fetch: its custom plans cost
+-- as much planning as its execution, and are no better, since its rows are
+-- found by id): plan_cache_mode is set for the rest of the transaction,
+-- the value it had kept in riverbpmn.plan_cache_mode, so that a fetch in a
+-- caller's transaction can restore it (exclusive.Keeper.FetchRunning).
 SELECT
     set_config('riverbpmn.fetch_ids', coalesce(picks.ids, '{}'::bigint[])::text, true),
-    set_config('riverbpmn.fetch_keys', coalesce(picks.keys, '{}'::text[])::text, true)
+    set_config('riverbpmn.fetch_keys', coalesce(picks.keys, '{}'::text[])::text, true),
+    set_config('riverbpmn.plan_cache_mode', current_setting('plan_cache_mode'), true),
+    set_config('plan_cache_mode', 'force_generic_plan', true)
 FROM (
     SELECT
         array_agg(locked.id) AS ids,
