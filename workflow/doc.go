@@ -97,6 +97,8 @@
 //   - [Engine.Events]: job status events (package events);
 //   - [Engine.Timers]: timers (package timer);
 //   - [Engine.Suspensions]: suspension and activation (package suspension);
+//   - [Engine.Exclusive]: exclusive jobs: held keys, waits, the scope and
+//     mechanism in force, head-of-key indexes (package exclusive);
 //
 // Acquisition options (by priority, timers first, due date, priority range,
 // deployment, fairness across tenants) are described by [Acquisition].
