@@ -34,8 +34,12 @@
 // take (workflow.Acquisition says more, including what two clients with
 // different filters do).
 //
+// The settings are Config (workflow.Config.Exclusive); the management calls
+// are the handle Exclusive (workflow.Engine.Exclusive: Locks, Wait, Scope,
+// SetScope, Mechanism, ...).
+//
 // With the workflow engine's configuration, the scope is
-// workflow.Config.ExclusiveScope: the zero value is ProcessInstance, as in
+// workflow.Config.Exclusive.Scope: the zero value is ProcessInstance, as in
 // Camunda, and None opts out explicitly.
 //
 // The fetch step (sql/fetch_step.sql, rendered into the client's fetch
@@ -47,7 +51,7 @@
 // For every key K, at any moment at most one acquisition holds K. An
 // acquisition is a run of job attempts (J1, a1), ..., (Jn, an), n >= 1, in
 // run order: one job (n = 1) without batching, or, with
-// workflow.Config.ExclusiveBatch, the head of K and the key's next waiting jobs that
+// workflow.Config.Exclusive.Batch, the head of K and the key's next waiting jobs that
 // the same fetch took. It holds K from the commit of the fetch statement
 // that moved J1..Jn to running with attempts a1..an and wrote (K, J1, a1,
 // token t, and for n > 1 the run [J1..Jn], [a1..an]) into K's row of
@@ -134,7 +138,7 @@
 // # Which job of a key runs next
 //
 // A fetch takes, of each key that no running attempt holds, only its head
-// (with workflow.Config.ExclusiveBatch, the head and the key's next waiting jobs in
+// (with workflow.Config.Exclusive.Batch, the head and the key's next waiting jobs in
 // the same order under the same filters, a prefix of the key's waiting jobs
 // the client may take, cut at the first job another fetch has locked):
 // the first waiting job of the key in the client's order among the jobs the
@@ -189,12 +193,12 @@
 // with an order led by timers first or due date the probe reads the key's
 // waiting jobs in the queue),
 // stopping as soon as it has enough jobs and after at most
-// workflow.Config.ExclusiveLookahead rows. Lock rows are
+// workflow.Config.Exclusive.Lookahead rows. Lock rows are
 // kept when a key is given back, so taking and giving back a key are
 // in-place updates of one small row.//
 // # The key held by River's own row (RunningRow)
 //
-// With workflow.Config.ExclusiveMechanism RunningRow there is no lock row:
+// With workflow.Config.Exclusive.Mechanism RunningRow there is no lock row:
 // a key K is held exactly while a job of K is running in river_job. River's
 // own state changes move it: the fetch takes it, and the completer (or
 // river.JobCompleteTx, the rescuer, a snooze, a cancellation, the liveness
@@ -297,5 +301,5 @@
 // outcome (a batch every 50 ms or sooner), not when the work returns (the
 // engine wakes its producers that came back short when a key's work ends
 // and when outcomes are written, so it needs no poll). Batching
-// (workflow.Config.ExclusiveBatch) and fair fetching are not built for it.
+// (workflow.Config.Exclusive.Batch) and fair fetching are not built for it.
 package exclusive

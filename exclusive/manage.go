@@ -63,7 +63,7 @@ type Lock struct {
 	Stale bool `json:"stale,omitempty"`
 	// RunJobIDs are the jobs of the run that took the key, in the order the
 	// client runs them (JobID first), when the key was taken for a run of
-	// jobs (workflow.Config.ExclusiveBatch); nil for a key taken for one job.
+	// jobs (workflow.Config.Exclusive.Batch); nil for a key taken for one job.
 	RunJobIDs []int64 `json:"run_job_ids,omitempty"`
 	// ClientGone is true when the client that took the key records liveness
 	// sessions and none of them is alive: the holding job still reads
