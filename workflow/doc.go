@@ -97,6 +97,8 @@
 //   - [Engine.Events]: job status events (package events);
 //   - [Engine.Timers]: timers (package timer);
 //   - [Engine.Suspensions]: suspension and activation (package suspension);
+//   - [Engine.Bulk]: bulk actions and bulk operations (package bulk);
+//   - [Engine.Lifecycle]: pending jobs and prerequisites (package lifecycle);
 //   - [Engine.Exclusive]: exclusive jobs: held keys, waits, the scope and
 //     mechanism in force, head-of-key indexes (package exclusive);
 //

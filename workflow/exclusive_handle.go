@@ -17,8 +17,8 @@ import (
 // (EnableExclusiveHeadIndexes creates them for an engine's orders). On an
 // engine without a pool every call fails.
 func (e *Engine) Exclusive() *exclusive.Exclusive {
-	e.exclusiveHandleOnce.Do(func() {
-		e.exclusiveHandle = exclusive.New(exclusive.HandleConfig{
+	return e.exclusiveHandle.get(func() *exclusive.Exclusive {
+		return exclusive.New(exclusive.HandleConfig{
 			DB:                 e.db(),
 			Schema:             e.config.Schema,
 			Configured:         e.config.ExclusiveScope,
@@ -29,7 +29,6 @@ func (e *Engine) Exclusive() *exclusive.Exclusive {
 			DisableHeadIndexes: func(ctx context.Context) error { return exclusiveHeadIndexes.disable(ctx, e) },
 		})
 	})
-	return e.exclusiveHandle
 }
 
 // clientsAlive says, for each client id that records liveness sessions in
