@@ -112,6 +112,8 @@
 //   - [Engine.Queues]: River's queues, paused and resumed (package queue);
 //   - [Engine.Sessions]: the liveness sessions of clients (package
 //     session);
+//   - [Engine.Exclusive]: exclusive jobs: held keys, waits, the scope and
+//     mechanism in force, head-of-key indexes (package exclusive);
 //
 // Acquisition options (by priority, timers first, due date, priority range,
 // deployment, fairness across tenants) are described by [Acquisition].
