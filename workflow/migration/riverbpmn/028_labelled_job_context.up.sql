@@ -1,0 +1,329 @@
+-- riverbpmn migration line "riverbpmn", version 28: the labelled job context.
+--
+-- A job's context is stored in metadata as one JSON object with labels, so
+-- that a person reading the job in River UI sees who it is without a table
+-- of positions, instead of migration 016's array:
+--
+--   {"bpmn": {"instance": "order-4711", "process": "order",
+--             "job": "order:reserve", "priority": 10,
+--             "deployment": "dep-2026-11", "tenant": "acme"}}
+--
+-- Labels: instance, process, activity, job (job definition), priority,
+-- exclusive, deployment, type (job type), retry (retry cycle), tenant, root,
+-- parent. Left out is what a reader tells without it: empty fields; the
+-- priority when it is 0 (JSON null: none, prioritised job creation off);
+-- exclusive when it is true in a context with an instance (so
+-- "exclusive": false marks a job that is not exclusive); the root when the
+-- instance is its own root; the activity when the job definition's id is
+-- "<process>:<activity>" (a job definition of that shape without an
+-- activity stores "activity": null). workflow.JobContext's doc comment and
+-- docs/operating/river-ui.md describe the form.
+--
+-- One form in force per schema: every row holding a context in an earlier
+-- form (016's array, the object of migrations before 016) is rewritten to
+-- the labelled form here, and the accessor functions (same names,
+-- signatures and volatility, so every statement that calls them is
+-- unchanged) read the labelled form only. Each is a couple of operators on
+-- metadata -> 'bpmn' after inlining (the label is a constant folded from
+-- the position), so the expressions and predicates of the indexes over
+-- them, which the planner copies and compares for every statement on
+-- river_job, are smaller than 016's, which told two forms apart with a
+-- CASE. Rows written afterwards in an earlier form (a client of an earlier
+-- release, or of this one that has not seen this migration yet, writes the
+-- array) are rewritten on insert by river_bpmn_job_apply_overriding_priority,
+-- the BEFORE INSERT trigger every job with a context already passes
+-- through. Clients of releases before this one cannot read the labelled
+-- form: upgrade every client first (this release writes the array until its
+-- schema has this migration), then migrate.
+--
+-- The indexes whose expressions or predicates call the accessors (the
+-- head-of-key indexes, the fetch-order, tenant and running-key indexes built
+-- on demand) are dropped before the rewrite and built again after it from
+-- their own definitions, over the new accessors. The rewrite and the builds
+-- hold river_job's lock: on a large table, delete finalized jobs first
+-- (River's cleaner does) or migrate when the queue is short.
+
+-- A job context (metadata -> 'bpmn') in the labelled form, whichever form it
+-- is stored in: 016's array by position, an object of migrations before 016
+-- (it holds "process_definition_key" or "process_instance_id") by the
+-- fields' names, the labelled form as it is, anything else as it is. What
+-- the labelled form leaves out is left out (see above), as
+-- workflow.JobContext's encoder leaves it out.
+CREATE FUNCTION /* TEMPLATE: schema */river_bpmn_ctx_labelled_of(
+    instance jsonb, process jsonb, activity jsonb, job jsonb, priority jsonb, exclusive jsonb,
+    deployment jsonb, type jsonb, retry jsonb, tenant jsonb, root jsonb, parent jsonb)
+RETURNS jsonb
+LANGUAGE sql
+IMMUTABLE
+PARALLEL SAFE
+AS $$
+    SELECT jsonb_strip_nulls(jsonb_build_object(
+            'instance', v.instance, 'process', v.process, 'job', v.job,
+            'activity', CASE WHEN v.derived IS NOT DISTINCT FROM v.activity THEN NULL ELSE v.activity END,
+            'priority', CASE WHEN priority = '0'::jsonb OR priority = 'null'::jsonb OR priority IS NULL THEN NULL ELSE priority END,
+            'exclusive', CASE
+                WHEN exclusive = 'true'::jsonb THEN CASE WHEN v.instance IS NULL THEN exclusive END
+                WHEN v.instance IS NOT NULL THEN 'false'::jsonb
+                WHEN exclusive = 'false'::jsonb THEN exclusive
+            END,
+            'deployment', v.deployment, 'type', v.type, 'retry', v.retry, 'tenant', v.tenant,
+            'root', CASE WHEN v.root IS DISTINCT FROM v.instance THEN v.root END,
+            'parent', v.parent))
+        -- JSON nulls that carry meaning, which jsonb_strip_nulls took out:
+        -- no priority, and no activity where one would be derived.
+        || CASE WHEN priority IS NULL OR priority = 'null'::jsonb THEN '{"priority": null}'::jsonb ELSE '{}'::jsonb END
+        || CASE WHEN v.derived IS NOT NULL AND v.activity IS NULL THEN '{"activity": null}'::jsonb ELSE '{}'::jsonb END
+    FROM (
+        SELECT s.*,
+            CASE WHEN jsonb_typeof(s.process) = 'string' AND jsonb_typeof(s.job) = 'string'
+                    AND starts_with(s.job #>> '{}', (s.process #>> '{}') || ':')
+                THEN jsonb_object(ARRAY['a', substr(s.job #>> '{}', length(s.process #>> '{}') + 2)]) -> 'a'
+            END AS derived
+        FROM (
+            -- Each field, SQL NULL when absent, JSON null or "".
+            SELECT
+                nullif(nullif(instance, 'null'::jsonb), '""'::jsonb) AS instance,
+                nullif(nullif(process, 'null'::jsonb), '""'::jsonb) AS process,
+                nullif(nullif(activity, 'null'::jsonb), '""'::jsonb) AS activity,
+                nullif(nullif(job, 'null'::jsonb), '""'::jsonb) AS job,
+                nullif(nullif(deployment, 'null'::jsonb), '""'::jsonb) AS deployment,
+                nullif(nullif(type, 'null'::jsonb), '""'::jsonb) AS type,
+                nullif(nullif(retry, 'null'::jsonb), '""'::jsonb) AS retry,
+                nullif(nullif(tenant, 'null'::jsonb), '""'::jsonb) AS tenant,
+                nullif(nullif(root, 'null'::jsonb), '""'::jsonb) AS root,
+                nullif(nullif(parent, 'null'::jsonb), '""'::jsonb) AS parent
+        ) AS s
+    ) AS v
+$$;
+
+CREATE FUNCTION /* TEMPLATE: schema */river_bpmn_ctx_labelled(ctx jsonb)
+RETURNS jsonb
+LANGUAGE sql
+IMMUTABLE
+PARALLEL SAFE
+AS $$
+    SELECT CASE
+        WHEN jsonb_typeof(ctx) = 'array' THEN /* TEMPLATE: schema */river_bpmn_ctx_labelled_of(
+            ctx -> 0, ctx -> 1, ctx -> 2, ctx -> 3, ctx -> 4, ctx -> 5,
+            ctx -> 6, ctx -> 7, ctx -> 8, ctx -> 9, ctx -> 10, ctx -> 11)
+        WHEN jsonb_typeof(ctx) = 'object' AND ctx ?| ARRAY['process_definition_key', 'process_instance_id']
+            THEN /* TEMPLATE: schema */river_bpmn_ctx_labelled_of(
+            ctx -> 'process_instance_id', ctx -> 'process_definition_key', ctx -> 'activity_id',
+            ctx -> 'job_definition_id', ctx -> 'priority', ctx -> 'exclusive', ctx -> 'deployment_id',
+            ctx -> 'job_type', ctx -> 'retry_cycle', ctx -> 'tenant_id',
+            ctx -> 'root_process_instance_id', ctx -> 'parent_process_instance_id')
+        ELSE ctx
+    END
+$$;
+
+-- Whether a job context is stored in a form earlier than the labelled one
+-- (river_bpmn_ctx_labelled rewrites it).
+CREATE FUNCTION /* TEMPLATE: schema */river_bpmn_ctx_is_earlier_form(ctx jsonb)
+RETURNS boolean
+LANGUAGE sql
+IMMUTABLE
+PARALLEL SAFE
+AS $$
+    SELECT jsonb_typeof(ctx) = 'array'
+        OR (jsonb_typeof(ctx) = 'object' AND ctx ?| ARRAY['process_definition_key', 'process_instance_id'])
+$$;
+
+-- The accessors. river_bpmn_ctx_field reads the label of position pos (016's
+-- positions, which every caller passes as a constant: the planner folds the
+-- array subscript, so the inlined accessor is metadata -> 'bpmn' -> 'label');
+-- name is the field's JSON name, kept for the callers' sake. NULL when
+-- metadata has no job context or the context lacks the field; JSON null as
+-- stored.
+CREATE OR REPLACE FUNCTION /* TEMPLATE: schema */river_bpmn_ctx_field(metadata jsonb, pos integer, name text)
+RETURNS jsonb
+LANGUAGE sql
+IMMUTABLE
+PARALLEL SAFE
+AS $$
+    SELECT metadata -> 'bpmn' -> ((ARRAY['instance', 'process', 'activity', 'job', 'priority', 'exclusive',
+        'deployment', 'type', 'retry', 'tenant', 'root', 'parent'])[pos + 1])
+$$;
+
+-- Whether the job is exclusive: "exclusive" is JSON true, or absent in a
+-- context with an instance (the default the form leaves out). NULL or false
+-- otherwise.
+CREATE OR REPLACE FUNCTION /* TEMPLATE: schema */river_bpmn_ctx_exclusive(metadata jsonb)
+RETURNS boolean LANGUAGE sql IMMUTABLE PARALLEL SAFE
+AS $$
+    SELECT coalesce(metadata -> 'bpmn' -> 'exclusive',
+        CASE WHEN metadata -> 'bpmn' ? 'instance' THEN 'true'::jsonb END) = 'true'::jsonb
+$$;
+
+-- The activity: "activity" when present (JSON null: none), else the one the
+-- job definition's id names after "<process>:" (left out by the form).
+CREATE OR REPLACE FUNCTION /* TEMPLATE: schema */river_bpmn_ctx_activity(metadata jsonb)
+RETURNS text LANGUAGE sql IMMUTABLE PARALLEL SAFE
+AS $$
+    SELECT CASE
+        WHEN metadata -> 'bpmn' ? 'activity' THEN /* TEMPLATE: schema */river_bpmn_ctx_string(metadata, 2, 'activity_id')
+        WHEN jsonb_typeof(metadata -> 'bpmn' -> 'process') = 'string'
+            AND jsonb_typeof(metadata -> 'bpmn' -> 'job') = 'string'
+            AND metadata -> 'bpmn' ->> 'process' <> ''
+            AND starts_with(metadata -> 'bpmn' ->> 'job', (metadata -> 'bpmn' ->> 'process') || ':')
+            THEN substr(metadata -> 'bpmn' ->> 'job', length(metadata -> 'bpmn' ->> 'process') + 2)
+    END
+$$;
+
+-- Whether the job context has the field of position pos equal to the string
+-- value: containment, which River's GIN index on metadata answers, and
+-- which is exact on the labelled form. STABLE, as in migration 016.
+CREATE OR REPLACE FUNCTION /* TEMPLATE: schema */river_bpmn_ctx_has(metadata jsonb, pos integer, name text, value text)
+RETURNS boolean
+LANGUAGE sql
+STABLE
+PARALLEL SAFE
+AS $$
+    SELECT metadata @> jsonb_build_object('bpmn', jsonb_build_object(
+        (ARRAY['instance', 'process', 'activity', 'job', 'priority', 'exclusive',
+            'deployment', 'type', 'retry', 'tenant', 'root', 'parent'])[pos + 1], value))
+$$;
+
+-- A job context in the object form of migrations before 016 (the fields'
+-- JSON names), whichever form it is stored in, with what the labelled form
+-- leaves out filled in (priority 0, exclusive true with an instance, the
+-- derived activity): for readers that show the context to people or to
+-- programs written against the object form (the events of package events,
+-- whose rows keep the form of their time). An array's non-null elements
+-- under their names, an object of that form as it is, anything else as it
+-- is.
+CREATE OR REPLACE FUNCTION /* TEMPLATE: schema */river_bpmn_ctx_object(ctx jsonb)
+RETURNS jsonb
+LANGUAGE sql
+IMMUTABLE
+PARALLEL SAFE
+AS $$
+    SELECT CASE
+        WHEN jsonb_typeof(ctx) = 'array' THEN coalesce((
+            SELECT jsonb_object_agg(f.name, ctx -> (f.pos - 1)::integer)
+            FROM unnest(ARRAY['process_instance_id', 'process_definition_key', 'activity_id',
+                    'job_definition_id', 'priority', 'exclusive', 'deployment_id', 'job_type',
+                    'retry_cycle', 'tenant_id', 'root_process_instance_id', 'parent_process_instance_id'])
+                WITH ORDINALITY AS f (name, pos)
+            WHERE jsonb_typeof(ctx -> (f.pos - 1)::integer) <> 'null'
+        ), '{}'::jsonb)
+        WHEN jsonb_typeof(ctx) = 'object' AND NOT /* TEMPLATE: schema */river_bpmn_ctx_is_earlier_form(ctx)
+            AND ctx <> '{}'::jsonb THEN coalesce((
+            SELECT jsonb_object_agg(f.name, f.value)
+            FROM (
+                SELECT l.name, CASE
+                    WHEN l.label = 'priority' AND NOT ctx ? 'priority' THEN '0'::jsonb
+                    WHEN l.label = 'exclusive' AND NOT ctx ? 'exclusive' AND ctx ? 'instance' THEN 'true'::jsonb
+                    WHEN l.label = 'activity' AND NOT ctx ? 'activity'
+                        AND jsonb_typeof(ctx -> 'process') = 'string' AND jsonb_typeof(ctx -> 'job') = 'string'
+                        AND starts_with(ctx ->> 'job', (ctx ->> 'process') || ':')
+                        THEN jsonb_object(ARRAY['a', substr(ctx ->> 'job', length(ctx ->> 'process') + 2)]) -> 'a'
+                    ELSE ctx -> l.label
+                END AS value
+                FROM unnest(
+                    ARRAY['instance', 'process', 'activity', 'job', 'priority', 'exclusive',
+                        'deployment', 'type', 'retry', 'tenant', 'root', 'parent'],
+                    ARRAY['process_instance_id', 'process_definition_key', 'activity_id',
+                        'job_definition_id', 'priority', 'exclusive', 'deployment_id', 'job_type',
+                        'retry_cycle', 'tenant_id', 'root_process_instance_id', 'parent_process_instance_id'])
+                    AS l (label, name)
+            ) AS f
+            WHERE f.value IS NOT NULL AND f.value <> 'null'::jsonb
+        ), '{}'::jsonb)
+        ELSE ctx
+    END
+$$;
+
+-- metadata with the job context field of position pos set to value (the
+-- overriding priority below, the job definition cascade,
+-- Engine.SetJobPriority). Metadata without a job context gets one holding
+-- only this field.
+CREATE OR REPLACE FUNCTION /* TEMPLATE: schema */river_bpmn_ctx_set(metadata jsonb, pos integer, name text, value jsonb)
+RETURNS jsonb
+LANGUAGE sql
+IMMUTABLE
+PARALLEL SAFE
+AS $$
+    SELECT CASE jsonb_typeof(metadata -> 'bpmn')
+        WHEN 'object' THEN jsonb_set(metadata, ARRAY['bpmn',
+            (ARRAY['instance', 'process', 'activity', 'job', 'priority', 'exclusive',
+                'deployment', 'type', 'retry', 'tenant', 'root', 'parent'])[pos + 1]], value)
+        ELSE metadata || jsonb_build_object('bpmn', jsonb_build_object(
+            (ARRAY['instance', 'process', 'activity', 'job', 'priority', 'exclusive',
+                'deployment', 'type', 'retry', 'tenant', 'root', 'parent'])[pos + 1], value))
+    END
+$$;
+
+-- Migration 016's overriding priority, on the labelled form, after
+-- rewriting a context stored in an earlier form (by a client that writes
+-- the array). A context whose priority is JSON null (prioritised job
+-- creation off) is left alone; an absent priority is 0, and is overridden.
+CREATE OR REPLACE FUNCTION /* TEMPLATE: schema */river_bpmn_job_apply_overriding_priority()
+RETURNS trigger
+LANGUAGE plpgsql
+AS $$
+DECLARE
+    job_definition_id text;
+    override bigint;
+BEGIN
+    IF /* TEMPLATE: schema */river_bpmn_ctx_is_earlier_form(NEW.metadata -> 'bpmn')
+        AND jsonb_typeof(NEW.metadata) = 'object' THEN
+        NEW.metadata := jsonb_set(NEW.metadata, '{bpmn}',
+            /* TEMPLATE: schema */river_bpmn_ctx_labelled(NEW.metadata -> 'bpmn'));
+    END IF;
+    job_definition_id := /* TEMPLATE: schema */river_bpmn_ctx_job_definition(NEW.metadata);
+    IF job_definition_id IS NULL OR NEW.metadata -> 'bpmn' -> 'priority' = 'null'::jsonb THEN
+        RETURN NEW;
+    END IF;
+
+    -- Keyed by this river_job table too: schemas do not contend.
+    PERFORM pg_advisory_xact_lock_shared(1380076878, hashtext(TG_RELID::text || ':' || job_definition_id));
+    SELECT overriding_priority INTO override
+    FROM /* TEMPLATE: schema */river_bpmn_job_definition
+    WHERE id = job_definition_id
+    FOR SHARE;
+
+    IF override IS NOT NULL THEN
+        NEW.metadata := /* TEMPLATE: schema */river_bpmn_ctx_set(NEW.metadata, 4, 'priority', to_jsonb(override));
+    END IF;
+    RETURN NEW;
+END;
+$$;
+
+-- The indexes over the accessors: dropped, the rows rewritten, built again
+-- from their definitions (pg_get_indexdef), so that no index holds values
+-- of the old accessors and every session's cached index expressions are the
+-- new ones.
+CREATE TEMPORARY TABLE river_bpmn_ctx_index_rebuild ON COMMIT DROP AS
+SELECT c.relname AS name, pg_get_indexdef(i.indexrelid) AS definition
+FROM pg_index AS i
+JOIN pg_class AS c ON c.oid = i.indexrelid
+WHERE i.indrelid = '/* TEMPLATE: schema */river_job'::regclass
+    AND (coalesce(pg_get_expr(i.indexprs, i.indrelid), '') LIKE '%river_bpmn_ctx_%'
+        OR coalesce(pg_get_expr(i.indpred, i.indrelid), '') LIKE '%river_bpmn_ctx_%');
+
+DO $$
+DECLARE
+    idx record;
+BEGIN
+    FOR idx IN SELECT name FROM river_bpmn_ctx_index_rebuild LOOP
+        EXECUTE format('DROP INDEX %s', '/* TEMPLATE: schema */' || quote_ident(idx.name));
+    END LOOP;
+END;
+$$;
+
+UPDATE /* TEMPLATE: schema */river_job
+SET metadata = jsonb_set(metadata, '{bpmn}', /* TEMPLATE: schema */river_bpmn_ctx_labelled(metadata -> 'bpmn'))
+WHERE jsonb_typeof(metadata) = 'object'
+    AND /* TEMPLATE: schema */river_bpmn_ctx_is_earlier_form(metadata -> 'bpmn');
+
+DO $$
+DECLARE
+    idx record;
+BEGIN
+    FOR idx IN SELECT definition FROM river_bpmn_ctx_index_rebuild ORDER BY name LOOP
+        EXECUTE idx.definition;
+    END LOOP;
+END;
+$$;
+
+DROP TABLE river_bpmn_ctx_index_rebuild;
