@@ -24,25 +24,51 @@ BEGIN
 END;
 $$;
 
+-- A labelled context as 016's array (trailing nulls left out); any other
+-- value as it is.
+CREATE FUNCTION /* TEMPLATE: schema */river_bpmn_ctx_array(ctx jsonb)
+RETURNS jsonb
+LANGUAGE sql
+IMMUTABLE
+PARALLEL SAFE
+AS $$
+    SELECT CASE
+        WHEN jsonb_typeof(ctx) = 'object' AND NOT /* TEMPLATE: schema */river_bpmn_ctx_is_earlier_form(ctx) THEN (
+            SELECT coalesce(jsonb_agg(coalesce(o.obj -> a.name, 'null'::jsonb) ORDER BY a.pos)
+                FILTER (WHERE a.pos <= last.pos), '[]'::jsonb)
+            FROM (SELECT /* TEMPLATE: schema */river_bpmn_ctx_object(ctx) AS obj) AS o
+            CROSS JOIN unnest(ARRAY['process_instance_id', 'process_definition_key', 'activity_id',
+                    'job_definition_id', 'priority', 'exclusive', 'deployment_id', 'job_type',
+                    'retry_cycle', 'tenant_id', 'root_process_instance_id', 'parent_process_instance_id'])
+                WITH ORDINALITY AS a (name, pos)
+            CROSS JOIN LATERAL (
+                SELECT coalesce(max(b.pos), 0) AS pos
+                FROM unnest(ARRAY['process_instance_id', 'process_definition_key', 'activity_id',
+                        'job_definition_id', 'priority', 'exclusive', 'deployment_id', 'job_type',
+                        'retry_cycle', 'tenant_id', 'root_process_instance_id', 'parent_process_instance_id'])
+                    WITH ORDINALITY AS b (name, pos)
+                WHERE coalesce(o.obj -> b.name, 'null'::jsonb) <> 'null'::jsonb
+            ) AS last)
+        ELSE ctx
+    END
+$$;
+
 UPDATE /* TEMPLATE: schema */river_job
-SET metadata = jsonb_set(metadata, '{bpmn}', (
-    SELECT coalesce(jsonb_agg(coalesce(o.ctx -> a.name, 'null'::jsonb) ORDER BY a.pos)
-        FILTER (WHERE a.pos <= last.pos), '[]'::jsonb)
-    FROM (SELECT /* TEMPLATE: schema */river_bpmn_ctx_object(river_job.metadata -> 'bpmn') AS ctx) AS o
-    CROSS JOIN unnest(ARRAY['process_instance_id', 'process_definition_key', 'activity_id',
-            'job_definition_id', 'priority', 'exclusive', 'deployment_id', 'job_type',
-            'retry_cycle', 'tenant_id', 'root_process_instance_id', 'parent_process_instance_id'])
-        WITH ORDINALITY AS a (name, pos)
-    CROSS JOIN LATERAL (
-        SELECT coalesce(max(b.pos), 0) AS pos
-        FROM unnest(ARRAY['process_instance_id', 'process_definition_key', 'activity_id',
-                'job_definition_id', 'priority', 'exclusive', 'deployment_id', 'job_type',
-                'retry_cycle', 'tenant_id', 'root_process_instance_id', 'parent_process_instance_id'])
-            WITH ORDINALITY AS b (name, pos)
-        WHERE coalesce(o.ctx -> b.name, 'null'::jsonb) <> 'null'::jsonb
-    ) AS last))
+SET metadata = jsonb_set(metadata, '{bpmn}', /* TEMPLATE: schema */river_bpmn_ctx_array(metadata -> 'bpmn'))
 WHERE jsonb_typeof(metadata -> 'bpmn') = 'object'
     AND NOT /* TEMPLATE: schema */river_bpmn_ctx_is_earlier_form(metadata -> 'bpmn');
+
+-- The contexts the job status events recorded (migration 017's rows of
+-- events, each with its job's context as it was stored).
+UPDATE /* TEMPLATE: schema */river_bpmn_event
+SET job_context = (
+    SELECT array_agg(/* TEMPLATE: schema */river_bpmn_ctx_array(c.ctx) ORDER BY c.ord)
+    FROM unnest(job_context) WITH ORDINALITY AS c (ctx, ord))
+WHERE EXISTS (
+    SELECT 1 FROM unnest(job_context) AS c (ctx)
+    WHERE jsonb_typeof(c.ctx) = 'object' AND NOT /* TEMPLATE: schema */river_bpmn_ctx_is_earlier_form(c.ctx));
+
+DROP FUNCTION /* TEMPLATE: schema */river_bpmn_ctx_array(jsonb);
 
 CREATE OR REPLACE FUNCTION /* TEMPLATE: schema */river_bpmn_ctx_field(metadata jsonb, pos integer, name text)
 RETURNS jsonb
@@ -141,6 +167,19 @@ BEGIN
     END IF;
     RETURN NEW;
 END;
+$$;
+
+CREATE OR REPLACE FUNCTION /* TEMPLATE: schema */river_bpmn_event_instance(ctx jsonb)
+RETURNS text
+LANGUAGE sql
+IMMUTABLE
+PARALLEL SAFE
+AS $$
+    SELECT CASE
+        WHEN jsonb_typeof(ctx) = 'array' AND jsonb_typeof(ctx -> 0) = 'string' THEN ctx ->> 0
+        WHEN jsonb_typeof(ctx) = 'object' AND jsonb_typeof(ctx -> 'process_instance_id') = 'string'
+            THEN ctx ->> 'process_instance_id'
+    END
 $$;
 
 DROP FUNCTION /* TEMPLATE: schema */river_bpmn_ctx_labelled(jsonb);

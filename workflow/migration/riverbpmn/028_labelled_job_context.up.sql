@@ -45,8 +45,9 @@
 
 -- A job context (metadata -> 'bpmn') in the labelled form, whichever form it
 -- is stored in: 016's array by position, an object of migrations before 016
--- (it holds "process_definition_key" or "process_instance_id") by the
--- fields' names, the labelled form as it is, anything else as it is. What
+-- (it holds a field by its JSON name, other than priority and exclusive,
+-- which both forms spell alike: json.Marshal wrote "process_definition_key"
+-- in every one) by the fields' names, the labelled form as it is, anything else as it is. What
 -- the labelled form leaves out is left out (see above), as
 -- workflow.JobContext's encoder leaves it out.
 CREATE FUNCTION /* TEMPLATE: schema */river_bpmn_ctx_labelled_of(
@@ -63,8 +64,8 @@ AS $$
             'priority', CASE WHEN priority = '0'::jsonb OR priority = 'null'::jsonb OR priority IS NULL THEN NULL ELSE priority END,
             'exclusive', CASE
                 WHEN exclusive = 'true'::jsonb THEN CASE WHEN v.instance IS NULL THEN exclusive END
-                WHEN v.instance IS NOT NULL THEN 'false'::jsonb
-                WHEN exclusive = 'false'::jsonb THEN exclusive
+                WHEN exclusive IS NULL OR exclusive = 'null'::jsonb THEN CASE WHEN v.instance IS NOT NULL THEN 'false'::jsonb END
+                ELSE exclusive -- false, or a value written by hand, which reads as not exclusive
             END,
             'deployment', v.deployment, 'type', v.type, 'retry', v.retry, 'tenant', v.tenant,
             'root', CASE WHEN v.root IS DISTINCT FROM v.instance THEN v.root END,
@@ -106,7 +107,9 @@ AS $$
         WHEN jsonb_typeof(ctx) = 'array' THEN /* TEMPLATE: schema */river_bpmn_ctx_labelled_of(
             ctx -> 0, ctx -> 1, ctx -> 2, ctx -> 3, ctx -> 4, ctx -> 5,
             ctx -> 6, ctx -> 7, ctx -> 8, ctx -> 9, ctx -> 10, ctx -> 11)
-        WHEN jsonb_typeof(ctx) = 'object' AND ctx ?| ARRAY['process_definition_key', 'process_instance_id']
+        WHEN jsonb_typeof(ctx) = 'object' AND ctx ?| ARRAY['process_instance_id', 'process_definition_key', 'activity_id',
+            'job_definition_id', 'deployment_id', 'job_type', 'retry_cycle', 'tenant_id',
+            'root_process_instance_id', 'parent_process_instance_id']
             THEN /* TEMPLATE: schema */river_bpmn_ctx_labelled_of(
             ctx -> 'process_instance_id', ctx -> 'process_definition_key', ctx -> 'activity_id',
             ctx -> 'job_definition_id', ctx -> 'priority', ctx -> 'exclusive', ctx -> 'deployment_id',
@@ -125,7 +128,9 @@ IMMUTABLE
 PARALLEL SAFE
 AS $$
     SELECT jsonb_typeof(ctx) = 'array'
-        OR (jsonb_typeof(ctx) = 'object' AND ctx ?| ARRAY['process_definition_key', 'process_instance_id'])
+        OR (jsonb_typeof(ctx) = 'object' AND ctx ?| ARRAY['process_instance_id', 'process_definition_key', 'activity_id',
+            'job_definition_id', 'deployment_id', 'job_type', 'retry_cycle', 'tenant_id',
+            'root_process_instance_id', 'parent_process_instance_id'])
 $$;
 
 -- The accessors. river_bpmn_ctx_field reads the label of position pos (016's
@@ -230,6 +235,26 @@ AS $$
             WHERE f.value IS NOT NULL AND f.value <> 'null'::jsonb
         ), '{}'::jsonb)
         ELSE ctx
+    END
+$$;
+
+-- Migration 027's instance of an event's job context (the GIN index of
+-- events by instance): the labelled form's "instance" too. The events kept
+-- from before hold arrays and objects, read as before, so the index stays
+-- valid.
+CREATE OR REPLACE FUNCTION /* TEMPLATE: schema */river_bpmn_event_instance(ctx jsonb)
+RETURNS text
+LANGUAGE sql
+IMMUTABLE
+PARALLEL SAFE
+AS $$
+    SELECT CASE
+        WHEN jsonb_typeof(ctx) = 'array' AND jsonb_typeof(ctx -> 0) = 'string' THEN ctx ->> 0
+        WHEN jsonb_typeof(ctx) = 'object' AND jsonb_typeof(ctx -> 'process_instance_id') = 'string'
+            THEN ctx ->> 'process_instance_id'
+        WHEN jsonb_typeof(ctx) = 'object' AND jsonb_typeof(ctx -> 'instance') = 'string'
+            AND NOT /* TEMPLATE: schema */river_bpmn_ctx_is_earlier_form(ctx)
+            THEN ctx ->> 'instance'
     END
 $$;
 
