@@ -223,7 +223,7 @@ func TestJobContextReadableInRiverUI(t *testing.T) {
 	ctx := context.Background()
 	engine, schema := testEngineWithConfig(t, &Config{
 		ProcessDefinitions: []ProcessDefinition{{Key: "order"}},
-		JobDefinitions: []JobDefinition{{ID: "order:reserve", Kind: shipArgs{}.Kind(), ProcessDefinitionKey: "order", ActivityID: "reserve"}},
+		JobDefinitions:     []JobDefinition{{ID: "order:reserve", Kind: shipArgs{}.Kind(), ProcessDefinitionKey: "order", ActivityID: "reserve"}},
 	})
 	client := newInsertClient(t, engine, schema)
 	res, err := client.Insert(ctx, shipArgs{OrderID: "4711"},
