@@ -134,19 +134,84 @@ AS $$
 $$;
 
 -- The accessors. river_bpmn_ctx_field reads the label of position pos (016's
--- positions, which every caller passes as a constant: the planner folds the
--- array subscript, so the inlined accessor is metadata -> 'bpmn' -> 'label');
--- name is the field's JSON name, kept for the callers' sake. NULL when
--- metadata has no job context or the context lacks the field; JSON null as
--- stored.
+-- positions, which every caller passes as a constant); name is the field's
+-- JSON name, kept for the callers' sake. The labels are an array literal
+-- indexed from 0, so that inlining folds the label with one evaluation
+-- (inlining happens at every planning of a statement that calls an
+-- accessor, and of every statement on river_job for the statistics objects
+-- over river_bpmn_ctx_priority and river_bpmn_ctx_deployment, whose
+-- expressions PostgreSQL does not cache): the inlined accessor is
+-- metadata -> 'bpmn' -> 'label'. NULL when metadata has no job context or
+-- the context lacks the field; JSON null as stored.
 CREATE OR REPLACE FUNCTION /* TEMPLATE: schema */river_bpmn_ctx_field(metadata jsonb, pos integer, name text)
 RETURNS jsonb
 LANGUAGE sql
 IMMUTABLE
 PARALLEL SAFE
 AS $$
-    SELECT metadata -> 'bpmn' -> ((ARRAY['instance', 'process', 'activity', 'job', 'priority', 'exclusive',
-        'deployment', 'type', 'retry', 'tenant', 'root', 'parent'])[pos + 1])
+    SELECT metadata -> 'bpmn'
+        -> ('[0:11]={instance,process,activity,job,priority,exclusive,deployment,type,retry,tenant,root,parent}'::text[])[pos]
+$$;
+
+-- The accessors of single fields name their label: nothing to fold, one
+-- function body to inline (016's went through river_bpmn_ctx_string and
+-- river_bpmn_ctx_field, three bodies each). The text of a field that is a
+-- JSON string; NULL for any other value (a number, an object: data written
+-- by hand), as for an absent one.
+CREATE OR REPLACE FUNCTION /* TEMPLATE: schema */river_bpmn_ctx_instance(metadata jsonb)
+RETURNS text LANGUAGE sql IMMUTABLE PARALLEL SAFE
+AS $$ SELECT CASE WHEN jsonb_typeof(metadata -> 'bpmn' -> 'instance') = 'string' THEN metadata -> 'bpmn' ->> 'instance' END $$;
+
+CREATE OR REPLACE FUNCTION /* TEMPLATE: schema */river_bpmn_ctx_definition(metadata jsonb)
+RETURNS text LANGUAGE sql IMMUTABLE PARALLEL SAFE
+AS $$ SELECT CASE WHEN jsonb_typeof(metadata -> 'bpmn' -> 'process') = 'string' THEN metadata -> 'bpmn' ->> 'process' END $$;
+
+CREATE OR REPLACE FUNCTION /* TEMPLATE: schema */river_bpmn_ctx_job_definition(metadata jsonb)
+RETURNS text LANGUAGE sql IMMUTABLE PARALLEL SAFE
+AS $$ SELECT CASE WHEN jsonb_typeof(metadata -> 'bpmn' -> 'job') = 'string' THEN metadata -> 'bpmn' ->> 'job' END $$;
+
+CREATE OR REPLACE FUNCTION /* TEMPLATE: schema */river_bpmn_ctx_deployment(metadata jsonb)
+RETURNS text LANGUAGE sql IMMUTABLE PARALLEL SAFE
+AS $$ SELECT CASE WHEN jsonb_typeof(metadata -> 'bpmn' -> 'deployment') = 'string' THEN metadata -> 'bpmn' ->> 'deployment' END $$;
+
+CREATE OR REPLACE FUNCTION /* TEMPLATE: schema */river_bpmn_ctx_retry_cycle(metadata jsonb)
+RETURNS text LANGUAGE sql IMMUTABLE PARALLEL SAFE
+AS $$ SELECT CASE WHEN jsonb_typeof(metadata -> 'bpmn' -> 'retry') = 'string' THEN metadata -> 'bpmn' ->> 'retry' END $$;
+
+CREATE OR REPLACE FUNCTION /* TEMPLATE: schema */river_bpmn_ctx_tenant(metadata jsonb)
+RETURNS text LANGUAGE sql IMMUTABLE PARALLEL SAFE
+AS $$ SELECT CASE WHEN jsonb_typeof(metadata -> 'bpmn' -> 'tenant') = 'string' THEN metadata -> 'bpmn' ->> 'tenant' END $$;
+
+-- NULL when the instance is its own root (the form leaves it out).
+CREATE OR REPLACE FUNCTION /* TEMPLATE: schema */river_bpmn_ctx_root(metadata jsonb)
+RETURNS text LANGUAGE sql IMMUTABLE PARALLEL SAFE
+AS $$ SELECT CASE WHEN jsonb_typeof(metadata -> 'bpmn' -> 'root') = 'string' THEN metadata -> 'bpmn' ->> 'root' END $$;
+
+CREATE OR REPLACE FUNCTION /* TEMPLATE: schema */river_bpmn_ctx_parent(metadata jsonb)
+RETURNS text LANGUAGE sql IMMUTABLE PARALLEL SAFE
+AS $$ SELECT CASE WHEN jsonb_typeof(metadata -> 'bpmn' -> 'parent') = 'string' THEN metadata -> 'bpmn' ->> 'parent' END $$;
+
+-- Whether the job is a timer ("type" is "timer"); never NULL.
+CREATE OR REPLACE FUNCTION /* TEMPLATE: schema */river_bpmn_ctx_is_timer(metadata jsonb)
+RETURNS boolean LANGUAGE sql IMMUTABLE PARALLEL SAFE
+AS $$ SELECT coalesce(metadata -> 'bpmn' -> 'type' = '"timer"'::jsonb, false) $$;
+
+-- The BPMN priority, higher first; absent (the form's default) reads as 0.
+-- Never fails: a value that is not an integer number in bigint's range
+-- reads as 0 too, as in migration 016.
+CREATE OR REPLACE FUNCTION /* TEMPLATE: schema */river_bpmn_ctx_priority(metadata jsonb)
+RETURNS bigint
+LANGUAGE sql
+IMMUTABLE
+PARALLEL SAFE
+AS $$
+    SELECT CASE
+        WHEN jsonb_typeof(metadata -> 'bpmn' -> 'priority') = 'number'
+            AND scale((metadata -> 'bpmn' -> 'priority')::numeric) = 0
+            AND (metadata -> 'bpmn' -> 'priority')::numeric BETWEEN -9223372036854775808 AND 9223372036854775807
+        THEN (metadata -> 'bpmn' -> 'priority')::numeric::bigint
+        ELSE 0
+    END
 $$;
 
 -- Whether the job is exclusive: "exclusive" is JSON true, or absent in a
@@ -165,7 +230,8 @@ CREATE OR REPLACE FUNCTION /* TEMPLATE: schema */river_bpmn_ctx_activity(metadat
 RETURNS text LANGUAGE sql IMMUTABLE PARALLEL SAFE
 AS $$
     SELECT CASE
-        WHEN metadata -> 'bpmn' ? 'activity' THEN /* TEMPLATE: schema */river_bpmn_ctx_string(metadata, 2, 'activity_id')
+        WHEN metadata -> 'bpmn' ? 'activity' THEN
+            CASE WHEN jsonb_typeof(metadata -> 'bpmn' -> 'activity') = 'string' THEN metadata -> 'bpmn' ->> 'activity' END
         WHEN jsonb_typeof(metadata -> 'bpmn' -> 'process') = 'string'
             AND jsonb_typeof(metadata -> 'bpmn' -> 'job') = 'string'
             AND metadata -> 'bpmn' ->> 'process' <> ''
@@ -184,8 +250,7 @@ STABLE
 PARALLEL SAFE
 AS $$
     SELECT metadata @> jsonb_build_object('bpmn', jsonb_build_object(
-        (ARRAY['instance', 'process', 'activity', 'job', 'priority', 'exclusive',
-            'deployment', 'type', 'retry', 'tenant', 'root', 'parent'])[pos + 1], value))
+        ('[0:11]={instance,process,activity,job,priority,exclusive,deployment,type,retry,tenant,root,parent}'::text[])[pos], value))
 $$;
 
 -- A job context in the object form of migrations before 016 (the fields'
@@ -270,11 +335,9 @@ PARALLEL SAFE
 AS $$
     SELECT CASE jsonb_typeof(metadata -> 'bpmn')
         WHEN 'object' THEN jsonb_set(metadata, ARRAY['bpmn',
-            (ARRAY['instance', 'process', 'activity', 'job', 'priority', 'exclusive',
-                'deployment', 'type', 'retry', 'tenant', 'root', 'parent'])[pos + 1]], value)
+            ('[0:11]={instance,process,activity,job,priority,exclusive,deployment,type,retry,tenant,root,parent}'::text[])[pos]], value)
         ELSE metadata || jsonb_build_object('bpmn', jsonb_build_object(
-            (ARRAY['instance', 'process', 'activity', 'job', 'priority', 'exclusive',
-                'deployment', 'type', 'retry', 'tenant', 'root', 'parent'])[pos + 1], value))
+            ('[0:11]={instance,process,activity,job,priority,exclusive,deployment,type,retry,tenant,root,parent}'::text[])[pos], value))
     END
 $$;
 
