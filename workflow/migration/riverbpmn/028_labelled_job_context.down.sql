@@ -254,6 +254,8 @@ DROP FUNCTION /* TEMPLATE: schema */river_bpmn_ctx_labelled(jsonb);
 DROP FUNCTION /* TEMPLATE: schema */river_bpmn_ctx_labelled_of(jsonb, jsonb, jsonb, jsonb, jsonb, jsonb,
     jsonb, jsonb, jsonb, jsonb, jsonb, jsonb);
 DROP FUNCTION /* TEMPLATE: schema */river_bpmn_ctx_is_earlier_form(jsonb);
+DROP FUNCTION /* TEMPLATE: schema */river_bpmn_ctx_derived_activity(jsonb, jsonb);
+DROP FUNCTION /* TEMPLATE: schema */river_bpmn_ctx_value(jsonb);
 
 DO $$
 DECLARE
