@@ -11,14 +11,15 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/riverbpmn/riverbpmn/handlers"
+	"github.com/riverbpmn/riverbpmn/timer"
 	"github.com/riverbpmn/riverbpmn/workflow"
 )
 
-// TestPruneTimers: PruneTimers deletes timers that ended before the cut-off
+// TestPruneTimers: Timers().Prune deletes timers that ended before the cut-off
 // and whose occurrence jobs have all finished; it keeps a running timer, a
 // timer that ended after the cut-off, and an ended timer whose last
 // occurrence is still retrying, until that finishes. A client's leader
-// prunes by itself after Config.TimerRetention.
+// prunes by itself after Config.Timers.Retention.
 func TestPruneTimers(t *testing.T) {
 	ctx := context.Background()
 	clock := &fakeClock{now: t0}
@@ -32,7 +33,7 @@ func TestPruneTimers(t *testing.T) {
 	}
 	exists := func(id int64) bool {
 		t.Helper()
-		_, err := s.engine.Timer(ctx, id)
+		_, err := s.engine.Timers().Get(ctx, id)
 		if err != nil {
 			require.ErrorIs(t, err, workflow.ErrNotFound)
 			return false
@@ -47,7 +48,7 @@ func TestPruneTimers(t *testing.T) {
 	setState(done.Job.Job.ID, "completed")
 	// Cancelled while waiting: its job was cancelled with it.
 	cancelled := insertTimer(t, s, timers, handlers.Timer{Cycle: "R/PT1M"}, reminderContext(""))
-	_, err := s.engine.CancelTimer(ctx, cancelled.TimerID)
+	_, err := s.engine.Timers().Cancel(ctx, cancelled.TimerID)
 	require.NoError(t, err)
 	// Ended, but its last occurrence failed and waits to be retried.
 	retrying := insertTimer(t, s, timers, handlers.Timer{Duration: "PT1M"}, reminderContext(""))
@@ -59,11 +60,11 @@ func TestPruneTimers(t *testing.T) {
 
 	// Nothing ended before the cut-off (the timers' own clock started at t0;
 	// the cancel used the wall clock): nothing goes.
-	n, err := s.engine.PruneTimers(ctx, t0)
+	n, err := s.engine.Timers().Prune(ctx, t0)
 	require.NoError(t, err)
 	require.Zero(t, n)
 
-	n, err = s.engine.PruneTimers(ctx, time.Now().Add(time.Minute))
+	n, err = s.engine.Timers().Prune(ctx, time.Now().Add(time.Minute))
 	require.NoError(t, err)
 	require.EqualValues(t, 2, n)
 	require.False(t, exists(done.TimerID))
@@ -73,7 +74,7 @@ func TestPruneTimers(t *testing.T) {
 
 	// The retry fails for good: the timer goes at the next prune.
 	setState(retrying.Job.Job.ID, "discarded")
-	n, err = s.engine.PruneTimers(ctx, time.Now().Add(time.Minute))
+	n, err = s.engine.Timers().Prune(ctx, time.Now().Add(time.Minute))
 	require.NoError(t, err)
 	require.EqualValues(t, 1, n)
 	require.False(t, exists(retrying.TimerID))
@@ -84,9 +85,9 @@ func TestPruneTimers(t *testing.T) {
 
 	// The leader prunes on its own, with a retention of a millisecond.
 	ended := insertTimer(t, s, timers, handlers.Timer{Cycle: "R/PT1M"}, reminderContext(""))
-	_, err = s.engine.CancelTimer(ctx, ended.TimerID)
+	_, err = s.engine.Timers().Cancel(ctx, ended.TimerID)
 	require.NoError(t, err)
-	engine, err := workflow.NewEngine(s.pool, &workflow.Config{Schema: s.schema, TimerRetention: time.Millisecond})
+	engine, err := workflow.NewEngine(s.pool, &workflow.Config{Schema: s.schema, Timers: timer.Config{Retention: time.Millisecond}})
 	require.NoError(t, err)
 	workers := river.NewWorkers()
 	river.AddWorker(workers, river.WorkFunc(func(context.Context, *river.Job[reminderArgs]) error { return nil }))
@@ -100,6 +101,8 @@ func TestPruneTimers(t *testing.T) {
 	require.Eventually(t, func() bool { return !exists(ended.TimerID) }, 20*time.Second, 50*time.Millisecond)
 	require.True(t, exists(cycling.TimerID))
 
-	_, err = workflow.NewEngine(s.pool, &workflow.Config{Schema: s.schema, TimerRetention: -1})
+	_, err = workflow.NewEngine(s.pool, &workflow.Config{Schema: s.schema, Timers: timer.Config{Retention: -1}})
 	require.NoError(t, err, "a negative retention keeps ended timers forever")
+	_, err = workflow.NewEngine(s.pool, &workflow.Config{Schema: s.schema, Timers: timer.Config{Retention: time.Hour}, TimerRetention: time.Minute})
+	require.ErrorContains(t, err, "Config.Timers.Retention (1h0m0s) and the deprecated Config.TimerRetention (1m0s) differ")
 }

@@ -34,8 +34,10 @@ var SparseStates = []rivertype.JobState{
 	rivertype.JobStateDiscarded, rivertype.JobStateCancelled,
 }
 
-// MaxLimit caps a page.
-const MaxLimit = 1000
+// MaxLimit caps a page: the 1000 rows a handle's List shows at most
+// (job.Jobs.List, instance.Instances.List) and the one more it asks for to
+// know whether a further page exists.
+const MaxLimit = 1001
 
 // MaxFilterBytes is the longest filter value accepted.
 const MaxFilterBytes = 255

@@ -144,7 +144,18 @@ func Schedule(ctx context.Context, db DB, schema string, c Change, at time.Time)
 // Pending returns the scheduled changes not yet applied (at most limit), in
 // due order.
 func Pending(ctx context.Context, db DB, schema string, limit int) ([]Scheduled, error) {
-	rows, err := db.Query(ctx, render(scheduleListSQL, schema), limit)
+	return pendingAfter(ctx, db, schema, nil, limit)
+}
+
+// pendingAfter returns the scheduled changes not yet applied after after
+// (nil: from the first), in due order, at most limit.
+func pendingAfter(ctx context.Context, db DB, schema string, after *Scheduled, limit int) ([]Scheduled, error) {
+	var due *time.Time
+	var id int64
+	if after != nil {
+		due, id = &after.DueAt, after.ID
+	}
+	rows, err := db.Query(ctx, render(scheduleListSQL, schema), limit, due, id)
 	if err != nil {
 		return nil, fmt.Errorf("suspension: listing scheduled changes: %w", err)
 	}

@@ -298,7 +298,18 @@ type Suspended struct {
 
 // List returns the suspended targets (at most limit), oldest first.
 func List(ctx context.Context, db DB, schema string, limit int) ([]Suspended, error) {
-	rows, err := db.Query(ctx, render(listSQL, schema), limit)
+	return listAfter(ctx, db, schema, nil, "", limit)
+}
+
+// listAfter returns the suspended targets after the target after (nil: from
+// the first), only those of type t ("" all), oldest first, at most limit.
+func listAfter(ctx context.Context, db DB, schema string, after *Suspended, t TargetType, limit int) ([]Suspended, error) {
+	var since *time.Time
+	var afterType, afterID string
+	if after != nil {
+		since, afterType, afterID = &after.Since, string(after.Type), after.ID
+	}
+	rows, err := db.Query(ctx, render(listSQL, schema), limit, since, afterType, afterID, string(t))
 	if err != nil {
 		return nil, fmt.Errorf("suspension: listing suspended targets: %w", err)
 	}

@@ -475,20 +475,7 @@ func scanInfo(row pgx.Row) (*Info, error) {
 
 // List returns the timers of a process instance, oldest first, at most limit.
 func (s *Store) List(ctx context.Context, db Executor, processInstanceID string, limit int) ([]*Info, error) {
-	rows, err := db.Query(ctx, s.sql("timer_select.sql")+" WHERE t.process_instance_id = $1 ORDER BY t.id LIMIT $2", processInstanceID, limit)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []*Info
-	for rows.Next() {
-		i, err := scanInfo(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, i)
-	}
-	return out, rows.Err()
+	return s.ListPage(ctx, db, processInstanceID, 0, limit)
 }
 
 // Get returns one timer, or an error wrapping ErrNotFound.

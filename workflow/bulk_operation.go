@@ -15,15 +15,6 @@ import (
 // process when the one running them dies. The console runs its bulk forms
 // this way.
 
-// CountIncidents returns how many open incidents sel selects: what
-// BulkRetryIncidents begun now would walk.
-func (e *Engine) CountIncidents(ctx context.Context, sel *bulk.Incidents) (int64, error) {
-	if e.dbPool == nil {
-		return 0, errNoPool
-	}
-	return bulk.CountIncidents(ctx, e.dbPool, e.config.Schema, sel)
-}
-
 // CreateBulkOperation records spec as a bulk operation run by owner (a name
 // unique to the calling process); RunBulkOperation then runs it.
 func (e *Engine) CreateBulkOperation(ctx context.Context, spec *bulk.Spec, description, owner string) (*bulk.Operation, error) {

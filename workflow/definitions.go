@@ -53,7 +53,7 @@ type JobDefinition struct {
 
 	// RetryCycle is the job definition's ISO-8601 retry time cycle, such as
 	// "R5/PT5M" or "PT10M,PT17M,PT20M"; empty means the engine's default
-	// (Config.DefaultRetryCycle). NewEngine rejects an invalid cycle.
+	// (Config.Retry.DefaultCycle). NewEngine rejects an invalid cycle.
 	RetryCycle string
 
 	// NonExclusive opts the job definition out of exclusive execution. Jobs

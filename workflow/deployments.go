@@ -7,8 +7,6 @@ import (
 	"slices"
 	"strconv"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/riverbpmn/riverbpmn/bpmn"
 	"github.com/riverbpmn/riverbpmn/deployment"
 	"github.com/riverbpmn/riverbpmn/priority"
@@ -70,12 +68,8 @@ func (e *Engine) Deployments() *deployment.Deployments {
 
 // newDeployments makes the engine's deployments handle.
 func (e *Engine) newDeployments() *deployment.Deployments {
-	var db deployment.DB = noPoolDB{}
-	if e.dbPool != nil {
-		db = e.dbPool
-	}
 	return deployment.New(deployment.Config{
-		DB:          db,
+		DB:          e.db(),
 		Schema:      e.config.Schema,
 		Expressions: e.config.Expressions,
 		Check:       e.checkModel,
@@ -226,17 +220,3 @@ func (e *Engine) deployedJobDefinition(ctx context.Context, id string) (*deploye
 	}
 	return def, nil
 }
-
-// noPoolDB is the deployments handle's database on an engine without a
-// pool: every call fails with errNoPool.
-type noPoolDB struct{}
-
-func (noPoolDB) Begin(context.Context) (pgx.Tx, error) { return nil, errNoPool }
-func (noPoolDB) Query(context.Context, string, ...any) (pgx.Rows, error) {
-	return nil, errNoPool
-}
-func (noPoolDB) QueryRow(context.Context, string, ...any) pgx.Row { return errRow{errNoPool} }
-
-type errRow struct{ err error }
-
-func (r errRow) Scan(...any) error { return r.err }

@@ -55,7 +55,7 @@
 // recorded in the database so every client and tool of a schema agrees, and
 // a crashed client's jobs are given back without using a retry
 // ([Config].Liveness). Retries follow the job definition's retry cycle, or
-// [Config].DefaultRetryCycle.
+// [Config].Retry.DefaultCycle.
 //
 // # Features and where they live
 //
@@ -84,6 +84,19 @@
 //     [github.com/riverbpmn/riverbpmn/deployment]: job definitions read from
 //     BPMN models, in versioned deployments ([Engine.Deployments]);
 //   - [github.com/riverbpmn/riverbpmn/console]: the operators' web console.
+//
+// # Feature handles
+//
+// As River's Client.Queues, the engine hands out one handle per feature,
+// bound to its pool and schema once; each listing is one List with a
+// ListParams (filters, Limit, the cursor After) and a ListResult (Items,
+// and Next, empty on the last page). The engine's former per-feature
+// methods stay for one release as deprecated forwards to them.
+//
+//   - [Engine.Deployments]: deployed BPMN models (package deployment);
+//   - [Engine.Events]: job status events (package events);
+//   - [Engine.Timers]: timers (package timer);
+//   - [Engine.Suspensions]: suspension and activation (package suspension);
 //
 // Acquisition options (by priority, timers first, due date, priority range,
 // deployment, fairness across tenants) are described by [Acquisition].

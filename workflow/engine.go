@@ -14,10 +14,16 @@ import (
 
 	"github.com/riverbpmn/riverbpmn/bpmn"
 	"github.com/riverbpmn/riverbpmn/deployment"
+	"github.com/riverbpmn/riverbpmn/events"
 	"github.com/riverbpmn/riverbpmn/exclusive"
+	"github.com/riverbpmn/riverbpmn/incident"
+	"github.com/riverbpmn/riverbpmn/job"
 	"github.com/riverbpmn/riverbpmn/liveness"
+	"github.com/riverbpmn/riverbpmn/priority"
 	"github.com/riverbpmn/riverbpmn/retrypolicy"
+	"github.com/riverbpmn/riverbpmn/suspension"
 	"github.com/riverbpmn/riverbpmn/telemetry"
+	"github.com/riverbpmn/riverbpmn/timer"
 )
 
 // Config configures an Engine.
@@ -48,24 +54,32 @@ type Config struct {
 	// definition through an engine that lacks it. See Engine.Deployments.
 	Expressions bpmn.Expressions
 
-	// DisablePrioritizedJobs switches prioritised job creation off: every job
-	// gets priority 0 and overriding priorities are not applied at insert
+	// Priority is how jobs get their priorities (package priority):
+	// Priority.Disabled switches prioritised job creation off, every job
+	// then getting priority 0 with no overriding priority applied at insert
 	// (Camunda's producePrioritizedJobs=false).
+	Priority priority.Config
+
+	// DisablePrioritizedJobs is Priority.Disabled; the engine honours
+	// either.
+	//
+	// Deprecated: use Priority.Disabled.
 	DisablePrioritizedJobs bool
 
-	// DefaultRetryCycle is the engine-wide ISO-8601 retry time cycle
-	// (Camunda's failedJobRetryTimeCycle), such as "R5/PT5M" or
-	// "PT10M,PT17M,PT20M". It applies to jobs whose job definition declares
-	// no cycle, and also to plain River jobs (jobs without a job context),
-	// which otherwise keep River's own retry behaviour (a plain job's cycle
-	// is recorded under RetryCycleMetadataKey; it gets no incidents). A
-	// job's cycle sets its River MaxAttempts at insert, replacing any given
-	// in InsertOpts. A plain River job gets the default cycle only when its
-	// MaxAttempts is River's default (river.MaxAttemptsDefault): one whose
-	// InsertOpts, args or client chose MaxAttempts keeps it, and River's
-	// retries. Empty means none. NewEngine rejects an invalid cycle. See
-	// RetryPolicy for what a cycle does.
+	// Retry is the engine-wide retry setting (package retrypolicy):
+	// Retry.DefaultCycle is the ISO-8601 retry time cycle (Camunda's
+	// failedJobRetryTimeCycle) of jobs whose job definition declares none
+	// and of plain River jobs that kept River's default MaxAttempts. See
+	// retrypolicy.Config for what it applies to, and RetryPolicy for what a
+	// cycle does. NewEngine rejects an invalid cycle.
+	Retry retrypolicy.Config
+
+	// DefaultRetryCycle is Retry.DefaultCycle, honoured when that is empty;
+	// NewEngine refuses a configuration that sets both to different cycles.
+	//
+	// Deprecated: use Retry.DefaultCycle.
 	DefaultRetryCycle string
+
 	// ExclusiveScope says which exclusive jobs never run at the same time,
 	// across every client on the database. The zero value,
 	// exclusive.ProcessInstance, is Camunda's rule: two exclusive jobs of one
@@ -131,10 +145,15 @@ type Config struct {
 	// ExclusiveBatch or fair fetching.
 	ExclusiveMechanism exclusive.Mechanism
 
-	// SuspensionServiceInterval is the longest the elected leader waits
-	// between two looks for scheduled suspensions that are due (0 means
-	// suspension.DefaultServiceInterval): a change scheduled by another
-	// process is applied at most this late.
+	// Suspension are the suspensions' settings (see suspension.Config): how
+	// late a change scheduled by another process is applied at most.
+	Suspension suspension.Config
+
+	// SuspensionServiceInterval is the former Suspension.ServiceInterval,
+	// honoured when Suspension.ServiceInterval is zero; NewEngine refuses
+	// both set to different values.
+	//
+	// Deprecated: use Suspension.ServiceInterval.
 	SuspensionServiceInterval time.Duration
 
 	// Liveness makes every client that works jobs prove to the database that
@@ -157,22 +176,25 @@ type Config struct {
 	// job's progress (handlers.Progress); 0 means one second.
 	ProgressInterval time.Duration
 
-	// Events, when set, switches job status events on (see EventsConfig and
-	// package events). Nil leaves them as the schema has them (off unless
-	// enabled with EnableEvents).
-	Events *EventsConfig
+	// Events, when set, switches job status events on (see events.Config
+	// and package events). Nil leaves them as the schema has them (off
+	// unless enabled with Engine.Events().Enable).
+	Events *events.Config
 
 	// ExpiryServiceInterval is the longest the elected leader waits between
 	// two looks for expired jobs (0 means lifecycle.DefaultServiceInterval,
 	// 1 s): a waiting job is discarded at most this long after it expired.
 	ExpiryServiceInterval time.Duration
 
-	// TimerRetention is how long the row of an ended timer (fired for the
-	// last time, or cancelled) is kept after it ended, once its occurrence
-	// jobs have all finished; the elected leader then deletes it
-	// (PruneTimers). 0 means DefaultTimerRetention, River's retention of
-	// completed jobs; a negative value keeps ended timers forever, as a
-	// negative retention does in River's job cleaner.
+	// Timers are the timers' settings (see timer.Config): how long an
+	// ended timer is kept before the elected leader deletes it.
+	Timers timer.Config
+
+	// TimerRetention is the former Timers.Retention, honoured when
+	// Timers.Retention is zero; NewEngine refuses both set to different
+	// values.
+	//
+	// Deprecated: use Timers.Retention.
 	TimerRetention time.Duration
 
 	// Telemetry says where the engine's OpenTelemetry measurements go (see
@@ -195,7 +217,7 @@ type Engine struct {
 	driver     *Driver
 	middleware *middleware
 
-	// defaultRetryCycle is Config.DefaultRetryCycle, parsed; zero if none.
+	// defaultRetryCycle is Config.Retry.DefaultCycle, parsed; zero if none.
 	defaultRetryCycle retrypolicy.Cycle
 	exclusive         *exclusive.Keeper
 	// tel holds the engine's instruments (Config.Telemetry); telHook is
@@ -208,8 +230,22 @@ type Engine struct {
 	// registered with.
 	deployments     *deployment.Deployments
 	deploymentsOnce sync.Once
-	driversMu       sync.Mutex
-	drivers         []*Driver
+
+	// The feature handles (Events, ...), each built on its first use.
+	events          *events.Events
+	eventsOnce      sync.Once
+	timers          *timer.Timers
+	timersOnce      sync.Once
+	suspensions     *suspension.Suspensions
+	suspensionsOnce sync.Once
+
+	driversMu sync.Mutex
+	drivers   []*Driver
+
+	// The handles of incidents, jobs, definitions, instances, indexes,
+	// queues and sessions, each built on e.db() at its accessor's first call.
+	incidents lazy[*incident.Incidents]
+	jobs      lazy[*job.Jobs]
 
 	// liveRuns maps the job attempts fetched by the engine's clients with
 	// liveness to their run (liveness.go), for the middleware.
@@ -237,7 +273,14 @@ func NewEngine(dbPool *pgxpool.Pool, config *Config) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	defaultRetryCycle, err := parseDefaultRetryCycle(config.DefaultRetryCycle)
+	retryField := "Retry.DefaultCycle"
+	if config.Retry.DefaultCycle == "" {
+		retryField = "DefaultRetryCycle"
+	}
+	if config, err = nestRetryAndPriority(config); err != nil {
+		return nil, err
+	}
+	defaultRetryCycle, err := parseDefaultRetryCycle(config.Retry.DefaultCycle, retryField)
 	if err != nil {
 		return nil, err
 	}
@@ -266,6 +309,12 @@ func NewEngine(dbPool *pgxpool.Pool, config *Config) (*Engine, error) {
 		return nil, fmt.Errorf("workflow: Config.Liveness: %w", err)
 	}
 	if err := validateJobControl(config); err != nil {
+		return nil, err
+	}
+	if err := validateTimers(config); err != nil {
+		return nil, err
+	}
+	if err := validateSuspension(config); err != nil {
 		return nil, err
 	}
 	e := &Engine{config: *config, defs: defs, defaultRetryCycle: defaultRetryCycle, dbPool: dbPool}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/riverbpmn/riverbpmn/exclusive"
 	"github.com/riverbpmn/riverbpmn/hold"
+	"github.com/riverbpmn/riverbpmn/incident"
 )
 
 // ExecutedDueMetadataKey is the river_job.metadata key under which
@@ -33,7 +34,6 @@ var (
 	jobExecuteRequestSQL  = mustReadSQL("job_execute_request.sql")
 	jobExecuteProgressSQL = mustReadSQL("job_execute_progress.sql")
 	jobExecuteRevertSQL   = mustReadSQL("job_execute_revert.sql")
-	jobOpenIncidentSQL    = mustReadSQL("job_open_incident.sql")
 )
 
 // ErrJobNotExecutable is wrapped by ExecuteJob's error for a job that cannot
@@ -194,9 +194,11 @@ func (e *Engine) executionOutcome(ctx context.Context, out *JobExecution, job *r
 	if failed {
 		out.Error = job.Errors[len(job.Errors)-1].Error
 	}
-	if err := e.dbPool.QueryRow(ctx, e.sql(jobOpenIncidentSQL), job.ID).Scan(&out.Incident); err != nil {
-		return nil, fmt.Errorf("workflow: executing job %d: reading its incident: %w", job.ID, err)
+	open, err := incident.OpenOf(ctx, e.dbPool, e.config.Schema, job.ID)
+	if err != nil {
+		return nil, fmt.Errorf("workflow: executing job %d: %w", job.ID, err)
 	}
+	out.Incident = open
 	return out, nil
 }
 

@@ -1,4 +1,4 @@
-package workflow
+package workflow_test
 
 import (
 	"context"
@@ -9,10 +9,14 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdbtest"
 	"github.com/riverqueue/river/rivertype"
 	"github.com/stretchr/testify/require"
 
 	"github.com/riverbpmn/riverbpmn/exclusive"
+	"github.com/riverbpmn/riverbpmn/internal/recordtest"
+	"github.com/riverbpmn/riverbpmn/riverbpmntest"
+	"github.com/riverbpmn/riverbpmn/workflow"
 )
 
 // execArgs is the job of the ExecuteJob tests: a job of process instance
@@ -26,19 +30,19 @@ type execArgs struct {
 
 func (execArgs) Kind() string { return "exec_test" }
 
-func (a execArgs) JobContext() JobContext {
-	return JobContext{ProcessDefinitionKey: "susp_process", ActivityID: "exec", ProcessInstanceID: a.Instance, RetryCycle: "R2/PT1H"}
+func (a execArgs) JobContext() workflow.JobContext {
+	return workflow.JobContext{ProcessDefinitionKey: "susp_process", ActivityID: "exec", ProcessInstanceID: a.Instance, RetryCycle: "R2/PT1H"}
 }
 
 var errExecFailure = errors.New("exec test: failing on purpose")
 
 type execWorker struct {
 	river.WorkerDefaults[execArgs]
-	rec *suspRecorder
+	rec *recordtest.Recorder
 }
 
 func (w *execWorker) Work(ctx context.Context, job *river.Job[execArgs]) error {
-	err := w.rec.work(ctx, job.JobRow, job.Args.Block)
+	err := w.rec.Work(ctx, job.JobRow, job.Args.Block)
 	if err == nil && job.Args.Fail {
 		return errExecFailure
 	}
@@ -48,11 +52,11 @@ func (w *execWorker) Work(ctx context.Context, job *river.Job[execArgs]) error {
 // newExecClient is a started client of the engine, built as documented
 // (workflow.NewClient: the engine's retry policy), at River's default fetch
 // settings.
-func newExecClient(t *testing.T, engine *Engine, rec *suspRecorder) *river.Client[pgx.Tx] {
+func newExecClient(t *testing.T, engine *workflow.Engine, rec *recordtest.Recorder) *river.Client[pgx.Tx] {
 	t.Helper()
 	workers := river.NewWorkers()
 	river.AddWorker(workers, &execWorker{rec: rec})
-	client, err := NewClient(engine, &river.Config{
+	client, err := workflow.NewClient(engine, &river.Config{
 		Logger:   slog.New(slog.DiscardHandler),
 		Queues:   map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: 5}},
 		TestOnly: true,
@@ -68,6 +72,17 @@ func newExecClient(t *testing.T, engine *Engine, rec *suspRecorder) *river.Clien
 	return client
 }
 
+// execEngine returns an engine of recordtest.Config with exclusive execution
+// by process instance, on a fresh test schema.
+func execEngine(t *testing.T) *workflow.Engine {
+	t.Helper()
+	ctx := context.Background()
+	config := recordtest.Config()
+	config.ExclusiveScope = exclusive.ProcessInstance
+	schema := riverdbtest.TestSchema(ctx, t, riverbpmntest.Driver(t), nil)
+	return riverbpmntest.New(ctx, t, schema, &riverbpmntest.Opts{Config: config}).Engine
+}
+
 // TestExecuteJob reproduces Camunda's ManagementServiceTest executeJob
 // cases: a job due in an hour runs now and its outcome is returned; a
 // failing job's run goes through the retry cycle's bookkeeping (retried
@@ -77,8 +92,8 @@ func newExecClient(t *testing.T, engine *Engine, rec *suspRecorder) *river.Clien
 func TestExecuteJob(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	engine, _ := suspEngine(t, exclusive.ProcessInstance)
-	rec := newSuspRecorder()
+	engine := execEngine(t)
+	rec := recordtest.NewRecorder()
 	client := newExecClient(t, engine, rec)
 	inHour := time.Now().Add(time.Hour).UTC().Truncate(time.Microsecond)
 	insert := func(args execArgs) *rivertype.JobRow {
@@ -100,7 +115,7 @@ func TestExecuteJob(t *testing.T) {
 	require.Equal(t, "completed", out.Outcome)
 	require.Equal(t, rivertype.JobStateCompleted, out.Job.State)
 	require.Equal(t, inHour, out.DueAt, "the due date it had")
-	require.Len(t, rec.startsOf(ok.ID), 1)
+	require.Len(t, rec.StartsOf(ok.ID), 1)
 
 	failing := insert(execArgs{Instance: "exec-2", Fail: true})
 	out, err = engine.ExecuteJob(runCtx(), failing.ID)
@@ -114,26 +129,26 @@ func TestExecuteJob(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "discarded", out.Outcome)
 	require.True(t, out.Incident, "no retries left: an incident, as after a run by a worker")
-	require.Len(t, rec.startsOf(failing.ID), 2)
+	require.Len(t, rec.StartsOf(failing.ID), 2)
 
 	_, err = engine.ExecuteJob(ctx, failing.ID)
-	require.ErrorIs(t, err, ErrJobNotExecutable)
+	require.ErrorIs(t, err, workflow.ErrJobNotExecutable)
 	require.ErrorContains(t, err, "discarded")
 	_, err = engine.ExecuteJob(ctx, ok.ID)
-	require.ErrorIs(t, err, ErrJobNotExecutable)
+	require.ErrorIs(t, err, workflow.ErrJobNotExecutable)
 	_, err = engine.ExecuteJob(ctx, 1<<40)
-	require.ErrorIs(t, err, ErrNotFound)
+	require.ErrorIs(t, err, workflow.ErrNotFound)
 
 	suspended := insert(execArgs{Instance: "exec-3"})
-	_, err = engine.SuspendJob(ctx, suspended.ID)
+	_, err = engine.Suspensions().SuspendJob(ctx, suspended.ID)
 	require.NoError(t, err)
 	_, err = engine.ExecuteJob(ctx, suspended.ID)
-	require.ErrorIs(t, err, ErrJobNotExecutable)
+	require.ErrorIs(t, err, workflow.ErrJobNotExecutable)
 	require.ErrorContains(t, err, "suspended")
 	require.ErrorContains(t, err, "activate it first")
 
 	blocked := insert(execArgs{Instance: "exec-4", Block: true})
-	done := make(chan *JobExecution, 1)
+	done := make(chan *workflow.JobExecution, 1)
 	go func() {
 		out, err := engine.ExecuteJob(runCtx(), blocked.ID)
 		if err != nil {
@@ -141,11 +156,11 @@ func TestExecuteJob(t *testing.T) {
 		}
 		done <- out
 	}()
-	waitStarted(t, rec, blocked.ID)
+	recordtest.WaitStarted(t, rec, blocked.ID)
 	_, err = engine.ExecuteJob(ctx, blocked.ID)
-	require.ErrorIs(t, err, ErrJobNotExecutable)
+	require.ErrorIs(t, err, workflow.ErrJobNotExecutable)
 	require.ErrorContains(t, err, "is running")
-	rec.release(blocked.ID, nil)
+	rec.Release(blocked.ID, nil)
 	require.Equal(t, "completed", (<-done).Outcome, "ExecuteJob waits for the run's end")
 }
 
@@ -157,12 +172,12 @@ func TestExecuteJob(t *testing.T) {
 func TestExecuteJobRespectsExclusivity(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	engine, _ := suspEngine(t, exclusive.ProcessInstance)
-	rec := newSuspRecorder()
+	engine := execEngine(t)
+	rec := recordtest.NewRecorder()
 	client := newExecClient(t, engine, rec)
 	holder, err := client.Insert(ctx, execArgs{Instance: "exec-x", Block: true}, nil)
 	require.NoError(t, err)
-	waitStarted(t, rec, holder.Job.ID)
+	recordtest.WaitStarted(t, rec, holder.Job.ID)
 	inHour := time.Now().Add(time.Hour).UTC().Truncate(time.Microsecond)
 	later, err := client.Insert(ctx, execArgs{Instance: "exec-x"}, &river.InsertOpts{ScheduledAt: inHour})
 	require.NoError(t, err)
@@ -170,14 +185,15 @@ func TestExecuteJobRespectsExclusivity(t *testing.T) {
 	short, cancel := context.WithTimeout(ctx, 3*time.Second)
 	defer cancel()
 	_, err = engine.ExecuteJob(short, later.Job.ID)
-	require.ErrorIs(t, err, ErrJobNotStarted)
+	require.ErrorIs(t, err, workflow.ErrJobNotStarted)
 	require.ErrorContains(t, err, `exclusive key "exec-x" is held by job`)
-	require.Empty(t, rec.startsOf(later.Job.ID))
-	back := jobState(ctx, t, engine, later.Job.ID)
+	require.Empty(t, rec.StartsOf(later.Job.ID))
+	back, err := client.JobGet(ctx, later.Job.ID)
+	require.NoError(t, err)
 	require.Equal(t, rivertype.JobStateScheduled, back.State, "its due date back")
 	require.Equal(t, inHour, back.ScheduledAt.UTC())
 
-	done := make(chan *JobExecution, 1)
+	done := make(chan *workflow.JobExecution, 1)
 	go func() {
 		c, cancel := context.WithTimeout(ctx, 30*time.Second)
 		defer cancel()
@@ -188,80 +204,10 @@ func TestExecuteJobRespectsExclusivity(t *testing.T) {
 		done <- out
 	}()
 	time.Sleep(500 * time.Millisecond)
-	require.Empty(t, rec.startsOf(later.Job.ID), "waits while the key is held")
-	rec.release(holder.Job.ID, nil)
+	require.Empty(t, rec.StartsOf(later.Job.ID), "waits while the key is held")
+	rec.Release(holder.Job.ID, nil)
 	out := <-done
 	require.Equal(t, "completed", out.Outcome)
-	rec.mu.Lock()
-	holderEnd := rec.ends[holder.Job.ID][0]
-	rec.mu.Unlock()
-	require.False(t, rec.startsOf(later.Job.ID)[0].Before(holderEnd), "ran after the holder ended")
-}
-
-func waitStarted(t *testing.T, rec *suspRecorder, id int64) {
-	t.Helper()
-	deadline := time.After(30 * time.Second)
-	for len(rec.startsOf(id)) == 0 {
-		select {
-		case <-deadline:
-			t.Fatalf("job %d did not start", id)
-		case <-time.After(20 * time.Millisecond):
-		}
-	}
-}
-
-// TestJobDefinitionSuspensionVisible reproduces Camunda's
-// JobDefinitionSuspensionTest / JobDefinitionQueryTest (suspended(),
-// active()): a job definition says whether it is suspended, in its state
-// and in the listings, and suspending it reports the definition it changed
-// (nothing when it was suspended already); a process definition's
-// suspension lists the job definitions it changed.
-func TestJobDefinitionSuspensionVisible(t *testing.T) {
-	t.Parallel()
-	ctx := context.Background()
-	engine, _ := suspEngine(t, exclusive.None)
-
-	res, err := engine.SuspendJobDefinition(ctx, "susp_task", nil)
-	require.NoError(t, err)
-	require.True(t, res.Changed)
-	require.Equal(t, []string{"susp_task"}, res.JobDefinitions)
-	state, err := engine.JobDefinition(ctx, "susp_task")
-	require.NoError(t, err)
-	require.True(t, state.Suspended)
-	require.NotNil(t, state.SuspendedSince)
-	other, err := engine.JobDefinition(ctx, "susp_other")
-	require.NoError(t, err)
-	require.False(t, other.Suspended)
-	require.Nil(t, other.SuspendedSince)
-
-	res, err = engine.SuspendJobDefinition(ctx, "susp_task", nil)
-	require.NoError(t, err)
-	require.False(t, res.Changed)
-	require.Empty(t, res.JobDefinitions, "already suspended: nothing changed")
-
-	listed := func() map[string]bool {
-		defs, err := engine.JobDefinitions(ctx)
-		require.NoError(t, err)
-		paged, err := engine.JobDefinitionsPage(ctx, "", 100)
-		require.NoError(t, err)
-		out := map[string]bool{}
-		for _, d := range defs {
-			out[d.ID] = d.Suspended
-		}
-		for _, d := range paged {
-			require.Equal(t, out[d.ID], d.Suspended, d.ID)
-		}
-		return out
-	}
-	require.Equal(t, map[string]bool{"susp_task": true, "susp_other": false, "unrelated_task": false}, listed())
-
-	res, err = engine.SuspendProcessDefinition(ctx, "susp_process", nil)
-	require.NoError(t, err)
-	require.Equal(t, []string{"susp_other"}, res.JobDefinitions, "susp_task was suspended already")
-	require.Equal(t, map[string]bool{"susp_task": true, "susp_other": true, "unrelated_task": false}, listed())
-
-	res, err = engine.ActivateJobDefinition(ctx, "susp_task", nil)
-	require.NoError(t, err)
-	require.Equal(t, []string{"susp_task"}, res.JobDefinitions)
-	require.Equal(t, map[string]bool{"susp_task": false, "susp_other": true, "unrelated_task": false}, listed())
+	holderEnd := rec.EndsOf(holder.Job.ID)[0]
+	require.False(t, rec.StartsOf(later.Job.ID)[0].Before(holderEnd), "ran after the holder ended")
 }

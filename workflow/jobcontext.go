@@ -190,7 +190,7 @@ type JobContext struct {
 	// insert, in canonical form; empty means no cycle (3 executions, retried
 	// at once). Given at insert, it is used only when the job definition
 	// declares no cycle: job definition > this value >
-	// Config.DefaultRetryCycle > none. An invalid value fails the insert.
+	// Config.Retry.DefaultCycle > none. An invalid value fails the insert.
 	// The resolved cycle sets the job's River MaxAttempts (no cycle: 3),
 	// replacing any given in InsertOpts.
 	RetryCycle string `json:"retry_cycle,omitempty"`

@@ -24,7 +24,6 @@ var (
 	jobDefinitionSetOverridingPrioritySQL = mustReadSQL("job_definition_set_overriding_priority.sql")
 	jobDefinitionCascadeBatchSQL          = mustReadSQL("job_definition_cascade_batch.sql")
 	jobDefinitionGetSQL                   = mustReadSQL("job_definition_get.sql")
-	jobSetPrioritySQL                     = mustReadSQL("job_set_priority.sql")
 	jobDefinitionLockSQL                  = mustReadSQL("job_definition_lock.sql")
 )
 
@@ -176,30 +175,6 @@ func (e *Engine) cascadeOverridingPriority(ctx context.Context, jobDefinitionID 
 	}
 	res.Duration = time.Since(start)
 	return res, nil
-}
-
-// SetJobPriority sets one job's priority to p, whatever its state. A running
-// job is not pre-empted. An unknown job id gives an error naming it that wraps
-// ErrNotFound; a job whose metadata is not a JSON object (a row written by
-// hand) gives an error naming it, and is left unchanged.
-func (e *Engine) SetJobPriority(ctx context.Context, jobID int64, p int64) error {
-	if e.dbPool == nil {
-		return errNoPool
-	}
-	var (
-		updated      bool
-		metadataType string
-	)
-	err := e.dbPool.QueryRow(ctx, e.sql(jobSetPrioritySQL), jobID, p).Scan(&updated, &metadataType)
-	switch {
-	case errors.Is(err, pgx.ErrNoRows):
-		return fmt.Errorf("workflow: setting the priority of job %d: %w", jobID, fmt.Errorf("job %d: %w", jobID, ErrNotFound))
-	case err != nil:
-		return fmt.Errorf("workflow: setting the priority of job %d: %w", jobID, err)
-	case !updated:
-		return fmt.Errorf("workflow: setting the priority of job %d: its metadata is a JSON %s, not an object, so it has no room for a job context; the job was left unchanged", jobID, metadataType)
-	}
-	return nil
 }
 
 // JobDefinition returns a job definition with its current overriding

@@ -22,7 +22,6 @@ const MaxPageSize = 1000
 
 var (
 	processInstanceJobsPageSQL = mustReadSQL("process_instance_jobs_page.sql")
-	incidentsOpenPageSQL       = mustReadSQL("incidents_open_page.sql")
 	jobDefinitionsPageSQL      = mustReadSQL("job_definitions_page.sql")
 )
 
@@ -55,16 +54,6 @@ func (e *Engine) ProcessInstanceJobsPage(ctx context.Context, processInstanceID 
 		return nil, fmt.Errorf("workflow: listing jobs of process instance %q: %w", processInstanceID, err)
 	}
 	return jobs, nil
-}
-
-// OpenIncidentsPage returns the open incidents whose id is above afterID (0
-// for the first page), oldest first, at most limit: the paged form of
-// OpenIncidents.
-func (e *Engine) OpenIncidentsPage(ctx context.Context, afterID int64, limit int) ([]*Incident, error) {
-	if err := checkPageLimit(limit); err != nil {
-		return nil, err
-	}
-	return e.queryIncidents(ctx, "listing open incidents", incidentsOpenPageSQL, afterID, limit)
 }
 
 // JobDefinitionsPage returns the stored job definitions whose id sorts after

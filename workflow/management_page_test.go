@@ -139,7 +139,7 @@ func TestManagementPages(t *testing.T) {
 	require.NoError(t, err)
 	require.Empty(t, locks)
 	_, err = engine.OpenIncidentsPage(ctx, 0, MaxPageSize+1)
-	require.ErrorContains(t, err, "limit 1001 is out of range")
+	require.ErrorContains(t, err, "ListParams.Limit must be 0 (default 100) to 1000, got 1001")
 
 	timers, err := engine.ProcessInstanceTimersPage(ctx, "pi-1", 0, 10)
 	require.NoError(t, err)

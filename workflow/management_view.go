@@ -13,10 +13,6 @@ import (
 // MaxJobDefinitions caps how many job definitions JobDefinitions returns.
 const MaxJobDefinitions = 10_000
 
-var (
-	incidentsAllSQL = mustReadSQL("incidents_all.sql")
-)
-
 // JobDefinitionSummary is a job definition with its run-time state, as
 // JobDefinitions lists it.
 type JobDefinitionSummary struct {
@@ -54,12 +50,6 @@ func (e *Engine) JobDefinitions(ctx context.Context) ([]*JobDefinitionSummary, e
 		}
 	}
 	return defs, nil
-}
-
-// AllIncidents returns every incident, open or resolved, newest first (at
-// most MaxIncidents).
-func (e *Engine) AllIncidents(ctx context.Context) ([]*Incident, error) {
-	return e.queryIncidents(ctx, "listing incidents", incidentsAllSQL, MaxIncidents)
 }
 
 // JobDetails is everything an operator asks about one job.

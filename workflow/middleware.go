@@ -142,7 +142,7 @@ func (e *Engine) resolve(ctx context.Context, jc JobContext, params *rivertype.J
 		jc.RootProcessInstanceID = jc.ProcessInstanceID // a top-level instance is its own root
 	}
 
-	if e.config.DisablePrioritizedJobs {
+	if e.config.Priority.Disabled {
 		jc.Priority = nil
 	} else {
 		p, err := e.priority(jc, jobDef, process, params.Args)

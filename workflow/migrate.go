@@ -56,6 +56,9 @@ func migrationTruncateTables(version int) []string { //nolint:unparam // grows w
 	if version == 0 || version >= migrationVersionLifecycle {
 		tables = append(tables, "river_bpmn_dependency", "river_bpmn_dependent", "river_bpmn_expiry")
 	}
+	if version == 0 || version >= migrationVersionEventsPruned {
+		tables = append(tables, "river_bpmn_event_pruned")
+	}
 	if version == 0 || version >= migrationVersionSettings {
 		tables = append(tables, "river_bpmn_setting")
 	}
@@ -67,6 +70,11 @@ func migrationTruncateTables(version int) []string { //nolint:unparam // grows w
 	}
 	return tables
 }
+
+// migrationVersionEventsPruned is the version of migration
+// 019_events_pruned_mark, which adds river_bpmn_event_pruned: a mark left by
+// one test would tell the next user of the schema that events were pruned.
+const migrationVersionEventsPruned = 19
 
 // migrationVersionTimers is the version of migration 006_timers, which adds
 // river_bpmn_timer.

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
@@ -13,6 +12,7 @@ import (
 	"github.com/riverqueue/river/rivershared/baseservice"
 	"github.com/riverqueue/river/rivertype"
 
+	"github.com/riverbpmn/riverbpmn/job"
 	"github.com/riverbpmn/riverbpmn/retrypolicy"
 )
 
@@ -24,7 +24,7 @@ import (
 // one onto the other without new columns:
 //
 //   - at insert, the middleware resolves the job's cycle (job definition >
-//     job context > Config.DefaultRetryCycle > none), records it in the job's
+//     job context > Config.Retry.DefaultCycle > none), records it in the job's
 //     metadata and sets MaxAttempts to the cycle's number of executions;
 //   - after a failure River asks its ClientRetryPolicy when to retry;
 //     RetryPolicy answers from the recorded cycle with Camunda's
@@ -45,7 +45,7 @@ import (
 // to schedule the retry. Its attempt therefore counts the executions since the
 // last renewal, and its errors never grow without bound (River appends one
 // per failure, and an R/PT1S job fails 86,400 times a day).
-const MaxAttemptsUnbounded = math.MaxInt16
+const MaxAttemptsUnbounded = job.MaxAttemptsUnbounded
 
 // The renewal thresholds of unbounded jobs; the trigger of migration
 // riverbpmn/004 has the same numbers.
@@ -56,7 +56,7 @@ const (
 
 // RetryCycleMetadataKey is the metadata key under which the insert middleware
 // records the retry cycle of a plain River job (one without a job context)
-// when Config.DefaultRetryCycle is set. The job stays a plain job (it has no
+// when Config.Retry.DefaultCycle is set. The job stays a plain job (it has no
 // "bpmn" key): it gets the cycle's executions and waits, but no incident when
 // it is discarded. Jobs with a job context keep their cycle in the context
 // (JobContext.RetryCycle) instead.
@@ -115,7 +115,7 @@ func IsConflict(err error) bool {
 // Fallback).
 //
 // For a job whose cycle was recorded at insert (a job with a job context, or
-// a plain job inserted while Config.DefaultRetryCycle was set), the next
+// a plain job inserted while Config.Retry.DefaultCycle was set), the next
 // execution is at failure time + the cycle's interval, chosen by Camunda's
 // rule: with N intervals and L executions left before this failure
 // (max_attempts - attempt + 1), the index is N - (L - 1), clamped to
@@ -239,17 +239,18 @@ func retryCycleProblem(cycle retrypolicy.Cycle) string {
 	return ""
 }
 
-// parseDefaultRetryCycle parses Config.DefaultRetryCycle ("" is none).
-func parseDefaultRetryCycle(s string) (retrypolicy.Cycle, error) {
+// parseDefaultRetryCycle parses Config.Retry.DefaultCycle ("" is none);
+// its errors name field, the field the configuration set.
+func parseDefaultRetryCycle(s, field string) (retrypolicy.Cycle, error) {
 	if s == "" {
 		return retrypolicy.Cycle{}, nil
 	}
 	cycle, err := retrypolicy.ParseCycle(s)
 	if err != nil {
-		return retrypolicy.Cycle{}, &DefinitionError{Definition: "engine config", Field: "DefaultRetryCycle", Value: s, Problem: "is not a valid retry time cycle", Err: err}
+		return retrypolicy.Cycle{}, &DefinitionError{Definition: "engine config", Field: field, Value: s, Problem: "is not a valid retry time cycle", Err: err}
 	}
 	if problem := retryCycleProblem(cycle); problem != "" {
-		return retrypolicy.Cycle{}, &DefinitionError{Definition: "engine config", Field: "DefaultRetryCycle", Value: s, Problem: problem}
+		return retrypolicy.Cycle{}, &DefinitionError{Definition: "engine config", Field: field, Value: s, Problem: problem}
 	}
 	return cycle, nil
 }

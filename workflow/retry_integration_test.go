@@ -587,25 +587,25 @@ func TestSetJobRetriesErrors(t *testing.T) {
 	t.Run("NotFound", func(t *testing.T) {
 		err := engine.SetJobRetries(ctx, 987654321, 1)
 		require.ErrorIs(t, err, ErrNotFound)
-		require.EqualError(t, err, "workflow: job 987654321: not found")
+		require.EqualError(t, err, "job: job 987654321: not found")
 	})
 
 	t.Run("Negative", func(t *testing.T) {
 		err := engine.SetJobRetries(ctx, 1, -2)
-		require.EqualError(t, err, "workflow: setting retries of job 1: n -2 is negative; retries must be >= 0")
+		require.EqualError(t, err, "job: setting retries of job 1: n -2 is negative; retries must be >= 0")
 	})
 
 	t.Run("Running", func(t *testing.T) {
 		job := insertRetryJob(t, client, "running", &river.InsertOpts{Metadata: mustMetadata(t, jobOf("ship-async", "pi-r"))})
 		require.Equal(t, job.ID, waitOrTimeout(t, running, retryBudget()))
 		err := engine.SetJobRetries(ctx, job.ID, 3)
-		require.ErrorContains(t, err, fmt.Sprintf("workflow: job %d is running", job.ID))
+		require.ErrorContains(t, err, fmt.Sprintf("job: job %d is running", job.ID))
 		close(release)
 		job = waitForState(t, client, job.ID, rivertype.JobStateCompleted)
 		require.Equal(t, 2, job.MaxAttempts, "unchanged")
 
 		err = engine.SetJobRetries(ctx, job.ID, 3)
-		require.EqualError(t, err, fmt.Sprintf("workflow: job %d is completed: only unfinished and discarded jobs have retries", job.ID))
+		require.EqualError(t, err, fmt.Sprintf("job: job %d is completed: only unfinished and discarded jobs have retries", job.ID))
 	})
 
 	t.Run("ZeroDiscardsAWaitingJobWithAnIncident", func(t *testing.T) {

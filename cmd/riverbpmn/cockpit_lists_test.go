@@ -14,8 +14,8 @@ import (
 	"github.com/riverbpmn/riverbpmn/workflow"
 )
 
-// TestCockpitListVerbs: incidents list filters and groups incidents as the
-// console does, instances tree prints a call hierarchy from any of its
+// TestCockpitListVerbs: incidents list filters incidents and incidents
+// groups groups them as the console does, instances tree prints a call hierarchy from any of its
 // instances, bulk list|show the bulk actions' history; each with --json.
 func TestCockpitListVerbs(t *testing.T) {
 	ctx := context.Background()
@@ -55,31 +55,35 @@ RETURNING id, metadata -> 'bpmn' ->> 'process_instance_id'`)
 		}
 		return out
 	}
-	var list incidentsListOutput
+	var list listOutput[incidentJSON]
 	run(&list, "incidents", "list", "--json")
-	require.Len(t, list.Incidents, 2)
-	list = incidentsListOutput{}
+	require.Len(t, list.Items, 2)
+	list = listOutput[incidentJSON]{}
 	run(&list, "incidents", "list", "--activity", "ship", "--json")
-	require.Len(t, list.Incidents, 1)
-	require.Equal(t, "child-9b", list.Incidents[0].ProcessInstanceID)
-	list = incidentsListOutput{}
+	require.Len(t, list.Items, 1)
+	require.Equal(t, "child-9b", list.Items[0].ProcessInstanceID)
+	list = listOutput[incidentJSON]{}
+	run(&list, "incidents", "list", "--job", strconv.FormatInt(ids["child-9a"], 10), "--json")
+	require.Len(t, list.Items, 1)
+	require.Equal(t, "child-9a", list.Items[0].ProcessInstanceID)
+	list = listOutput[incidentJSON]{}
 	run(&list, "incidents", "list", "--definition", "order", "--json")
-	require.Empty(t, list.Incidents)
-	list = incidentsListOutput{}
+	require.Empty(t, list.Items)
+	list = listOutput[incidentJSON]{}
 	run(&list, "incidents", "list", "--older-than", "1h", "--json")
-	require.Empty(t, list.Incidents, "opened just now")
-	list = incidentsListOutput{}
-	run(&list, "incidents", "list", "--group-by", "error", "--json")
-	require.Len(t, list.Groups, 1)
-	require.Equal(t, int64(2), list.Groups[0].Count)
+	require.Empty(t, list.Items, "opened just now")
+	var groups listOutput[incidentGroupJSON]
+	run(&groups, "incidents", "groups", "--json")
+	require.Len(t, groups.Items, 1)
+	require.Equal(t, int64(2), groups.Items[0].Count)
 	// Resolved ones on demand.
 	require.NoError(t, engine.SetJobRetries(ctx, ids["child-9a"], 1))
-	list = incidentsListOutput{}
+	list = listOutput[incidentJSON]{}
 	run(&list, "incidents", "list", "--json")
-	require.Len(t, list.Incidents, 1)
-	list = incidentsListOutput{}
+	require.Len(t, list.Items, 1)
+	list = listOutput[incidentJSON]{}
 	run(&list, "incidents", "list", "--resolved", "--json")
-	require.Len(t, list.Incidents, 2)
+	require.Len(t, list.Items, 2)
 	code, _, errOut := runCLI(t, "incidents", "list", "--group-by", "tenant", "--database-url", url, "--schema", schema)
 	require.NotEqual(t, 0, code)
 	require.Contains(t, errOut, `--group-by "tenant": only error is known`)
@@ -101,10 +105,10 @@ RETURNING id, metadata -> 'bpmn' ->> 'process_instance_id'`)
 
 	op, err := engine.CreateBulkOperation(ctx, &bulk.Spec{Action: bulk.ActionSuspend, Jobs: &bulk.Jobs{JobIDs: []int64{ids["root-9"]}}}, "suspend 1 job", "test")
 	require.NoError(t, err)
-	var ops bulkListOutput
+	var ops listOutput[*bulk.Operation]
 	run(&ops, "bulk", "list", "--json")
-	require.Len(t, ops.Operations, 1)
-	require.Equal(t, op.ID, ops.Operations[0].ID)
+	require.Len(t, ops.Items, 1)
+	require.Equal(t, op.ID, ops.Items[0].ID)
 	var one bulk.Operation
 	run(&one, "bulk", "show", strconv.FormatInt(op.ID, 10), "--json")
 	require.Equal(t, "suspend 1 job", one.Description)

@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -19,21 +20,22 @@ import (
 	"github.com/riverbpmn/riverbpmn/workflow"
 )
 
-// TestEveryVerbRejectsAnUnknownFlagAsUsage: every verb of the verb table,
-// given a flag it does not have, exits 2 and prints its flags, whose
-// --database-url names $DATABASE_URL.
+// TestEveryVerbRejectsAnUnknownFlagAsUsage: every command of the tree,
+// given a flag it does not have, exits 2 and prints its flags, under its
+// path, whose --database-url names $DATABASE_URL; with --help it exits 0.
 func TestEveryVerbRejectsAnUnknownFlagAsUsage(t *testing.T) {
-	for _, cmd := range commands() {
-		code, out, errOut := runCLI(t, cmd.name, "--no-such-flag")
-		require.Equal(t, exitUsage, code, "%s: %s", cmd.name, errOut)
-		require.Empty(t, out, cmd.name)
-		require.Contains(t, errOut, "flag provided but not defined: -no-such-flag", cmd.name)
-		require.Contains(t, errOut, "Usage of riverbpmn "+cmd.name+":", cmd.name)
-		require.Contains(t, errOut, "$DATABASE_URL", cmd.name)
+	for _, cmd := range visibleCommands() {
+		path := strings.Fields(cmd.path)
+		code, out, errOut := runCLI(t, append(path, "--no-such-flag")...)
+		require.Equal(t, exitUsage, code, "%s: %s", cmd.path, errOut)
+		require.Empty(t, out, cmd.path)
+		require.Contains(t, errOut, "flag provided but not defined: -no-such-flag", cmd.path)
+		require.Contains(t, errOut, "Usage of riverbpmn "+cmd.path+":", cmd.path)
+		require.Contains(t, errOut, "$DATABASE_URL", cmd.path)
 
-		code, _, errOut = runCLI(t, cmd.name, "--help")
-		require.Equal(t, exitOK, code, cmd.name)
-		require.NotContains(t, errOut, "flag provided but not defined", cmd.name)
+		code, _, errOut = runCLI(t, append(path, "--help")...)
+		require.Equal(t, exitOK, code, cmd.path)
+		require.NotContains(t, errOut, "flag provided but not defined", cmd.path)
 	}
 }
 
@@ -55,56 +57,61 @@ func TestExitCodes(t *testing.T) {
 		want int
 	}{
 		// Usage: bad ids, missing or extra arguments, conflicting flags.
-		{[]string{"job", "-5"}, exitUsage},
-		{[]string{"job", "abc"}, exitUsage},
-		{[]string{"job"}, exitUsage},
-		{[]string{"job", "1", "2"}, exitUsage},
-		{[]string{"incidents", "--job", "-1"}, exitUsage},
-		{[]string{"retries", "-5", "1"}, exitUsage},
-		{[]string{"deps", "-5"}, exitUsage},
-		{[]string{"queue", "-5"}, exitUsage},
-		{[]string{"progress", "--job", "-5"}, exitUsage},
-		{[]string{"stop", "--job", "-5"}, exitUsage},
-		{[]string{"stop"}, exitUsage},
-		{[]string{"progress", "--job", "1", "--process-instance", "pi"}, exitUsage},
-		{[]string{"timer", "-5"}, exitUsage},
-		{[]string{"timers"}, exitUsage},
-		{[]string{"instance"}, exitUsage},
-		{[]string{"instance", "a", "--process-instance", "b"}, exitUsage},
-		{[]string{"suspend"}, exitUsage},
-		{[]string{"priority", "bump"}, exitUsage},
-		{[]string{"fetch-index-enable"}, exitUsage},
-		{[]string{"timer-prune", "--older-than", "-1h"}, exitUsage},
-		{[]string{"events", "--before", "1:1"}, exitUsage},
+		{[]string{"jobs", "show", "-5"}, exitUsage},
+		{[]string{"jobs", "show", "abc"}, exitUsage},
+		{[]string{"jobs", "show"}, exitUsage},
+		{[]string{"jobs", "show", "1", "2"}, exitUsage},
+		{[]string{"incidents", "list", "--job", "-1"}, exitUsage},
+		{[]string{"jobs", "set-retries", "-5", "1"}, exitUsage},
+		{[]string{"jobs", "deps", "-5"}, exitUsage},
+		{[]string{"jobs", "queue", "-5"}, exitUsage},
+		{[]string{"jobs", "queue"}, exitUsage},
+		{[]string{"jobs", "status", "-5"}, exitUsage},
+		{[]string{"jobs", "stop", "-5"}, exitUsage},
+		{[]string{"jobs", "stop"}, exitUsage},
+		{[]string{"instances", "status"}, exitUsage},
+		{[]string{"instances", "status", "a", "--process-instance", "b"}, exitUsage},
+		{[]string{"timers", "show", "-5"}, exitUsage},
+		{[]string{"instances", "timers"}, exitUsage},
+		{[]string{"instances", "jobs"}, exitUsage},
+		{[]string{"instances", "jobs", "pi-known", "--after", "x"}, exitUsage},
+		{[]string{"suspensions", "suspend"}, exitUsage},
+		{[]string{"definitions", "set-priority", "jd", "high"}, exitUsage},
+		{[]string{"indexes", "enable", "fetch-order"}, exitUsage},
+		{[]string{"indexes", "enable", "btree"}, exitUsage},
+		{[]string{"timers", "prune", "--older-than", "-1h"}, exitUsage},
+		{[]string{"events", "list", "--after", "1"}, exitUsage},
+		{[]string{"jobs", "list", "--limit", "1001"}, exitUsage},
 		// Not found: unknown ids, and a process instance no job belongs
 		// to, however the verb is asked.
-		{[]string{"job", "987654321"}, exitNotFound},
-		{[]string{"incidents", "--job", "987654321"}, exitNotFound},
-		{[]string{"retries", "987654321", "1"}, exitNotFound},
-		{[]string{"deps", "987654321"}, exitNotFound},
-		{[]string{"queue", "987654321"}, exitNotFound},
-		{[]string{"progress", "--job", "987654321"}, exitNotFound},
-		{[]string{"stop", "--job", "987654321"}, exitNotFound},
-		{[]string{"timer", "987654321"}, exitNotFound},
-		{[]string{"timer-cancel", "987654321"}, exitNotFound},
-		{[]string{"suspend", "--job", "987654321"}, exitNotFound},
-		{[]string{"instance", "pi-unknown"}, exitNotFound},
-		{[]string{"instance", "--process-instance", "pi-unknown"}, exitNotFound},
-		{[]string{"timers", "pi-unknown"}, exitNotFound},
-		{[]string{"timers", "--process-instance", "pi-unknown"}, exitNotFound},
-		{[]string{"progress", "--process-instance", "pi-unknown"}, exitNotFound},
-		{[]string{"progress", "--instance", "pi-unknown"}, exitNotFound},
-		{[]string{"stop", "--process-instance", "pi-unknown"}, exitNotFound},
-		{[]string{"suspend", "--process-instance", "pi-unknown"}, exitNotFound},
-		{[]string{"queue", "--process-instance", "pi-unknown"}, exitNotFound},
+		{[]string{"jobs", "show", "987654321"}, exitNotFound},
+		{[]string{"incidents", "list", "--job", "987654321"}, exitNotFound},
+		{[]string{"jobs", "set-retries", "987654321", "1"}, exitNotFound},
+		{[]string{"jobs", "deps", "987654321"}, exitNotFound},
+		{[]string{"jobs", "queue", "987654321"}, exitNotFound},
+		{[]string{"jobs", "status", "987654321"}, exitNotFound},
+		{[]string{"jobs", "stop", "987654321"}, exitNotFound},
+		{[]string{"exclusive", "wait", "987654321"}, exitNotFound},
+		{[]string{"timers", "show", "987654321"}, exitNotFound},
+		{[]string{"timers", "cancel", "987654321"}, exitNotFound},
+		{[]string{"suspensions", "suspend", "--job", "987654321"}, exitNotFound},
+		{[]string{"instances", "jobs", "pi-unknown"}, exitNotFound},
+		{[]string{"instances", "timers", "pi-unknown"}, exitNotFound},
+		{[]string{"instances", "status", "pi-unknown"}, exitNotFound},
+		{[]string{"instances", "status", "--process-instance", "pi-unknown"}, exitNotFound},
+		{[]string{"instances", "status", "--instance", "pi-unknown"}, exitNotFound},
+		{[]string{"instances", "stop", "pi-unknown"}, exitNotFound},
+		{[]string{"suspensions", "suspend", "--process-instance", "pi-unknown"}, exitNotFound},
+		{[]string{"instances", "queue", "pi-unknown"}, exitNotFound},
 		// Found: the same verbs on what exists.
-		{[]string{"job", jobID}, exitOK},
-		{[]string{"incidents", "--job", jobID}, exitOK},
-		{[]string{"instance", "pi-known"}, exitOK},
-		{[]string{"instance", "--process-instance", "pi-known"}, exitOK},
-		{[]string{"timers", "pi-known"}, exitOK}, // jobs, no timer: an empty list
-		{[]string{"progress", "--process-instance", "pi-known"}, exitOK},
-		{[]string{"progress", "--job", jobID}, exitOK},
+		{[]string{"jobs", "show", jobID}, exitOK},
+		{[]string{"incidents", "list", "--job", jobID}, exitOK},
+		{[]string{"instances", "jobs", "pi-known"}, exitOK},
+		{[]string{"instances", "timers", "pi-known"}, exitOK}, // jobs, no timer: an empty list
+		{[]string{"instances", "status", "pi-known"}, exitOK},
+		{[]string{"instances", "status", "--process-instance", "pi-known"}, exitOK},
+		{[]string{"jobs", "status", jobID}, exitOK},
+		{[]string{"exclusive", "wait", jobID}, exitOK},
 	} {
 		code, _, errOut := cli(t, schema, tt.args...)
 		require.Equal(t, tt.want, code, "%v: %s", tt.args, errOut)
@@ -152,8 +159,9 @@ func TestNoSecretInOutput(t *testing.T) {
 		require.NotContains(t, out, password, "%v", args)
 		require.NotContains(t, errOut, password, "%v", args)
 	}
-	for _, cmd := range commands() {
-		for _, args := range [][]string{{cmd.name, "--no-such-flag"}, {cmd.name, "-h"}} {
+	for _, cmd := range visibleCommands() {
+		path := strings.Fields(cmd.path)
+		for _, args := range [][]string{append(path, "--no-such-flag"), append(path, "-h")} {
 			code, out, errOut := runCLI(t, args...)
 			requireClean(args, code, out, errOut)
 			require.Contains(t, errOut, "$DATABASE_URL", "%v", args)
@@ -163,14 +171,14 @@ func TestNoSecretInOutput(t *testing.T) {
 		args []string
 		want int
 	}{
-		{[]string{"job", "1"}, exitError},   // $DATABASE_URL, refused
-		{[]string{"migrate-up"}, exitError}, // the same
-		{[]string{"job", "1", "--database-url", "postgres://app:" + password + "@127.0.0.1:1/app"}, exitError},            // the flag
-		{[]string{"job", "1", "--database-url=postgres://app:" + password + "@127.0.0.1:notaport/app"}, exitError},        // unparseable
-		{[]string{"job", "1", "--database-url", "host=127.0.0.1 port=1 user=app password=" + password}, exitError},        // key/value
-		{[]string{"job", "1", "--database-url", "host=127.0.0.1 port=1 user=app password='" + password + "'"}, exitError}, // quoted
-		{[]string{"job", "-1"}, exitUsage},
-		{[]string{"job", "--database-url", "postgres://app:" + password + "@127.0.0.1:1/app", "--bogus"}, exitUsage},
+		{[]string{"jobs", "show", "1"}, exitError}, // $DATABASE_URL, refused
+		{[]string{"migrate", "up"}, exitError},     // the same
+		{[]string{"jobs", "show", "1", "--database-url", "postgres://app:" + password + "@127.0.0.1:1/app"}, exitError},            // the flag
+		{[]string{"jobs", "show", "1", "--database-url=postgres://app:" + password + "@127.0.0.1:notaport/app"}, exitError},        // unparseable
+		{[]string{"jobs", "show", "1", "--database-url", "host=127.0.0.1 port=1 user=app password=" + password}, exitError},        // key/value
+		{[]string{"jobs", "show", "1", "--database-url", "host=127.0.0.1 port=1 user=app password='" + password + "'"}, exitError}, // quoted
+		{[]string{"jobs", "show", "-1"}, exitUsage},
+		{[]string{"jobs", "show", "--database-url", "postgres://app:" + password + "@127.0.0.1:1/app", "--bogus"}, exitUsage},
 	} {
 		code, out, errOut := runCLI(t, tt.args...)
 		require.Equal(t, tt.want, code, "%v: %s", tt.args, errOut)
@@ -190,10 +198,10 @@ func TestRedactSecrets(t *testing.T) {
 	} {
 		require.Equal(t, tt.want, redactSecrets(tt.in, []string{"literal-secret"}), tt.in)
 	}
-	secrets := urlPasswords([]string{"job", "--database-url", "postgres://u:p%40w@h/db"})
+	secrets := urlPasswords([]string{"jobs", "show", "--database-url", "postgres://u:p%40w@h/db"})
 	require.Contains(t, secrets, "p@w")
 	require.Contains(t, secrets, "p%40w")
-	secrets = urlPasswords([]string{"job", "--database-url=postgres://u:pw2@h/db"})
+	secrets = urlPasswords([]string{"jobs", "show", "--database-url=postgres://u:pw2@h/db"})
 	require.Contains(t, secrets, "pw2")
 }
 
@@ -209,7 +217,7 @@ func TestMigrateUpConcurrentCLI(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			codes[i], _, errOuts[i] = runCLI(t, "migrate-up", "--database-url", url, "--schema", schema)
+			codes[i], _, errOuts[i] = runCLI(t, "migrate", "up", "--database-url", url, "--schema", schema)
 		}()
 	}
 	wg.Wait()
@@ -247,11 +255,14 @@ func TestJSONErrors(t *testing.T) {
 		verb, msg string
 		usage     bool
 	}{
-		{[]string{"job", "999999"}, exitNotFound, "job", "job 999999: not found", false},
+		{[]string{"jobs", "show", "999999"}, exitNotFound, "jobs show", "job 999999: not found", false},
 		{[]string{"why", "abc"}, exitUsage, "why", `JOB_ID "abc" is not a job id`, false},
-		{[]string{"timers", "--no-such-flag"}, exitUsage, "timers", "flag provided but not defined: -no-such-flag", true},
-		{[]string{"instances", "--state", "stuck"}, exitUsage, "instances", `state "stuck" is not a job state`, false},
-		{[]string{"retries", "999999", "2"}, exitNotFound, "retries", "not found", false},
+		{[]string{"timers", "list", "--no-such-flag"}, exitUsage, "timers list", "flag provided but not defined: -no-such-flag", true},
+		{[]string{"instances", "list", "--state", "stuck"}, exitUsage, "instances list", `state "stuck" is not a job state`, false},
+		{[]string{"jobs", "set-retries", "999999", "2"}, exitNotFound, "jobs set-retries", "not found", false},
+		{[]string{"jobs", "lsit"}, exitUsage, "jobs", `unknown verb "lsit" of "jobs"`, false},
+		// A deprecated alias: the error names the command it ran.
+		{[]string{"job", "999999"}, exitNotFound, "jobs show", "job 999999: not found", false},
 	} {
 		args := append(tt.args, "--json")
 		code, out, errOut := cli(t, schema, args...)
@@ -266,28 +277,28 @@ func TestJSONErrors(t *testing.T) {
 		// The text form: the same exit code, not JSON.
 		code, _, errOut = cli(t, schema, tt.args...)
 		require.Equal(t, tt.code, code, "%v", tt.args)
-		require.True(t, strings.HasPrefix(errOut, "riverbpmn "+tt.verb+": "), "%v: %s", tt.args, errOut)
+		require.Regexp(t, "(^|\n)riverbpmn "+regexp.QuoteMeta(tt.verb)+": ", errOut, "%v", tt.args)
 	}
 	code, _, errOut := runCLI(t, "no-such-verb", "--json")
 	require.Equal(t, exitUsage, code)
 	require.Contains(t, decode(nil, errOut).Error, `unknown command "no-such-verb"`)
-	code, _, errOut = runCLI(t, "job", "--json=false", "-5")
+	code, _, errOut = runCLI(t, "jobs", "show", "--json=false", "-5")
 	require.Equal(t, exitUsage, code)
-	require.True(t, strings.HasPrefix(errOut, "riverbpmn job: "), "--json=false: text: %s", errOut)
+	require.True(t, strings.HasPrefix(errOut, "riverbpmn jobs show: "), "--json=false: text: %s", errOut)
 
 	// A password with characters JSON escapes: neither it nor its escaped
 	// form shows, given as the flag or as $DATABASE_URL.
 	const password = "s3cret&<Pa55>"
 	dbURL := "postgres://app:" + password + "@127.0.0.1:1/app?sslmode=disable&connect_timeout=5"
 	for _, run := range []func() (int, string, string){
-		func() (int, string, string) { return runCLI(t, "job", "1", "--json", "--database-url", dbURL) },
+		func() (int, string, string) { return runCLI(t, "jobs", "show", "1", "--json", "--database-url", dbURL) },
 		func() (int, string, string) {
 			t.Setenv("DATABASE_URL", dbURL)
-			return runCLI(t, "job", "1", "--json")
+			return runCLI(t, "jobs", "show", "1", "--json")
 		},
 		// Unparseable: pgx's message quotes the URL.
 		func() (int, string, string) {
-			return runCLI(t, "job", "1", "--json", "--database-url", "postgres://app:"+password+"@127.0.0.1:notaport/app")
+			return runCLI(t, "jobs", "show", "1", "--json", "--database-url", "postgres://app:"+password+"@127.0.0.1:notaport/app")
 		},
 	} {
 		code, out, errOut := run()

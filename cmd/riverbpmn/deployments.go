@@ -14,56 +14,24 @@ import (
 	"github.com/riverbpmn/riverbpmn/deployment"
 )
 
-const deploymentsUsage = "usage: deployments create FILE... [--name N] [--tenant T] | deployments list [--after ID] [--limit N] | deployments show DEPLOYMENT_ID | deployments delete DEPLOYMENT_ID [--cascade]"
-
-// deploymentsVerb is the flag set of one deployments subcommand; with sub
-// "", every subcommand's flags (for --help).
+// deploymentsVerb is the flag set of one deployments verb.
 func deploymentsVerb(sub string) (*verb, *deploymentsFlags) {
-	name := "deployments"
-	if sub != "" {
-		name += " " + sub
-	}
-	v := newVerb(name)
+	v := newVerb("deployments " + sub)
 	f := &deploymentsFlags{}
-	if sub == "" || sub == "create" {
+	if sub == "create" {
 		v.fs.StringVar(&f.name, "name", "", "the deployment's name (default: the first FILE's base name); the duplicate filter compares with the newest deployment of this name and tenant")
 		v.fs.StringVar(&f.tenant, "tenant", "", "the deployment's tenant")
 		v.fs.BoolVar(&f.unbound, "unbound-expressions", false, "accept ${...} priorities and retry cycles: the CLI has none of the application's functions; the engine inserting a job binds them (Config.Expressions)")
 	}
-	if sub == "" || sub == "list" {
-		v.fs.StringVar(&f.after, "after", "", "list one page, after this deployment id (the last one of the previous page)")
-		v.fs.IntVar(&f.limit, "limit", 0, fmt.Sprintf("list at most this many (1 to %d; default %d)", deployment.MaxListLimit, deployment.DefaultListLimit))
-	}
-	if sub == "" || sub == "delete" {
+	if sub == "delete" {
 		v.fs.BoolVar(&f.cascade, "cascade", false, "also delete the deployment's unfinished jobs (not running ones)")
 	}
 	return v, f
 }
 
 type deploymentsFlags struct {
-	name, tenant, after string
-	limit               int
-	cascade, unbound    bool
-}
-
-// runDeployments is the deployments noun: create, list, show, delete.
-func runDeployments(ctx context.Context, args []string, stdout io.Writer) error {
-	all, _ := deploymentsVerb("")
-	sub, rest, err := splitSubcommand(ctx, args, deploymentsUsage, all)
-	if err != nil {
-		return err
-	}
-	switch sub {
-	case "create":
-		return runDeploymentsCreate(ctx, rest, stdout)
-	case "list":
-		return runDeploymentsList(ctx, rest, stdout)
-	case "show":
-		return runDeploymentsShow(ctx, rest, stdout)
-	case "delete":
-		return runDeploymentsDelete(ctx, rest, stdout)
-	}
-	return fmt.Errorf("unknown subcommand %q; %s", sub, deploymentsUsage)
+	name, tenant     string
+	cascade, unbound bool
 }
 
 func runDeploymentsCreate(ctx context.Context, args []string, stdout io.Writer) error {
@@ -102,48 +70,6 @@ func runDeploymentsCreate(ctx context.Context, args []string, stdout io.Writer) 
 			fmt.Fprintf(w, "deployed %s (%s)\n", dep.ID, dep.Name)
 		}
 		return printDeployment(w, dep)
-	})
-}
-
-func runDeploymentsList(ctx context.Context, args []string, stdout io.Writer) error {
-	v, f := deploymentsVerb("list")
-	if _, err := v.parse(args); err != nil {
-		return err
-	}
-	if f.limit < 0 || f.limit > deployment.MaxListLimit {
-		return fmt.Errorf("--limit %d is out of range: 1 to %d", f.limit, deployment.MaxListLimit)
-	}
-	engine, closeDB, err := v.engine(ctx, nil)
-	if err != nil {
-		return err
-	}
-	defer closeDB()
-	page, err := engine.Deployments().List(ctx, deployment.ListParams{After: f.after, Limit: f.limit})
-	if err != nil {
-		return err
-	}
-	return v.print(stdout, page, func(w io.Writer) error {
-		tw := tabwriter.NewWriter(w, 0, 2, 2, ' ', 0)
-		fmt.Fprintln(tw, "DEPLOYMENT\tNAME\tTENANT\tCREATED\tRESOURCES\tPROCESS DEFINITIONS")
-		for _, d := range page.Deployments {
-			var pds []string
-			for _, pd := range d.ProcessDefinitions {
-				pds = append(pds, pd.ID)
-			}
-			var res []string
-			for _, r := range d.Resources {
-				res = append(res, r.Name)
-			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", d.ID, orDash(d.Name), orDash(d.TenantID), d.CreatedAt.Format(time.RFC3339),
-				strings.Join(res, ","), strings.Join(pds, ","))
-		}
-		if err := tw.Flush(); err != nil {
-			return err
-		}
-		if page.Cursor != "" {
-			fmt.Fprintf(w, "more: --after %s\n", page.Cursor)
-		}
-		return nil
 	})
 }
 

@@ -74,5 +74,5 @@ func TestDeploymentsCommands(t *testing.T) {
 	require.Contains(t, errOut, "not found")
 	code, _, errOut = cli("deployments", "frobnicate")
 	require.Equal(t, exitUsage, code)
-	require.True(t, strings.Contains(errOut, "unknown subcommand"), errOut)
+	require.True(t, strings.Contains(errOut, `unknown verb "frobnicate" of "deployments"`), errOut)
 }

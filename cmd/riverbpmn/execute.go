@@ -11,7 +11,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/riverbpmn/riverbpmn/exclusive"
 	"github.com/riverbpmn/riverbpmn/suspension"
 	"github.com/riverbpmn/riverbpmn/workflow"
 )
@@ -38,30 +37,19 @@ type executeJSON struct {
 var errJobRunFailed = errors.New("the job's run failed")
 
 func runExecute(ctx context.Context, args []string, stdout io.Writer) error {
-	var (
-		v       = newVerb("execute")
-		scope   = scopeFlag{scope: exclusive.ProcessInstance}
-		timeout time.Duration
-	)
-	v.fs.DurationVar(&timeout, "timeout", defaultExecuteTimeout, "how long to wait for a client to run the job and for its run to end")
-	v.fs.Var(&scope, "exclusive-scope", scopeFlagUsage)
-	positionals, err := v.parse(args, "JOB_ID")
-	if err != nil {
-		return err
-	}
-	jobID, err := parseID("JOB_ID", positionals[0])
-	if err != nil {
-		return err
-	}
-	if timeout <= 0 {
-		return fmt.Errorf("--timeout must be positive, got %s", timeout)
-	}
-	engine, closeDB, err := v.engine(ctx, &workflow.Config{ExclusiveScope: scope.scope})
+	v := newScopedJobVerb("jobs execute")
+	timeout := v.fs.Duration("timeout", defaultExecuteTimeout, "how long to wait for a client to run the job and for its run to end")
+	engine, jobID, closeDB, err := v.open(ctx, args, func() error {
+		if *timeout <= 0 {
+			return fmt.Errorf("--timeout must be positive, got %s", *timeout)
+		}
+		return nil
+	})
 	if err != nil {
 		return err
 	}
 	defer closeDB()
-	runCtx, cancel := context.WithTimeout(ctx, timeout)
+	runCtx, cancel := context.WithTimeout(ctx, *timeout)
 	defer cancel()
 	res, err := engine.ExecuteJob(runCtx, jobID)
 	if err != nil {
@@ -108,14 +96,14 @@ type scheduleApplyJSON struct {
 
 // runSuspensionApply applies a scheduled suspension or activation now.
 func runSuspensionApply(ctx context.Context, args []string, stdout io.Writer) error {
-	v := newVerb("suspension-apply")
+	v := newVerb("suspensions apply")
 	positionals, err := v.parse(args, "SCHEDULE_ID")
 	if err != nil {
 		return err
 	}
 	id, err := strconv.ParseInt(positionals[0], 10, 64)
 	if err != nil || id <= 0 {
-		return fmt.Errorf("SCHEDULE_ID %q is not a schedule id (a positive integer, as `riverbpmn suspended` lists)", positionals[0])
+		return fmt.Errorf("SCHEDULE_ID %q is not a schedule id (a positive integer, as `riverbpmn suspensions scheduled` lists)", positionals[0])
 	}
 	engine, closeDB, err := v.engine(ctx, nil)
 	if err != nil {

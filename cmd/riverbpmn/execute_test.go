@@ -61,22 +61,22 @@ func TestExecuteCommand(t *testing.T) {
 	failing, err := client.Insert(ctx, cliExecArgs{Fail: true}, inHour)
 	require.NoError(t, err)
 
-	code, out, errOut := runCLI(t, "execute", fmt.Sprint(ok.Job.ID), "--database-url", url, "--schema", schema, "--json")
+	code, out, errOut := runCLI(t, "jobs", "execute", fmt.Sprint(ok.Job.ID), "--database-url", url, "--schema", schema, "--json")
 	require.Equal(t, exitOK, code, errOut)
 	var res executeJSON
 	require.NoError(t, json.Unmarshal([]byte(out), &res), out)
 	require.Equal(t, "completed", res.Outcome)
 	require.Equal(t, ok.Job.ScheduledAt.UTC().Truncate(time.Microsecond), res.DueAt.Truncate(time.Microsecond))
 
-	code, out, errOut = runCLI(t, "execute", fmt.Sprint(failing.Job.ID), "--database-url", url, "--schema", schema)
+	code, out, errOut = runCLI(t, "jobs", "execute", fmt.Sprint(failing.Job.ID), "--database-url", url, "--schema", schema)
 	require.Equal(t, exitError, code)
 	require.Contains(t, out, "failed (attempt 1, now retryable)")
 	require.Contains(t, out, "next run")
 	require.Contains(t, errOut, "failing on purpose")
 
-	code, _, errOut = runCLI(t, "execute", "999999", "--database-url", url, "--schema", schema)
+	code, _, errOut = runCLI(t, "jobs", "execute", "999999", "--database-url", url, "--schema", schema)
 	require.Equal(t, exitNotFound, code, errOut)
-	code, _, _ = runCLI(t, "execute", "--database-url", url, "--schema", schema)
+	code, _, _ = runCLI(t, "jobs", "execute", "--database-url", url, "--schema", schema)
 	require.NotEqual(t, exitOK, code, "JOB_ID is required")
 }
 
@@ -90,7 +90,7 @@ func TestSubscriptionsCommand(t *testing.T) {
 	_, err := pool.Exec(ctx, fmt.Sprintf(`INSERT INTO %s.river_bpmn_event_subscription (name, txid, id) VALUES ('billing', '1', 0)`, pgx.Identifier{schema}.Sanitize()))
 	require.NoError(t, err)
 
-	code, out, errOut := runCLI(t, "subscriptions", "billing", "--database-url", url, "--schema", schema, "--json")
+	code, out, errOut := runCLI(t, "events", "subscription", "billing", "--database-url", url, "--schema", schema, "--json")
 	require.Equal(t, exitOK, code, errOut)
 	var sub events.Subscription
 	require.NoError(t, json.Unmarshal([]byte(out), &sub), out)
@@ -98,12 +98,12 @@ func TestSubscriptionsCommand(t *testing.T) {
 	require.Equal(t, events.Cursor{TxID: 1}, sub.Cursor)
 	require.Zero(t, sub.Behind)
 
-	code, out, errOut = runCLI(t, "subscriptions", "--database-url", url, "--schema", schema)
+	code, out, errOut = runCLI(t, "events", "subscriptions", "--database-url", url, "--schema", schema)
 	require.Equal(t, exitOK, code, errOut)
 	require.Contains(t, out, "BEHIND (EVENTS)")
 	require.Contains(t, out, "billing")
 
-	code, _, errOut = runCLI(t, "subscriptions", "nobody", "--database-url", url, "--schema", schema)
+	code, _, errOut = runCLI(t, "events", "subscription", "nobody", "--database-url", url, "--schema", schema)
 	require.Equal(t, exitNotFound, code, errOut)
 }
 
@@ -120,7 +120,7 @@ func TestSuspensionApplyCommand(t *testing.T) {
 		pgx.Identifier{schema, "river_bpmn_job_definition"}.Sanitize()))
 	require.NoError(t, err)
 	db := []string{"--database-url", url, "--schema", schema}
-	code, out, errOut := runCLI(t, append([]string{"suspend", "--job-definition", "jd", "--at", time.Now().Add(time.Hour).Format(time.RFC3339), "--json"}, db...)...)
+	code, out, errOut := runCLI(t, append([]string{"suspensions", "suspend", "--job-definition", "jd", "--at", time.Now().Add(time.Hour).Format(time.RFC3339), "--json"}, db...)...)
 	require.Equal(t, exitOK, code, errOut)
 	var scheduled struct {
 		Result workflow.SuspensionResult `json:"result"`
@@ -129,16 +129,16 @@ func TestSuspensionApplyCommand(t *testing.T) {
 	require.NotZero(t, scheduled.Result.ScheduledID, out)
 	sid := fmt.Sprint(scheduled.Result.ScheduledID)
 
-	code, out, errOut = runCLI(t, append([]string{"suspension-apply", sid}, db...)...)
+	code, out, errOut = runCLI(t, append([]string{"suspensions", "apply", sid}, db...)...)
 	require.Equal(t, exitOK, code, errOut)
 	require.Contains(t, out, `applied now: job_definition "jd" suspended`)
-	code, out, errOut = runCLI(t, append([]string{"definitions", "--json"}, db...)...)
+	code, out, errOut = runCLI(t, append([]string{"definitions", "list", "--json"}, db...)...)
 	require.Equal(t, exitOK, code, errOut)
 	require.Contains(t, out, `"suspended": true`)
 
-	code, _, errOut = runCLI(t, append([]string{"suspension-apply", sid}, db...)...)
+	code, _, errOut = runCLI(t, append([]string{"suspensions", "apply", sid}, db...)...)
 	require.Equal(t, exitError, code)
 	require.Contains(t, errOut, "applied already")
-	code, _, errOut = runCLI(t, append([]string{"suspension-apply", "99999"}, db...)...)
+	code, _, errOut = runCLI(t, append([]string{"suspensions", "apply", "99999"}, db...)...)
 	require.Equal(t, exitNotFound, code, errOut)
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"testing"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -32,31 +33,31 @@ func TestFairnessCommands(t *testing.T) {
 	}
 
 	for range 2 {
-		code, out, errOut := runCLI(t, append([]string{"fairness-enable", "--json"}, db...)...)
+		code, out, errOut := runCLI(t, append([]string{"indexes", "enable", "fairness", "--json"}, db...)...)
 		require.Equal(t, exitOK, code, errOut)
-		require.JSONEq(t, `{"tenant_fairness_indexes": true}`, out)
+		require.JSONEq(t, `{"kind": "fairness", "indexes": ["river_bpmn_fetch_tenant"]}`, out)
 	}
 	requireIndexes("river_bpmn_fetch_tenant")
-	code, out, errOut := runCLI(t, append([]string{"fairness-enable", "--by-priority", "--by-due-date"}, db...)...)
+	code, out, errOut := runCLI(t, append([]string{"indexes", "enable", "fairness", "--by-priority", "--by-due-date"}, db...)...)
 	require.Equal(t, exitOK, code, errOut)
-	require.Equal(t, "tenant fairness indexes: present\n", out)
+	require.Equal(t, "fairness indexes: river_bpmn_fetch_tenant, river_bpmn_fetch_tenant_pd\n", out)
 	requireIndexes("river_bpmn_fetch_tenant", "river_bpmn_fetch_tenant_pd")
-	code, _, errOut = runCLI(t, append([]string{"fairness-enable", "--timers-first"}, db...)...)
+	code, _, errOut = runCLI(t, append([]string{"indexes", "enable", "fairness", "--timers-first"}, db...)...)
 	require.Equal(t, exitOK, code, errOut)
 	requireIndexes("river_bpmn_fetch_tenant", "river_bpmn_fetch_tenant_pd", "river_bpmn_fetch_tenant_t")
 
 	for range 2 {
-		code, out, errOut = runCLI(t, append([]string{"fairness-disable"}, db...)...)
+		code, out, errOut = runCLI(t, append([]string{"indexes", "disable", "fairness"}, db...)...)
 		require.Equal(t, exitOK, code, errOut)
-		require.Equal(t, "tenant fairness indexes: absent\n", out)
+		require.Equal(t, "fairness indexes: none\n", out)
 		requireIndexes()
 	}
 }
 
-// TestFetchIndexCommands: fetch-index-enable creates the fetch-order index
+// TestFetchIndexCommands: indexes enable fetch-order creates the fetch-order index
 // of the order flags (and, for an order with timers first or due date, its
 // head-of-key index), only those, and refuses River's order (no flag);
-// fetch-index-disable drops every order's.
+// indexes disable fetch-order drops every order's.
 func TestFetchIndexCommands(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -75,32 +76,34 @@ func TestFetchIndexCommands(t *testing.T) {
 	}
 	requireIndexes()
 
-	code, _, errOut := runCLI(t, append([]string{"fetch-index-enable"}, db...)...)
+	code, _, errOut := runCLI(t, append([]string{"indexes", "enable", "fetch-order"}, db...)...)
 	require.Equal(t, exitUsage, code)
 	require.Contains(t, errOut, "give --by-priority, --timers-first and/or --by-due-date")
 	for range 2 {
-		code, out, errOut := runCLI(t, append([]string{"fetch-index-enable", "--by-priority", "--json"}, db...)...)
+		code, out, errOut := runCLI(t, append([]string{"indexes", "enable", "fetch-order", "--by-priority", "--json"}, db...)...)
 		require.Equal(t, exitOK, code, errOut)
-		require.JSONEq(t, `{"fetch_order_indexes": true}`, out)
+		require.JSONEq(t, `{"kind": "fetch-order", "indexes": ["river_bpmn_fetch_p"]}`, out)
 	}
 	requireIndexes("river_bpmn_fetch_p")
-	code, out, errOut := runCLI(t, append([]string{"fetch-index-enable", "--timers-first", "--by-due-date"}, db...)...)
+	code, out, errOut := runCLI(t, append([]string{"indexes", "enable", "fetch-order", "--timers-first", "--by-due-date"}, db...)...)
 	require.Equal(t, exitOK, code, errOut)
-	require.Equal(t, "fetch-order indexes: present\n", out)
+	require.Contains(t, out, "fetch-order indexes: ")
+	require.Contains(t, out, "river_bpmn_fetch_td")
 	// With exclusive jobs (the default scope), an order with timers first or
 	// due date also has its head-of-key index.
 	requireIndexes("river_bpmn_fetch_p", "river_bpmn_fetch_td", "river_bpmn_job_exclusive_instance_td")
 
-	code, out, errOut = runCLI(t, append([]string{"fetch-index-disable"}, db...)...)
+	code, out, errOut = runCLI(t, append([]string{"indexes", "disable", "fetch-order"}, db...)...)
 	require.Equal(t, exitOK, code, errOut)
-	require.Equal(t, "fetch-order indexes: absent\n", out)
+	require.Equal(t, "fetch-order indexes: none\n", out)
 	requireIndexes()
 }
 
-// TestHeadIndexCommands: head-index-enable creates the exclusive head-of-key
+// TestHeadIndexCommands: exclusive indexes enable creates the exclusive head-of-key
 // index of the order flags, for the scope in force or the one given, and
-// refuses orders whose head-of-key index a migration made; head-index-disable
-// drops every order's and leaves the fetch-order indexes.
+// refuses orders whose head-of-key index a migration made; indexes list and
+// exclusive indexes list show them; exclusive indexes disable drops every
+// order's and leaves the fetch-order indexes.
 func TestHeadIndexCommands(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -117,30 +120,44 @@ func TestHeadIndexCommands(t *testing.T) {
 	requireIndexes()
 
 	for _, args := range [][]string{{}, {"--by-priority"}} {
-		code, _, errOut := runCLI(t, append(append([]string{"head-index-enable"}, args...), db...)...)
+		code, _, errOut := runCLI(t, append(append([]string{"exclusive", "indexes", "enable"}, args...), db...)...)
 		require.Equal(t, exitUsage, code, "%v", args)
 		require.Contains(t, errOut, "give --timers-first and/or --by-due-date")
 	}
-	code, _, errOut := runCLI(t, append([]string{"head-index-enable", "--by-due-date", "--exclusive-scope", "none"}, db...)...)
+	code, _, errOut := runCLI(t, append([]string{"exclusive", "indexes", "enable", "--by-due-date", "--exclusive-scope", "none"}, db...)...)
 	require.Equal(t, exitUsage, code)
 	require.Contains(t, errOut, "--exclusive-scope none enforces nothing")
 
 	for range 2 {
-		code, out, errOut := runCLI(t, append([]string{"head-index-enable", "--by-priority", "--by-due-date", "--json"}, db...)...)
+		code, out, errOut := runCLI(t, append([]string{"exclusive", "indexes", "enable", "--by-priority", "--by-due-date", "--json"}, db...)...)
 		require.Equal(t, exitOK, code, errOut)
-		require.JSONEq(t, `{"exclusive_head_indexes": true}`, out)
+		require.JSONEq(t, `{"kind": "head-of-key", "indexes": ["river_bpmn_job_exclusive_instance_pd"]}`, out)
 	}
 	requireIndexes("river_bpmn_job_exclusive_instance_pd")
-	code, out, errOut := runCLI(t, append([]string{"head-index-enable", "--timers-first", "--exclusive-scope", "root-process-instance"}, db...)...)
+	code, out, errOut := runCLI(t, append([]string{"exclusive", "indexes", "enable", "--timers-first", "--exclusive-scope", "root-process-instance"}, db...)...)
 	require.Equal(t, exitOK, code, errOut)
-	require.Equal(t, "exclusive head-of-key indexes: present\n", out)
+	require.Contains(t, out, "head-of-key indexes: ")
+	require.Contains(t, out, "river_bpmn_job_exclusive_root_t")
 	requireIndexes("river_bpmn_job_exclusive_instance_pd", "river_bpmn_job_exclusive_root_t")
 
-	code, _, errOut = runCLI(t, append([]string{"fetch-index-enable", "--by-priority"}, db...)...)
+	code, _, errOut = runCLI(t, append([]string{"indexes", "enable", "fetch-order", "--by-priority"}, db...)...)
 	require.Equal(t, exitOK, code, errOut)
-	code, out, errOut = runCLI(t, append([]string{"head-index-disable"}, db...)...)
+	var all listOutput[indexJSON]
+	code, out, errOut = runCLI(t, append([]string{"indexes", "list", "--json"}, db...)...)
 	require.Equal(t, exitOK, code, errOut)
-	require.Equal(t, "exclusive head-of-key indexes: absent\n", out)
+	require.NoError(t, json.Unmarshal([]byte(out), &all))
+	require.ElementsMatch(t, []indexJSON{
+		{Name: "river_bpmn_fetch_p", Kind: "fetch-order"},
+		{Name: "river_bpmn_job_exclusive_instance_pd", Kind: "head-of-key"},
+		{Name: "river_bpmn_job_exclusive_root_t", Kind: "head-of-key"},
+	}, all.Items, "every on-demand index, of each kind")
+	code, out, errOut = runCLI(t, append([]string{"exclusive", "indexes", "list"}, db...)...)
+	require.Equal(t, exitOK, code, errOut)
+	require.Contains(t, out, "river_bpmn_job_exclusive_root_t")
+	require.NotContains(t, out, "river_bpmn_fetch_p", "the head-of-key indexes only")
+	code, out, errOut = runCLI(t, append([]string{"exclusive", "indexes", "disable"}, db...)...)
+	require.Equal(t, exitOK, code, errOut)
+	require.Equal(t, "head-of-key indexes: none\n", out)
 	requireIndexes()
 	fetch, err := engine.FetchOrderIndexes(ctx)
 	require.NoError(t, err)

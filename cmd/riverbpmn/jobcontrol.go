@@ -1,12 +1,11 @@
 package main
 
-// Verbs for running jobs: progress, stop, and job status events.
+// Verbs for running jobs: status (progress), stop, and job status events.
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -18,93 +17,85 @@ import (
 	"github.com/riverbpmn/riverbpmn/workflow"
 )
 
-// jobTarget is the --job / --process-instance pair of progress and stop.
-type jobTarget struct {
-	jobID    int64
-	instance string
-}
-
-func (t *jobTarget) register(fs *flag.FlagSet) {
-	fs.Int64Var(&t.jobID, "job", 0, "job id")
-	processInstanceFlag(fs, &t.instance, "process instance `ID` (every job of the instance)")
-}
-
-func (t *jobTarget) validate() error {
-	switch {
-	case t.jobID == 0 && t.instance == "":
-		return errors.New("give --job ID or --process-instance ID")
-	case t.jobID != 0 && t.instance != "":
-		return errors.New("give --job or --process-instance, not both")
-	case t.jobID < 0:
-		return fmt.Errorf("--job must be a positive job id, got %d", t.jobID)
-	}
-	return nil
-}
-
-func runProgress(ctx context.Context, args []string, stdout io.Writer) error {
-	var (
-		v      = newVerb("progress")
-		target jobTarget
-	)
-	target.register(v.fs)
-	if _, err := v.parse(args); err != nil {
-		return err
-	}
-	if err := target.validate(); err != nil {
-		return err
-	}
-	engine, closeDB, err := v.engine(ctx, nil)
+// runJobStatus prints a job's status and progress.
+func runJobStatus(ctx context.Context, args []string, stdout io.Writer) error {
+	v := newJobVerb("jobs status")
+	engine, jobID, closeDB, err := v.open(ctx, args, nil)
 	if err != nil {
 		return err
 	}
 	defer closeDB()
-
-	var statuses []*jobcontrol.JobStatus
-	if target.jobID != 0 {
-		st, err := engine.JobStatus(ctx, target.jobID)
-		if err != nil {
-			return err
-		}
-		statuses = []*jobcontrol.JobStatus{st}
-	} else if statuses, err = engine.ProcessInstanceStatus(ctx, target.instance); err != nil {
+	st, err := engine.JobStatus(ctx, jobID)
+	if err != nil {
 		return err
-	} else if len(statuses) == 0 {
-		return instanceNotFound(target.instance)
 	}
+	reports, err := progressReports(ctx, engine, []*jobcontrol.JobStatus{st})
+	if err != nil {
+		return err
+	}
+	return v.print(stdout, reports[0], func(w io.Writer) error { return printProgressReports(w, reports) })
+}
+
+// runInstanceStatus prints the status and progress of every job of a
+// process instance.
+func runInstanceStatus(ctx context.Context, args []string, stdout io.Writer) error {
+	v := newVerb("instances status")
+	engine, instance, closeDB, err := v.openInstance(ctx, args)
+	if err != nil {
+		return err
+	}
+	defer closeDB()
+	statuses, err := engine.ProcessInstanceStatus(ctx, instance)
+	if err != nil {
+		return err
+	}
+	if len(statuses) == 0 {
+		return instanceNotFound(instance)
+	}
+	reports, err := progressReports(ctx, engine, statuses)
+	if err != nil {
+		return err
+	}
+	return v.print(stdout, reports, func(w io.Writer) error { return printProgressReports(w, reports) })
+}
+
+// progressReports returns the statuses with their timeout hints.
+func progressReports(ctx context.Context, engine *workflow.Engine, statuses []*jobcontrol.JobStatus) ([]progressReport, error) {
 	reports := make([]progressReport, len(statuses))
 	for i, st := range statuses {
 		reports[i] = progressReport{JobStatus: st}
-		if reports[i].Hint, err = timeoutHint(ctx, engine, st); err != nil {
+		hint, err := timeoutHint(ctx, engine, st)
+		if err != nil {
+			return nil, err
+		}
+		reports[i].Hint = hint
+	}
+	return reports, nil
+}
+
+// printProgressReports writes one line per job, and its hint.
+func printProgressReports(w io.Writer, reports []progressReport) error {
+	for _, report := range reports {
+		st := report.JobStatus
+		progress := "no progress reported"
+		if p := st.Progress; p != nil {
+			progress = fmt.Sprintf("%d/%d", p.Done, p.Total)
+			if p.Percent != nil {
+				progress += fmt.Sprintf(" (%.2f%%)", *p.Percent)
+			}
+			progress += " at " + p.UpdatedAt.Format(time.RFC3339)
+		}
+		if _, err := fmt.Fprintf(w, "job %d %s: %s (%s, attempt %d): %s\n",
+			st.JobID, st.Kind, st.Status, st.State, st.Attempt, progress); err != nil {
 			return err
 		}
-	}
-	var result any = reports
-	if target.jobID != 0 {
-		result = reports[0]
-	}
-	return v.print(stdout, result, func(w io.Writer) error {
-		for _, report := range reports {
-			st := report.JobStatus
-			progress := "no progress reported"
-			if p := st.Progress; p != nil {
-				progress = fmt.Sprintf("%d/%d", p.Done, p.Total)
-				if p.Percent != nil {
-					progress += fmt.Sprintf(" (%.2f%%)", *p.Percent)
-				}
-				progress += " at " + p.UpdatedAt.Format(time.RFC3339)
-			}
-			if _, err := fmt.Fprintf(w, "job %d %s: %s (%s, attempt %d): %s\n",
-				st.JobID, st.Kind, st.Status, st.State, st.Attempt, progress); err != nil {
+		if report.Hint != "" {
+			if _, err := fmt.Fprintf(w, "  %s\n", report.Hint); err != nil {
 				return err
 			}
-			if report.Hint != "" {
-				if _, err := fmt.Fprintf(w, "  %s\n", report.Hint); err != nil {
-					return err
-				}
-			}
 		}
-		return nil
-	})
+	}
+	return nil
 }
 
 // progressReport is one job as progress prints it: its status, and a hint
@@ -140,102 +131,97 @@ func timeoutHint(ctx context.Context, engine *workflow.Engine, st *jobcontrol.Jo
 		errs[len(errs)-1].Attempt, context.DeadlineExceeded.Error()), nil
 }
 
-func runStop(ctx context.Context, args []string, stdout io.Writer) error {
-	var (
-		v      = newVerb("stop")
-		target jobTarget
-	)
-	target.register(v.fs)
-	if _, err := v.parse(args); err != nil {
-		return err
-	}
-	if err := target.validate(); err != nil {
-		return err
-	}
-	engine, closeDB, err := v.engine(ctx, nil)
+// runJobStop asks a job to stop.
+func runJobStop(ctx context.Context, args []string, stdout io.Writer) error {
+	v := newJobVerb("jobs stop")
+	engine, jobID, closeDB, err := v.open(ctx, args, nil)
 	if err != nil {
 		return err
 	}
 	defer closeDB()
-
-	var results []jobcontrol.StopResult
-	if target.jobID != 0 {
-		res, err := engine.StopJob(ctx, target.jobID)
-		if err != nil {
-			return err
-		}
-		results = []jobcontrol.StopResult{*res}
-	} else if results, err = engine.StopProcessInstance(ctx, target.instance); err != nil {
+	res, err := engine.StopJob(ctx, jobID)
+	if err != nil {
 		return err
-	} else if len(results) == 0 {
-		return instanceNotFound(target.instance)
 	}
-	var result any = results
-	if target.jobID != 0 {
-		result = results[0]
-	}
-	return v.print(stdout, result, func(w io.Writer) error {
-		for _, res := range results {
-			var what string
-			switch res.Outcome {
-			case jobcontrol.StopAborted:
-				what = "was waiting; aborted, it will not run"
-			case jobcontrol.StopRequested:
-				what = "is running; stop requested, it ends ABORTED when its work returns"
-			default:
-				what = "had already finished (" + res.State + "); left as it is"
-			}
-			if _, err := fmt.Fprintf(w, "job %d %s\n", res.JobID, what); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+	return v.print(stdout, res, func(w io.Writer) error { return printStopResults(w, []jobcontrol.StopResult{*res}) })
 }
 
-func runEvents(ctx context.Context, args []string, stdout io.Writer) error {
+// runInstanceStop asks every job of a process instance to stop.
+func runInstanceStop(ctx context.Context, args []string, stdout io.Writer) error {
+	v := newVerb("instances stop")
+	engine, instance, closeDB, err := v.openInstance(ctx, args)
+	if err != nil {
+		return err
+	}
+	defer closeDB()
+	results, err := engine.StopProcessInstance(ctx, instance)
+	if err != nil {
+		return err
+	}
+	if len(results) == 0 {
+		return instanceNotFound(instance)
+	}
+	return v.print(stdout, results, func(w io.Writer) error { return printStopResults(w, results) })
+}
+
+// printStopResults writes what stopping did to each job.
+func printStopResults(w io.Writer, results []jobcontrol.StopResult) error {
+	for _, res := range results {
+		var what string
+		switch res.Outcome {
+		case jobcontrol.StopAborted:
+			what = "was waiting; aborted, it will not run"
+		case jobcontrol.StopRequested:
+			what = "is running; stop requested, it ends ABORTED when its work returns"
+		default:
+			what = "had already finished (" + res.State + "); left as it is"
+		}
+		if _, err := fmt.Fprintf(w, "job %d %s\n", res.JobID, what); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// runEventsRead prints the job status events retained, then stops.
+func runEventsRead(ctx context.Context, args []string, stdout io.Writer) error {
+	return runEvents(ctx, "events read", false, args, stdout)
+}
+
+// runEventsFollow prints job status events as they happen.
+func runEventsFollow(ctx context.Context, args []string, stdout io.Writer) error {
+	return runEvents(ctx, "events follow", true, args, stdout)
+}
+
+// runEvents is events read (follow false) and events follow: one event per
+// line, or with --json one JSON object per line (JSON Lines).
+func runEvents(ctx context.Context, name string, follow bool, args []string, stdout io.Writer) error {
 	var (
-		v            = newVerb("events")
+		v            = newVerb(name)
 		fs           = v.fs
-		follow       bool
 		instance     string
 		subscription string
 		from         string
 		pollInterval time.Duration
 		skipPruned   bool
-		newest       bool
-		before       string
-		limit        int
 	)
-	fs.BoolVar(&follow, "follow", false, "keep printing events as they happen (until interrupted)")
 	processInstanceFlag(fs, &instance, "only events of jobs of this process instance `ID`")
-	fs.StringVar(&subscription, "subscription", "", "durable subscription name: resume where the last run with this name stopped")
-	fs.StringVar(&from, "from", "", `where to start: "beginning", "now", or a cursor txid:id (default: beginning, or now with --follow)`)
-	fs.DurationVar(&pollInterval, "poll-interval", events.DefaultPollInterval, "how often to look without a notification (--follow)")
+	if follow {
+		fs.StringVar(&subscription, "subscription", "", "durable subscription name: resume where the last run with this name stopped")
+		fs.StringVar(&from, "from", "", `where to start: "beginning", "now", or a cursor txid:id (default: now)`)
+		fs.DurationVar(&pollInterval, "poll-interval", events.DefaultPollInterval, "how often to look without a notification")
+	} else {
+		fs.StringVar(&from, "from", "", `where to start: "beginning" or a cursor txid:id (default: beginning)`)
+	}
 	fs.BoolVar(&skipPruned, "skip-pruned", false, "when events after the position were pruned before they were read, say so on stderr and go on after them (default: fail, exit 1)")
-	fs.BoolVar(&newest, "newest", false, "one page of events, newest first (what the console's Events page shows); --before and --limit page on")
-	fs.StringVar(&before, "before", "", "with --newest: the page's events come before this cursor txid:id (the previous page's \"older\")")
-	fs.IntVar(&limit, "limit", 50, fmt.Sprintf("with --newest: events per page (1 to %d)", workflow.MaxPageSize))
 	if _, err := v.parse(args); err != nil {
 		return err
-	}
-	if newest {
-		if follow || subscription != "" || from != "" {
-			return errors.New("--newest lists one page newest first; it takes --before, --limit and --instance, not --follow, --subscription or --from")
-		}
-		return runEventsNewest(ctx, v, stdout, instance, before, limit)
-	}
-	if before != "" {
-		return errors.New("--before needs --newest")
-	}
-	if subscription != "" && !follow {
-		return errors.New("--subscription needs --follow (without it, events prints what is retained and keeps no position)")
 	}
 	var start *events.Cursor
 	switch {
 	case from == "beginning", from == "" && !follow:
 		start = &events.Cursor{}
-	case from == "now", from == "":
+	case from == "now" && follow, from == "":
 	default:
 		c, err := events.ParseCursor(from)
 		if err != nil {
@@ -326,55 +312,6 @@ func runEvents(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 }
 
-// runEventsNewest prints one page of events newest first
-// (Engine.EventsPage), and where the next, older page starts.
-func runEventsNewest(ctx context.Context, v *verb, stdout io.Writer, instance, before string, limit int) error {
-	if err := checkLimit(limit); err != nil {
-		return err
-	}
-	var cursor *events.Cursor
-	if before != "" {
-		c, err := events.ParseCursor(before)
-		if err != nil {
-			return fmt.Errorf("--before: %w", err)
-		}
-		cursor = &c
-	}
-	engine, closeDB, err := v.engine(ctx, nil)
-	if err != nil {
-		return err
-	}
-	defer closeDB()
-	page, err := engine.EventsPage(ctx, cursor, instance, limit)
-	if err != nil {
-		return err
-	}
-	out := struct {
-		Events []events.Event `json:"events"`
-		Older  string         `json:"older,omitempty"`
-		More   bool           `json:"more"`
-	}{Events: page.Events, More: page.More}
-	if out.Events == nil {
-		out.Events = []events.Event{}
-	}
-	if page.More {
-		out.Older = page.Older.String()
-	}
-	return v.print(stdout, out, func(w io.Writer) error {
-		if len(page.Events) == 0 && !page.More {
-			fmt.Fprintln(w, "no events")
-			return nil
-		}
-		for i := range page.Events {
-			fmt.Fprintln(w, formatEvent(&page.Events[i]))
-		}
-		if page.More {
-			fmt.Fprintf(w, "older: --before %s\n", page.Older)
-		}
-		return nil
-	})
-}
-
 // listWait is how long `events` without --follow waits for events held back
 // by transactions still running.
 const listWait = 30 * time.Second
@@ -400,11 +337,11 @@ func formatEvent(ev *events.Event) string {
 }
 
 func runEventsEnable(ctx context.Context, args []string, stdout io.Writer) error {
-	return runSwitch(ctx, "events-enable", args, stdout, (*workflow.Engine).EnableEvents, eventsSwitch)
+	return runSwitch(ctx, "events enable", args, stdout, (*workflow.Engine).EnableEvents, eventsSwitch)
 }
 
 func runEventsDisable(ctx context.Context, args []string, stdout io.Writer) error {
-	return runSwitch(ctx, "events-disable", args, stdout, (*workflow.Engine).DisableEvents, eventsSwitch)
+	return runSwitch(ctx, "events disable", args, stdout, (*workflow.Engine).DisableEvents, eventsSwitch)
 }
 
 // eventsSwitch reports whether job status events are on.
@@ -424,11 +361,7 @@ type switchState struct {
 // runSwitch runs a verb that changes a schema feature (change), then prints
 // its state as state says.
 func runSwitch(ctx context.Context, name string, args []string, stdout io.Writer, change func(*workflow.Engine, context.Context) error, state switchState) error {
-	return runSwitchVerb(ctx, newVerb(name), args, stdout, change, state)
-}
-
-// runSwitchVerb is runSwitch for a verb that adds flags of its own to v.
-func runSwitchVerb(ctx context.Context, v *verb, args []string, stdout io.Writer, change func(*workflow.Engine, context.Context) error, state switchState) error {
+	v := newVerb(name)
 	engine, closeDB, err := v.open(ctx, args)
 	if err != nil {
 		return err
@@ -454,5 +387,5 @@ func runSwitchVerb(ctx context.Context, v *verb, args []string, stdout io.Writer
 // runEventsPrune deletes job status events written more than --older-than
 // ago (what the leader does with Config.Events.Retention).
 func runEventsPrune(ctx context.Context, args []string, stdout io.Writer) error {
-	return runPrune(ctx, "events-prune", args, stdout, "event(s)", (*workflow.Engine).PruneEvents)
+	return runPrune(ctx, "events prune", args, stdout, "event(s)", (*workflow.Engine).PruneEvents)
 }

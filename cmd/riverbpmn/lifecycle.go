@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	"github.com/riverbpmn/riverbpmn/lifecycle"
-	"github.com/riverbpmn/riverbpmn/workflow"
 )
 
 // queueOutput is what queue prints.
@@ -17,52 +16,51 @@ type queueOutput struct {
 	Jobs []lifecycle.QueueResult `json:"jobs"`
 }
 
-// runQueue queues pending jobs: given ids (arguments), or a process
-// instance's.
-func runQueue(ctx context.Context, args []string, stdout io.Writer) error {
-	fs := newFlagSet("queue")
-	var (
-		db       dbFlags
-		out      outputFlag
-		instance string
-	)
-	db.register(fs)
-	out.register(fs)
-	fs.StringVar(&instance, "process-instance", "", "queue every pending job of this process instance `ID`")
-	positionals, err := parseVerb(fs, args, positionalNames(fs, args, "JOB_ID")...)
+// runJobsQueue queues pending jobs, given by id.
+func runJobsQueue(ctx context.Context, args []string, stdout io.Writer) error {
+	v := newVerb("jobs queue")
+	positionals, err := v.parse(args, positionalNames(v.fs, args, "JOB_ID")...)
 	if err != nil {
 		return err
 	}
-	var ids []int64
-	for _, arg := range positionals {
-		id, err := parseID("JOB_ID", arg)
-		if err != nil {
-			return err
-		}
-		ids = append(ids, id)
+	if len(positionals) == 0 {
+		return errors.New("missing JOB_ID (usage: riverbpmn jobs queue JOB_ID...)")
 	}
-	if (len(ids) == 0) == (instance == "") {
-		return errors.New("give job ids or --process-instance (not both)")
-	}
-	pool, err := db.connect(ctx)
+	ids, err := parseJobIDs(positionals)
 	if err != nil {
 		return err
 	}
-	defer pool.Close()
-	engine, err := workflow.NewEngine(pool, &workflow.Config{Schema: db.schema})
+	engine, closeDB, err := v.engine(ctx, nil)
 	if err != nil {
 		return err
 	}
-	output := &queueOutput{}
-	if instance != "" {
-		output.Jobs, err = engine.QueueProcessInstance(ctx, instance)
-	} else {
-		output.Jobs, err = engine.QueueJobs(ctx, ids...)
-	}
+	defer closeDB()
+	results, err := engine.QueueJobs(ctx, ids...)
 	if err != nil {
 		return err
 	}
-	return out.print(stdout, output, func(w io.Writer) error {
+	return printQueued(v, stdout, results)
+}
+
+// runInstanceQueue queues every pending job of a process instance.
+func runInstanceQueue(ctx context.Context, args []string, stdout io.Writer) error {
+	v := newVerb("instances queue")
+	engine, instance, closeDB, err := v.openInstance(ctx, args)
+	if err != nil {
+		return err
+	}
+	defer closeDB()
+	results, err := engine.QueueProcessInstance(ctx, instance)
+	if err != nil {
+		return err
+	}
+	return printQueued(v, stdout, results)
+}
+
+// printQueued prints what queueing did to each job.
+func printQueued(v *verb, stdout io.Writer, results []lifecycle.QueueResult) error {
+	output := &queueOutput{Jobs: results}
+	return v.print(stdout, output, func(w io.Writer) error {
 		if len(output.Jobs) == 0 {
 			_, err := fmt.Fprintln(w, "no pending job")
 			return err
@@ -73,7 +71,7 @@ func runQueue(ctx context.Context, args []string, stdout io.Writer) error {
 			case lifecycle.Queued:
 				text = "queued, now " + string(r.State)
 			case lifecycle.StillHeld:
-				text = "queued, still held (see `riverbpmn deps`/`job`)"
+				text = "queued, still held (see `riverbpmn jobs deps`/`jobs show`)"
 			default:
 				text = "not pending (" + string(r.State) + "): nothing to do"
 			}
@@ -113,35 +111,17 @@ func positionalNames(fs *flag.FlagSet, args []string, name string) []string {
 
 // runDeps shows a job's prerequisites and dependents.
 func runDeps(ctx context.Context, args []string, stdout io.Writer) error {
-	fs := newFlagSet("deps")
-	var (
-		db  dbFlags
-		out outputFlag
-	)
-	db.register(fs)
-	out.register(fs)
-	positionals, err := parseVerb(fs, args, "JOB_ID")
+	v := newJobVerb("jobs deps")
+	engine, id, closeDB, err := v.open(ctx, args, nil)
 	if err != nil {
 		return err
 	}
-	id, err := parseID("JOB_ID", positionals[0])
-	if err != nil {
-		return err
-	}
-	pool, err := db.connect(ctx)
-	if err != nil {
-		return err
-	}
-	defer pool.Close()
-	engine, err := workflow.NewEngine(pool, &workflow.Config{Schema: db.schema})
-	if err != nil {
-		return err
-	}
+	defer closeDB()
 	p, err := engine.JobDependencies(ctx, id)
 	if err != nil {
 		return err
 	}
-	return out.print(stdout, p, func(w io.Writer) error {
+	return v.print(stdout, p, func(w io.Writer) error {
 		reasons := make([]string, len(p.Reasons))
 		for i, r := range p.Reasons {
 			reasons[i] = string(r)

@@ -16,7 +16,7 @@ func TestLifecycleCommands(t *testing.T) {
 	ctx := context.Background()
 	url := riversharedtest.TestDatabaseURL()
 	schema := newSchema(t)
-	code, _, errOut := runCLI(t, "migrate-up", "--database-url", url, "--schema", schema)
+	code, _, errOut := runCLI(t, "migrate", "up", "--database-url", url, "--schema", schema)
 	require.Equal(t, 0, code, errOut)
 
 	pool := riversharedtest.DBPool(ctx, t)
@@ -39,7 +39,7 @@ func TestLifecycleCommands(t *testing.T) {
 	dep := insert(fmt.Sprintf(`{"bpmn_lifecycle": {"depends_on": [%d, %d]}}`, a, b))
 	require.Equal(t, "pending", state(a))
 
-	code, out, errOut := runCLI(t, append([]string{"deps", "--json"}, append(db, fmt.Sprint(dep))...)...)
+	code, out, errOut := runCLI(t, append([]string{"jobs", "deps", "--json"}, append(db, fmt.Sprint(dep))...)...)
 	require.Equal(t, 0, code, errOut)
 	var progress struct {
 		State, Reasons any
@@ -65,10 +65,10 @@ func TestLifecycleCommands(t *testing.T) {
 	_, err := pool.Exec(ctx, fmt.Sprintf(`UPDATE %s SET state = 'completed', finalized_at = now() WHERE id IN ($1, $2)`, table), a, b)
 	require.NoError(t, err)
 	require.Equal(t, "available", state(dep))
-	code, out, errOut = runCLI(t, append(append([]string{"deps"}, db...), fmt.Sprint(dep))...)
+	code, out, errOut = runCLI(t, append(append([]string{"jobs", "deps"}, db...), fmt.Sprint(dep))...)
 	require.Equal(t, 0, code, errOut)
 	require.Contains(t, out, "prerequisites: 2 of 2 done, 0 blocked")
-	code, out, errOut = runCLI(t, append(append([]string{"deps"}, db...), fmt.Sprint(a))...)
+	code, out, errOut = runCLI(t, append(append([]string{"jobs", "deps"}, db...), fmt.Sprint(a))...)
 	require.Equal(t, 0, code, errOut)
 	require.Contains(t, out, "dependents: 1 (0 still waiting for it)")
 
@@ -76,7 +76,7 @@ func TestLifecycleCommands(t *testing.T) {
 	code, _, errOut = runCLI(t, append(append([]string{"queue"}, db...), "99999999")...)
 	require.Equal(t, 3, code)
 	require.Contains(t, errOut, "99999999")
-	code, _, errOut = runCLI(t, append(append([]string{"deps"}, db...), "99999999")...)
+	code, _, errOut = runCLI(t, append(append([]string{"jobs", "deps"}, db...), "99999999")...)
 	require.Equal(t, 3, code)
 	require.Contains(t, errOut, "99999999")
 	code, _, errOut = runCLI(t, append([]string{"queue", "--process-instance", "nope"}, db...)...)

@@ -1,38 +1,50 @@
 // Command riverbpmn manages riverbpmn's database schema next to River's, and
-// lets an operator look at and act on jobs, incidents, job definitions and
-// exclusive locks.
+// lets an operator look at and act on jobs, process instances, incidents,
+// job definitions, timers, events, suspensions, exclusive locks, indexes,
+// bulk actions, queues, client sessions and deployments.
 //
-//	riverbpmn <verb> [arguments] [flags]
+//	riverbpmn <noun> <verb> [arguments] [flags]
+//	riverbpmn <command> [arguments] [flags]
 //
-// `riverbpmn --help` lists the verbs, from the one verb table of this
-// command (commands), and `riverbpmn VERB --help` a verb's flags. The
-// database verbs take the connection flags (--database-url, --schema) and,
-// those that print a result, --json.
+// One noun per handle of the engine (jobs, instances, incidents,
+// definitions, timers, events, suspensions, exclusive, indexes, bulk,
+// queues, sessions, deployments), and the top-level commands that are not
+// nouns (migrate, version, why, overview, console, bench). `riverbpmn
+// --help` lists the commands, `riverbpmn NOUN --help` a noun's verbs and
+// `riverbpmn NOUN VERB --help` a command's flags, from the one command table
+// of this command (commands, tree.go). The previous release's flat verbs
+// (timer-set-due-date, locks-delete-stale, events-enable, ...) are hidden
+// deprecated aliases of their commands (aliases.go). The database commands
+// take the connection flags (--database-url, --schema) and, those that
+// print a result, --json. Every list verb is one implementation (list.go):
+// filters, --limit and --after, and a table whose columns are json keys of
+// the library's items, or with --json {"items": [...], "next": "..."}.
 //
 // Flags follow River's CLI: --database-url defaults to $DATABASE_URL (read
 // when the flag is not given; the usage text names the variable, never its
-// value). One flag name per concept, in every verb: --job ID,
+// value). One flag name per concept, in every command: --job ID,
 // --process-instance ID (--instance is an alias kept for older scripts),
 // --timer ID, --job-definition ID, --process-definition KEY. What is printed
 // on stderr never shows a password: those of database URLs and connection
 // strings are replaced by xxxxx. With --json, an error is one JSON object on
 // stderr: {"error": "...", "verb": "...", "exit_code": N}, with "usage"
-// after a flag error.
+// after a flag error; "verb" is the command's path, such as "jobs show".
 //
-// Every verb exits with one of:
+// Every command exits with one of:
 //
 //	0  found, or done (also -h / --help)
 //	1  the database or the operation failed
-//	2  usage: unknown verb or flag, missing, extra or malformed argument (a
-//	   negative id, say), no --database-url nor $DATABASE_URL: anything found
-//	   wrong before the database is opened
+//	2  usage: unknown noun, verb or flag, missing, extra or malformed
+//	   argument (a negative id, say), no --database-url nor $DATABASE_URL:
+//	   anything found wrong before the database is opened
 //	3  not found: the job, process instance, timer, incident's job, job or
 //	   process definition named does not exist (a process instance exists
 //	   while a job belongs to it)
 //
-// migrate-up applies River's main migration line, then riverbpmn's;
-// migrate-down only ever removes riverbpmn's. Both take a per-schema advisory
-// lock (as workflow.MigrateUp does), so replicas may run migrate-up at once.
+// migrate up applies River's main migration line, then riverbpmn's;
+// migrate down only ever removes riverbpmn's. Both take a per-schema
+// advisory lock (as workflow.MigrateUp does), so replicas may run migrate up
+// at once.
 package main
 
 import (
@@ -54,68 +66,6 @@ func main() {
 	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
 }
 
-// command is one riverbpmn subcommand: a row of the verb table.
-type command struct {
-	name    string
-	summary string
-	run     func(ctx context.Context, args []string, stdout io.Writer) error
-}
-
-// commands is the verb table, the one list of verbs: run dispatches on it
-// and usage prints it.
-func commands() []command {
-	return []command{
-		{"migrate-up", "apply River's main migration line, then riverbpmn's", runMigrateUp},
-		{"migrate-down", "roll riverbpmn's migration line back (one step by default)", runMigrateDown},
-		{"version", "print riverbpmn's and River's versions; with --database-url, the applied and missing migrations", runVersion},
-		{"bench", "measure riverbpmn against stock River (throughput, fetch latency)", runBench},
-		{"incidents", "list open incidents (--all: resolved too; --job ID: one job's); incidents list: filtered (--definition, --activity, --error, --older-than, --tenant, --resolved) or --group-by error", runIncidents},
-		{"job", "show one job: state, job context, retries left, retry cycle, next run, exclusive wait, incidents", runJob},
-		{"instance", "list a process instance's jobs", runInstance},
-		{"retries", "set a job's retries (executions left); N > 0 revives a discarded job", runRetries},
-		{"priority", "override|clear a job definition's priority, or set one job's", runPriority},
-		{"definitions", "list job definitions with their overriding priority, unfinished jobs, open incidents", runDefinitions},
-		{"locks", "list held exclusive locks, stale ones marked", runLocks},
-		{"exclusive-scope", "show the exclusive scope in force (recorded in the schema), or record another with --set", runExclusiveScope},
-		{"locks-delete-stale", "delete stale exclusive locks and the rows of keys given back (fetches take stale locks over anyway)", runLocksDeleteStale},
-		{"timers", "list the timers of a process instance (next due date, repetitions left); timers list: every timer (--definition, --due-after, --due-before, ...)", runTimers},
-		{"timer", "show one timer", runTimer},
-		{"timer-set-due-date", "move a timer's waiting occurrence (--cascade shifts its cycle)", runTimerSetDueDate},
-		{"timer-cancel", "cancel a timer and its cycle", runTimerCancel},
-		{"timer-prune", "delete timers that ended --older-than ago (default 24h) and whose jobs have finished", runTimerPrune},
-		{"suspend", "suspend a job definition, process definition, process instance or job", runSuspend},
-		{"activate", "activate a job definition, process definition, process instance or job", runActivate},
-		{"suspended", "list suspended targets and scheduled suspensions", runSuspended},
-		{"client-sessions", "list the liveness sessions of clients (alive, or dead until taken over)", runClientSessions},
-		{"overview", "counts per process and job definition by state, open incidents, and jobs completed and failed and incidents opened per --step over --window", runOverview},
-		{"queues", "list queues: jobs, paused, whether a client works each (--pause Q, --resume Q: River's)", runQueues},
-		{"progress", "show the status and progress of a job (--job) or of every job of a process instance (--process-instance)", runProgress},
-		{"stop", "ask a job (--job) or every job of a process instance (--process-instance) to stop", runStop},
-		{"events", "print job status events (--follow: as they happen, from any process)", runEvents},
-		{"events-enable", "switch job status events on in the schema", runEventsEnable},
-		{"events-disable", "switch job status events off in the schema", runEventsDisable},
-		{"events-prune", "delete job status events written --older-than ago (default 24h)", runEventsPrune},
-		{"fairness-enable", "create the tenant index a fair client of the order flags reads (River's order without; a fair client's start does it for its own)", runFairnessEnable},
-		{"fairness-disable", "drop the tenant indexes of every order", runFairnessDisable},
-		{"fetch-index-enable", "create the fetch-order index clients of the order flags read (a client's start does it for its own)", runFetchIndexEnable},
-		{"fetch-index-disable", "drop the fetch-order indexes (and the head-of-key indexes) of every order", runFetchIndexDisable},
-		{"head-index-enable", "create the exclusive head-of-key index exclusive clients of the order flags read (--timers-first, --by-due-date; a client's start does it for its own)", runHeadIndexEnable},
-		{"head-index-disable", "drop the exclusive head-of-key indexes of every order, keeping the fetch-order indexes", runHeadIndexDisable},
-		{"console", "serve the operator web console (--listen, --read-only, --riverui-url, --prefix)", runConsole},
-		{"queue", "queue pending jobs: JOB... or --process-instance ID", runQueue},
-		{"deps", "show a job's prerequisites (done of total, blocked) and dependents: deps JOB", runDeps},
-		{"execute", "run one job now, ignoring its due date, and print its outcome: execute JOB_ID [--timeout 2m]", runExecute},
-		{"suspension-apply", "apply a scheduled suspension or activation now, before it is due: suspension-apply SCHEDULE_ID", runSuspensionApply},
-		{"subscriptions", "list named event subscriptions: position, events behind, last event (or one: subscriptions NAME)", runSubscriptions},
-		{"jobs", "search jobs: --state, --kind, --job-definition, --process-definition, --tenant, --instance-prefix, --created-from/-to, --oldest; paged (--after, --limit)", runSearchJobs},
-		{"instances", "search process instances that have jobs matching the jobs filters, each at its newest matching job; paged; instances tree ID: the call hierarchy", runSearchInstances},
-		{"bulk-retry", "retry open incidents in batches (--job IDS, --job-definition, --instance-prefix, --retries N): idempotent, resumable by running it again", runBulkRetry},
-		{"bulk", "suspend|activate|stop|priority the jobs --job IDS or every job the jobs filter flags match, in batches, with progress; bulk list|show ID: the bulk actions' history", runBulk},
-		{"deployments", "deploy BPMN models and manage deployments: create FILE... | list | show ID | delete ID [--cascade]", runDeployments},
-		{"why", "say why a job is not running (key held, suspended, prerequisites, pending, expired, scheduled, queue paused) and what to do: why JOB_ID", runWhy},
-	}
-}
-
 // run executes the command line args and returns the process exit code
 // (see exitCode). What it prints on stderr, errors and usage text, goes
 // through redactSecrets: no password of a database URL ever shows. With
@@ -124,48 +74,99 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	secrets := urlPasswords(args)
 	stderr = &redactingWriter{w: stderr, secrets: secrets}
 	jsonErrors := wantsJSON(args)
-	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
-		usage(stderr)
+	if len(args) == 0 || isHelp(args[0]) {
+		usage(stderr, "")
 		if len(args) == 0 {
 			return exitUsage
 		}
 		return exitOK
 	}
-	for _, cmd := range commands() {
-		if cmd.name != args[0] {
-			continue
-		}
-		state := &runState{}
-		err := cmd.run(withRunState(withStderr(ctx, stderr), state), args[1:], stdout)
-		code := exitCode(err, state.opened)
-		var flagErr *flagError
-		isFlagErr := errors.As(err, &flagErr)
+	cmd, rest, found := lookup(args)
+	// A noun (or "exclusive locks") without a verb, or with -h: its verbs.
+	// A noun alone runs its deprecated alias (the old verb of that name,
+	// such as `jobs`), if it has one.
+	if words := nounWords(args); len(words) > 0 && (!found || len(strings.Fields(cmd.path)) <= len(words)) {
+		after := args[len(words):]
 		switch {
-		case err == nil, errors.Is(err, flag.ErrHelp): // -h prints the flags, below
-		case jsonErrors:
-			e := jsonError{Error: err.Error(), Verb: cmd.name, ExitCode: code}
-			if isFlagErr {
-				var flags strings.Builder
-				printFlags(&flags, flagErr.fs)
-				e.Usage = flags.String()
-			}
-			writeJSONError(stderr, secrets, e)
-			return code
+		case len(after) > 0 && isHelp(after[0]):
+			usage(stderr, strings.Join(words, " "))
+			return exitOK
+		case found && cmd.alias != nil && (len(after) == 0 || strings.HasPrefix(after[0], "-") || cmd.aliasTakesArgs):
+			// The noun's deprecated alias: `timers ID`, `incidents --all`.
 		default:
-			fmt.Fprintf(stderr, "riverbpmn %s: %v\n", cmd.name, err)
+			msg := fmt.Sprintf("%q needs a verb", strings.Join(words, " "))
+			if len(after) > 0 && !strings.HasPrefix(after[0], "-") {
+				msg = fmt.Sprintf("unknown verb %q of %q", after[0], strings.Join(words, " "))
+			}
+			if jsonErrors {
+				writeJSONError(stderr, secrets, jsonError{Error: msg + "; riverbpmn " + strings.Join(words, " ") + " --help lists the verbs", Verb: strings.Join(words, " "), ExitCode: exitUsage})
+				return exitUsage
+			}
+			fmt.Fprintf(stderr, "riverbpmn %s: %s\n\n", strings.Join(words, " "), msg)
+			usage(stderr, strings.Join(words, " "))
+			return exitUsage
 		}
-		if isFlagErr {
-			printFlags(stderr, flagErr.fs)
-		}
-		return code
 	}
-	if jsonErrors {
-		writeJSONError(stderr, secrets, jsonError{Error: fmt.Sprintf("unknown command %q; riverbpmn --help lists the verbs", args[0]), ExitCode: exitUsage})
+	if !found {
+		if jsonErrors {
+			writeJSONError(stderr, secrets, jsonError{Error: fmt.Sprintf("unknown command %q; riverbpmn --help lists the commands", args[0]), ExitCode: exitUsage})
+			return exitUsage
+		}
+		fmt.Fprintf(stderr, "riverbpmn: unknown command %q\n\n", args[0])
+		usage(stderr, "")
 		return exitUsage
 	}
-	fmt.Fprintf(stderr, "riverbpmn: unknown command %q\n\n", args[0])
-	usage(stderr)
-	return exitUsage
+	if cmd.alias != nil {
+		old := cmd.path
+		path, args := cmd.alias(rest)
+		target, ok := find(path)
+		if !ok {
+			panic("riverbpmn: alias " + old + " names no command " + path) // TestAliases runs every alias
+		}
+		cmd, rest = target, args
+		if !jsonErrors {
+			fmt.Fprintf(stderr, "riverbpmn: %q is deprecated; use %q\n", old, path)
+		}
+	}
+	state := &runState{}
+	err := cmd.run(withRunState(withStderr(ctx, stderr), state), rest, stdout)
+	code := exitCode(err, state.opened)
+	var flagErr *flagError
+	isFlagErr := errors.As(err, &flagErr)
+	name := cmd.path
+	switch {
+	case err == nil, errors.Is(err, flag.ErrHelp): // -h prints the flags, below
+	case jsonErrors:
+		e := jsonError{Error: err.Error(), Verb: name, ExitCode: code}
+		if isFlagErr {
+			var flags strings.Builder
+			printFlags(&flags, flagErr.fs)
+			e.Usage = flags.String()
+		}
+		writeJSONError(stderr, secrets, e)
+		return code
+	default:
+		fmt.Fprintf(stderr, "riverbpmn %s: %v\n", name, err)
+	}
+	if isFlagErr {
+		printFlags(stderr, flagErr.fs)
+	}
+	return code
+}
+
+// isHelp reports whether arg asks for help.
+func isHelp(arg string) bool {
+	return arg == "help" || arg == "-h" || arg == "-help" || arg == "--help"
+}
+
+// nounWords returns the leading words of args that name a noun of the tree
+// ("jobs", or "exclusive locks"): none when args begin with no noun.
+func nounWords(args []string) []string {
+	n := 0
+	for n < len(args) && isNoun(args[:n+1]...) {
+		n++
+	}
+	return args[:n]
 }
 
 // runState is what run learns of a verb while it runs.
@@ -203,34 +204,6 @@ func stderrOf(ctx context.Context) io.Writer {
 		return w
 	}
 	return os.Stderr
-}
-
-// usageWidth is the width usage lays the verb table out in.
-const usageWidth = 80
-
-// usage prints the verb table: each verb, then its summary in a column after
-// the longest verb, wrapped within usageWidth columns.
-func usage(w io.Writer) {
-	cmds := commands()
-	width := 0
-	for _, cmd := range cmds {
-		width = max(width, len(cmd.name))
-	}
-	indent := 2 + width + 2
-	fmt.Fprintln(w, "Usage: riverbpmn <command> [flags]")
-	fmt.Fprintln(w)
-	fmt.Fprintln(w, "Commands:")
-	for _, cmd := range cmds {
-		for i, line := range wrapWords(cmd.summary, usageWidth-indent) {
-			name := ""
-			if i == 0 {
-				name = cmd.name
-			}
-			fmt.Fprintf(w, "  %-*s  %s\n", width, name, line)
-		}
-	}
-	fmt.Fprintln(w)
-	fmt.Fprintln(w, "Run 'riverbpmn <command> --help' for a command's flags.")
 }
 
 // wrapWords splits text into lines of at most width characters, breaking

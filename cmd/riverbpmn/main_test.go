@@ -74,12 +74,12 @@ func TestMigrateCommands(t *testing.T) {
 	url := riversharedtest.TestDatabaseURL()
 	schema := newSchema(t)
 
-	code, out, errOut := runCLI(t, "migrate-up", "--database-url", url, "--schema", schema)
+	code, out, errOut := runCLI(t, "migrate", "up", "--database-url", url, "--schema", schema)
 	require.Equal(t, 0, code, errOut)
 	require.Contains(t, out, "main: applied up 001 create river migration")
 	require.Contains(t, out, "riverbpmn: applied up 001 process instance index")
 
-	code, out, errOut = runCLI(t, "migrate-up", "--database-url", url, "--schema", schema)
+	code, out, errOut = runCLI(t, "migrate", "up", "--database-url", url, "--schema", schema)
 	require.Equal(t, 0, code, errOut)
 	require.Equal(t, "main: no migrations to apply (up)\nriverbpmn: no migrations to apply (up)\n", out, "idempotent")
 
@@ -88,11 +88,11 @@ func TestMigrateCommands(t *testing.T) {
 	require.Contains(t, out, "river v0.51.1\n")
 	require.Contains(t, out, fmt.Sprintf("schema riverbpmn line: version %03d\n", latestBPMNVersion(t)))
 
-	code, out, errOut = runCLI(t, "migrate-down", "--database-url", url, "--schema", schema)
+	code, out, errOut = runCLI(t, "migrate", "down", "--database-url", url, "--schema", schema)
 	require.Equal(t, 0, code, errOut)
 	require.Equal(t, 1, strings.Count(out, "riverbpmn: applied down"), "one step by default:\n%s", out)
 
-	code, out, errOut = runCLI(t, "migrate-down", "--target-version", "-1", "--database-url", url, "--schema", schema)
+	code, out, errOut = runCLI(t, "migrate", "down", "--target-version", "-1", "--database-url", url, "--schema", schema)
 	require.Equal(t, 0, code, errOut)
 	require.Contains(t, out, "riverbpmn: applied down 001 process instance index")
 	require.NotContains(t, out, "main:")
@@ -107,18 +107,18 @@ func TestMigrateErrors(t *testing.T) {
 
 	t.Run("MainLineMissing", func(t *testing.T) {
 		schema := newSchema(t)
-		code, _, errOut := runCLI(t, "migrate-down", "--database-url", url, "--schema", schema)
+		code, _, errOut := runCLI(t, "migrate", "down", "--database-url", url, "--schema", schema)
 		require.Equal(t, 1, code)
-		require.Contains(t, errOut, fmt.Sprintf("riverbpmn migrate-down: workflow: schema %q: River's main migration line is not applied", schema))
+		require.Contains(t, errOut, fmt.Sprintf("riverbpmn migrate down: workflow: schema %q: River's main migration line is not applied", schema))
 
-		code, _, errOut = runCLI(t, "migrate-up", "--skip-main", "--database-url", url, "--schema", schema)
+		code, _, errOut = runCLI(t, "migrate", "up", "--skip-main", "--database-url", url, "--schema", schema)
 		require.Equal(t, 1, code)
 		require.Contains(t, errOut, "River's main migration line is not applied")
 	})
 
 	t.Run("NoDatabaseURL", func(t *testing.T) {
 		t.Setenv("DATABASE_URL", "")
-		code, _, errOut := runCLI(t, "migrate-up")
+		code, _, errOut := runCLI(t, "migrate", "up")
 		require.Equal(t, exitUsage, code)
 		require.Contains(t, errOut, "--database-url is required")
 	})
@@ -136,41 +136,67 @@ func TestMigrateErrors(t *testing.T) {
 	})
 }
 
-// TestUsageFromVerbTable: --help lists every verb of the verb table once, in
-// its order, the summaries in one column after the longest verb and wrapped
-// within usageWidth columns; the CLI reference names every verb.
-func TestUsageFromVerbTable(t *testing.T) {
+// TestUsageFromCommandTable: --help prints the command table's visible
+// commands in its order, no deprecated alias, the summaries in one column
+// after the longest path and wrapped within usageWidth columns; a noun's
+// --help its own commands, laid out for its longest path; the CLI reference
+// names every command and every deprecated alias.
+func TestUsageFromCommandTable(t *testing.T) {
+	layout := func(errOut string, cmds []command) {
+		t.Helper()
+		width := 0
+		for _, cmd := range cmds {
+			width = max(width, len(cmd.path))
+		}
+		column := 2 + width + 2
+		var names []string
+		for _, line := range strings.Split(errOut, "\n") {
+			if !strings.HasPrefix(line, "  ") {
+				continue
+			}
+			require.LessOrEqual(t, len(line), usageWidth, "%q", line)
+			require.Greater(t, len(line), column, "%q", line)
+			require.NotEqual(t, ' ', rune(line[column]), "the summary starts at column %d: %q", column, line)
+			require.Equal(t, strings.Repeat(" ", 2), line[column-2:column], "%q", line)
+			if name := strings.TrimSpace(line[:column]); name != "" {
+				names = append(names, name)
+			}
+		}
+		var want []string
+		for _, cmd := range cmds {
+			want = append(want, cmd.path)
+		}
+		require.Equal(t, want, names)
+	}
 	code, out, errOut := runCLI(t, "--help")
 	require.Equal(t, exitOK, code)
 	require.Empty(t, out)
-	width := 0
-	for _, cmd := range commands() {
-		width = max(width, len(cmd.name))
+	require.Greater(t, len("exclusive locks delete-stale"), 13, "a path longer than the old fixed column")
+	layout(errOut, visibleCommands())
+	for _, a := range aliases() {
+		require.NotContains(t, errOut, "  "+a.path+"  ", "deprecated aliases are hidden")
 	}
-	require.Greater(t, width, 13, "a verb longer than the old fixed column")
-	column := 2 + width + 2
-	var names []string
-	for _, line := range strings.Split(errOut, "\n") {
-		if !strings.HasPrefix(line, "  ") {
-			continue
-		}
-		require.LessOrEqual(t, len(line), usageWidth, "%q", line)
-		require.Greater(t, len(line), column, "%q", line)
-		require.NotEqual(t, ' ', rune(line[column]), "the summary starts at column %d: %q", column, line)
-		require.Equal(t, strings.Repeat(" ", 2), line[column-2:column], "%q", line)
-		if name := strings.TrimSpace(line[:column]); name != "" {
-			names = append(names, name)
+
+	code, _, errOut = runCLI(t, "timers", "--help")
+	require.Equal(t, exitOK, code)
+	var timers []command
+	for _, cmd := range visibleCommands() {
+		if cmd.noun() == "timers" {
+			timers = append(timers, cmd)
 		}
 	}
-	var want []string
-	for _, cmd := range commands() {
-		want = append(want, cmd.name)
-	}
-	require.Equal(t, want, names)
+	layout(errOut, timers)
+	code, _, errOut = runCLI(t, "exclusive", "locks")
+	require.Equal(t, exitUsage, code, "a noun without a verb")
+	require.Contains(t, errOut, `"exclusive locks" needs a verb`)
+	require.Contains(t, errOut, "exclusive locks delete-stale")
+	code, _, errOut = runCLI(t, "jobs", "lsit")
+	require.Equal(t, exitUsage, code)
+	require.Contains(t, errOut, `unknown verb "lsit" of "jobs"`)
 
 	reference, err := os.ReadFile("../../docs/operating/cli.md")
 	require.NoError(t, err)
 	for _, cmd := range commands() {
-		require.Regexp(t, "(?m)^\\| .*`"+regexp.QuoteMeta(cmd.name)+"[` ]", string(reference), "docs/operating/cli.md's verb table names %s", cmd.name)
+		require.Regexp(t, "(?m)^\\| .*`"+regexp.QuoteMeta(cmd.path)+"[` ]", string(reference), "docs/operating/cli.md's tables name %s", cmd.path)
 	}
 }

@@ -15,7 +15,7 @@ import (
 )
 
 func runMigrateUp(ctx context.Context, args []string, stdout io.Writer) error {
-	return runMigrate(ctx, "migrate-up", args, stdout,
+	return runMigrate(ctx, "migrate up", args, stdout,
 		func(fs *flag.FlagSet, opts *workflow.MigrateOpts) {
 			fs.BoolVar(&opts.SkipMainLine, "skip-main", false, "do not apply River's main line (it must already be applied)")
 			fs.IntVar(&opts.MaxSteps, "max-steps", 0, "apply at most this many riverbpmn migrations (0 = all)")
@@ -25,7 +25,7 @@ func runMigrateUp(ctx context.Context, args []string, stdout io.Writer) error {
 }
 
 func runMigrateDown(ctx context.Context, args []string, stdout io.Writer) error {
-	return runMigrate(ctx, "migrate-down", args, stdout,
+	return runMigrate(ctx, "migrate down", args, stdout,
 		func(fs *flag.FlagSet, opts *workflow.MigrateOpts) {
 			fs.IntVar(&opts.MaxSteps, "max-steps", 0, "roll back at most this many riverbpmn migrations (0 = one)")
 			fs.IntVar(&opts.TargetVersion, "target-version", 0, "roll riverbpmn's line back to this version (-1 = remove it)")

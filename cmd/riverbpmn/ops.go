@@ -7,11 +7,8 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
-	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -55,71 +52,6 @@ func formatPriority(p *int64) string {
 
 // ---- incidents ----
 
-func runIncidents(ctx context.Context, args []string, stdout io.Writer) error {
-	if len(args) > 0 && args[0] == "list" {
-		return runIncidentsList(ctx, args[1:], stdout)
-	}
-	var (
-		v     = newVerb("incidents")
-		all   bool
-		jobID int64
-	)
-	v.fs.BoolVar(&all, "all", false, "list resolved incidents too, newest first (default: open ones, oldest first)")
-	v.fs.Int64Var(&jobID, "job", 0, "list every incident of this job, open or resolved")
-	var page pageFlags
-	page.register(v.fs, "incident id")
-	if _, err := v.parse(args); err != nil {
-		return err
-	}
-	size, after, err := page.sizeAndAfterID()
-	if err != nil {
-		return err
-	}
-	if jobID < 0 {
-		return fmt.Errorf("--job %d is not a job id (a positive integer)", jobID)
-	}
-	if page.paged() && (all || jobID != 0) {
-		return errors.New("--after and --limit page the open incidents; not with --all or --job")
-	}
-	engine, closeDB, err := v.engine(ctx, nil)
-	if err != nil {
-		return err
-	}
-	defer closeDB()
-
-	var incidents []*workflow.Incident
-	switch {
-	case page.paged():
-		incidents, err = engine.OpenIncidentsPage(ctx, after, size)
-	case jobID != 0:
-		// A job that does not exist is not found, rather than an empty list.
-		if _, err := engine.JobDetails(ctx, jobID); err != nil {
-			return err
-		}
-		incidents, err = engine.JobIncidents(ctx, jobID)
-	case all:
-		incidents, err = engine.AllIncidents(ctx)
-	default:
-		incidents, err = engine.OpenIncidents(ctx)
-	}
-	if err != nil {
-		return err
-	}
-	return v.print(stdout, toIncidentsJSON(incidents), func(w io.Writer) error {
-		if len(incidents) == 0 {
-			fmt.Fprintln(w, "no incidents")
-			return nil
-		}
-		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-		writeIncidentRows(tw, incidents)
-		if err := tw.Flush(); err != nil {
-			return err
-		}
-		page.printNext(w, len(incidents), size, strconv.FormatInt(incidents[len(incidents)-1].ID, 10))
-		return nil
-	})
-}
-
 // incidentJSON is an incident as the verbs print it with --json.
 type incidentJSON struct {
 	ID                int64      `json:"id"`
@@ -131,16 +63,6 @@ type incidentJSON struct {
 	Message           string     `json:"message"`
 	CreatedAt         time.Time  `json:"created_at"`
 	ResolvedAt        *time.Time `json:"resolved_at"`
-}
-
-// writeIncidentRows writes incidents to tw as a table, its header first:
-// the one layout of every incident listing.
-func writeIncidentRows(tw *tabwriter.Writer, incidents []*workflow.Incident) {
-	fmt.Fprintln(tw, "ID\tJOB\tTYPE\tJOB DEFINITION\tACTIVITY\tINSTANCE\tCREATED\tRESOLVED\tMESSAGE")
-	for _, i := range incidents {
-		fmt.Fprintf(tw, "%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", i.ID, i.JobID, i.Type, orDash(i.JobDefinitionID),
-			orDash(i.ActivityID), orDash(i.ProcessInstanceID), formatTime(&i.CreatedAt), formatTime(i.ResolvedAt), oneLine(i.Message, 80))
-	}
 }
 
 func toIncidentsJSON(incidents []*workflow.Incident) []incidentJSON {
@@ -205,6 +127,20 @@ type jobDetailsJSON struct {
 	Incidents        []incidentJSON       `json:"incidents"`
 }
 
+// toWaitJSON returns a job's exclusive wait as the verbs print it; nil
+// for none.
+func toWaitJSON(w *workflow.ExclusiveWait) *waitJSON {
+	if w == nil {
+		return nil
+	}
+	out := &waitJSON{Scope: w.Scope.Name(), Key: w.Key, KeyJobsAhead: w.KeyJobsAhead, Waiting: w.Waiting, Summary: w.String()}
+	if w.Holder != nil {
+		lock := toLockJSON(w.Holder)
+		out.Holder = &lock
+	}
+	return out
+}
+
 func rawJSON(b []byte) json.RawMessage {
 	if !json.Valid(b) {
 		quoted, _ := json.Marshal(string(b))
@@ -244,20 +180,8 @@ func (f *scopeFlag) Set(s string) error {
 }
 
 func runJob(ctx context.Context, args []string, stdout io.Writer) error {
-	var (
-		v     = newVerb("job")
-		scope = scopeFlag{scope: exclusive.ProcessInstance}
-	)
-	v.fs.Var(&scope, "exclusive-scope", scopeFlagUsage)
-	positionals, err := v.parse(args, "JOB_ID")
-	if err != nil {
-		return err
-	}
-	jobID, err := parseID("JOB_ID", positionals[0])
-	if err != nil {
-		return err
-	}
-	engine, closeDB, err := v.engine(ctx, &workflow.Config{ExclusiveScope: scope.scope})
+	v := newScopedJobVerb("jobs show")
+	engine, jobID, closeDB, err := v.open(ctx, args, nil)
 	if err != nil {
 		return err
 	}
@@ -271,13 +195,7 @@ func runJob(ctx context.Context, args []string, stdout io.Writer) error {
 		RetriesUnbounded: d.RetriesUnbounded, RetryCycle: d.RetryCycle, NextRunAt: d.NextRunAt,
 		Incidents: toIncidentsJSON(d.Incidents),
 	}
-	if w := d.ExclusiveWait; w != nil {
-		out.ExclusiveWait = &waitJSON{Scope: w.Scope.Name(), Key: w.Key, KeyJobsAhead: w.KeyJobsAhead, Waiting: w.Waiting, Summary: w.String()}
-		if w.Holder != nil {
-			lock := toLockJSON(w.Holder)
-			out.ExclusiveWait.Holder = &lock
-		}
-	}
+	out.ExclusiveWait = toWaitJSON(d.ExclusiveWait)
 	return v.print(stdout, out, func(w io.Writer) error {
 		job := d.Job
 		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
@@ -337,67 +255,6 @@ func runJob(ctx context.Context, args []string, stdout io.Writer) error {
 	})
 }
 
-// ---- instance ----
-
-func runInstance(ctx context.Context, args []string, stdout io.Writer) error {
-	var (
-		v           = newVerb("instance")
-		instanceArg processInstanceArg
-		page        pageFlags
-	)
-	instanceArg.register(v.fs)
-	page.register(v.fs, "job id")
-	instance, err := instanceArg.parse(v, args)
-	if err != nil {
-		return err
-	}
-	size, after, err := page.sizeAndAfterID()
-	if err != nil {
-		return err
-	}
-	engine, closeDB, err := v.engine(ctx, nil)
-	if err != nil {
-		return err
-	}
-	defer closeDB()
-	var jobs []*rivertype.JobRow
-	if page.paged() {
-		jobs, err = engine.ProcessInstanceJobsPage(ctx, instance, after, size)
-	} else {
-		jobs, err = engine.ProcessInstanceJobs(ctx, instance)
-	}
-	if err != nil {
-		return err
-	}
-	if len(jobs) == 0 && after > 0 {
-		return v.println(stdout, []jobJSON{}, "no more jobs")
-	}
-	if len(jobs) == 0 {
-		return instanceNotFound(instance)
-	}
-	out := make([]jobJSON, len(jobs))
-	for i, job := range jobs {
-		out[i] = toJobJSON(job)
-	}
-	return v.print(stdout, out, func(w io.Writer) error {
-		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "JOB\tKIND\tSTATE\tATTEMPT\tACTIVITY\tJOB DEFINITION\tPRIORITY\tSCHEDULED")
-		for _, job := range jobs {
-			var activity, jobDef, prio string = "-", "-", "-"
-			if jc, err := workflow.JobContextOf(job); err == nil {
-				activity, jobDef, prio = orDash(jc.ActivityID), orDash(jc.JobDefinitionID), formatPriority(jc.Priority)
-			}
-			fmt.Fprintf(tw, "%d\t%s\t%s\t%d/%d\t%s\t%s\t%s\t%s\n", job.ID, job.Kind, job.State, job.Attempt, job.MaxAttempts,
-				activity, jobDef, prio, formatTime(&job.ScheduledAt))
-		}
-		if err := tw.Flush(); err != nil {
-			return err
-		}
-		page.printNext(w, len(jobs), size, strconv.FormatInt(jobs[len(jobs)-1].ID, 10))
-		return nil
-	})
-}
-
 // ---- retries ----
 
 // doneJSON is what a verb that changes something prints with --json.
@@ -407,7 +264,7 @@ type doneJSON struct {
 }
 
 func runRetries(ctx context.Context, args []string, stdout io.Writer) error {
-	v := newVerb("retries")
+	v := newVerb("jobs set-retries")
 	positionals, err := v.parse(args, "JOB_ID", "N")
 	if err != nil {
 		return err
@@ -438,102 +295,87 @@ func runRetries(ctx context.Context, args []string, stdout io.Writer) error {
 
 // ---- priority ----
 
-// splitSubcommand returns the subcommand of a verb that has some (priority
-// override, deployments create): the first argument that is neither a flag
-// nor the value of a connection flag, and the other arguments. With -h it
-// prints usage and all's flags; without a subcommand it parses the rest
-// into all, for a clear error about a mistyped flag, then names the usage.
-func splitSubcommand(ctx context.Context, args []string, usage string, all *verb) (sub string, rest []string, err error) {
-	rest = args
-	for i := 0; i < len(args); i++ {
-		tok := args[i]
-		switch {
-		case tok == "-h" || tok == "-help" || tok == "--help":
-			fmt.Fprintln(stderrOf(ctx), usage)
-			printFlags(stderrOf(ctx), all.fs)
-			return "", nil, flag.ErrHelp
-		case tok == "--database-url" || tok == "-database-url" || tok == "--schema" || tok == "-schema":
-			i++
-		case strings.HasPrefix(tok, "-"):
-		default:
-			return tok, append(slices.Clone(args[:i]), args[i+1:]...), nil
-		}
+// parsePriority parses a PRIORITY argument.
+func parsePriority(value string) (int64, error) {
+	p, err := strconv.ParseInt(value, 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("PRIORITY %q is not an integer (int64)", value)
 	}
-	if _, err := all.parse(rest); err != nil {
-		return "", nil, err
-	}
-	return "", nil, errors.New("missing subcommand; " + usage)
+	return p, nil
 }
 
-func runPriority(ctx context.Context, args []string, stdout io.Writer) error {
-	const usage = "usage: priority override JOB_DEFINITION_ID PRIORITY [--cascade] | priority clear JOB_DEFINITION_ID | priority set JOB_ID PRIORITY"
-	sub, rest, err := splitSubcommand(ctx, args, usage, newVerb("priority"))
+// runJobSetPriority sets one job's BPMN priority.
+func runJobSetPriority(ctx context.Context, args []string, stdout io.Writer) error {
+	v := newVerb("jobs set-priority")
+	positionals, err := v.parse(args, "JOB_ID", "PRIORITY")
 	if err != nil {
 		return err
 	}
-	var (
-		v       = newVerb("priority " + sub)
-		cascade bool
-	)
-	var names []string
-	switch sub {
-	case "override":
-		v.fs.BoolVar(&cascade, "cascade", false, "also rewrite every unfinished job of the definition to the priority")
-		names = []string{"JOB_DEFINITION_ID", "PRIORITY"}
-	case "clear":
-		names = []string{"JOB_DEFINITION_ID"}
-	case "set":
-		names = []string{"JOB_ID", "PRIORITY"}
-	default:
-		return fmt.Errorf("unknown subcommand %q; %s", sub, usage)
-	}
-	positionals, err := v.parse(rest, names...)
+	jobID, err := parseID("JOB_ID", positionals[0])
 	if err != nil {
 		return err
 	}
-	var p int64
-	if len(positionals) == 2 {
-		if p, err = strconv.ParseInt(positionals[1], 10, 64); err != nil {
-			return fmt.Errorf("PRIORITY %q is not an integer (int64)", positionals[1])
-		}
-	}
-	var jobID int64
-	if sub == "set" {
-		if jobID, err = parseID("JOB_ID", positionals[0]); err != nil {
-			return err
-		}
+	p, err := parsePriority(positionals[1])
+	if err != nil {
+		return err
 	}
 	engine, closeDB, err := v.engine(ctx, nil)
 	if err != nil {
 		return err
 	}
 	defer closeDB()
+	if err := engine.SetJobPriority(ctx, jobID, p); err != nil {
+		return err
+	}
+	msg := fmt.Sprintf("job %d has priority %d", jobID, p)
+	return v.println(stdout, doneJSON{Done: msg}, msg)
+}
 
-	var msg string
-	switch sub {
-	case "override":
-		if err := engine.SetOverridingJobPriority(ctx, positionals[0], p, cascade); err != nil {
-			return err
-		}
-		msg = fmt.Sprintf("job definition %q has overriding priority %d", positionals[0], p)
-		if cascade {
-			msg += "; its unfinished jobs were rewritten to it"
-		}
-	case "clear":
-		if err := engine.ClearOverridingJobPriority(ctx, positionals[0]); err != nil {
-			return err
-		}
-		msg = fmt.Sprintf("job definition %q has no overriding priority", positionals[0])
-	case "set":
-		if err := engine.SetJobPriority(ctx, jobID, p); err != nil {
-			return err
-		}
-		msg = fmt.Sprintf("job %d has priority %d", jobID, p)
+// runDefinitionSetPriority gives a job definition an overriding priority.
+func runDefinitionSetPriority(ctx context.Context, args []string, stdout io.Writer) error {
+	v := newVerb("definitions set-priority")
+	cascade := v.fs.Bool("cascade", false, "also rewrite every unfinished job of the definition to the priority")
+	positionals, err := v.parse(args, "JOB_DEFINITION_ID", "PRIORITY")
+	if err != nil {
+		return err
+	}
+	p, err := parsePriority(positionals[1])
+	if err != nil {
+		return err
+	}
+	engine, closeDB, err := v.engine(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer closeDB()
+	if err := engine.SetOverridingJobPriority(ctx, positionals[0], p, *cascade); err != nil {
+		return err
+	}
+	msg := fmt.Sprintf("job definition %q has overriding priority %d", positionals[0], p)
+	if *cascade {
+		msg += "; its unfinished jobs were rewritten to it"
 	}
 	return v.println(stdout, doneJSON{Done: msg}, msg)
 }
 
-// ---- definitions ----
+// runDefinitionClearPriority clears a job definition's overriding priority.
+func runDefinitionClearPriority(ctx context.Context, args []string, stdout io.Writer) error {
+	v := newVerb("definitions clear-priority")
+	positionals, err := v.parse(args, "JOB_DEFINITION_ID")
+	if err != nil {
+		return err
+	}
+	engine, closeDB, err := v.engine(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer closeDB()
+	if err := engine.ClearOverridingJobPriority(ctx, positionals[0]); err != nil {
+		return err
+	}
+	msg := fmt.Sprintf("job definition %q has no overriding priority", positionals[0])
+	return v.println(stdout, doneJSON{Done: msg}, msg)
+}
 
 type definitionJSON struct {
 	ID                   string     `json:"id"`
@@ -545,58 +387,6 @@ type definitionJSON struct {
 	OpenIncidents        int64      `json:"open_incidents"`
 	Suspended            bool       `json:"suspended"`
 	SuspendedSince       *time.Time `json:"suspended_since,omitempty"`
-}
-
-func runDefinitions(ctx context.Context, args []string, stdout io.Writer) error {
-	v := newVerb("definitions")
-	var page pageFlags
-	page.register(v.fs, "job definition id")
-	if _, err := v.parse(args); err != nil {
-		return err
-	}
-	size, err := page.size()
-	if err != nil {
-		return err
-	}
-	engine, closeDB, err := v.engine(ctx, nil)
-	if err != nil {
-		return err
-	}
-	defer closeDB()
-	var defs []*workflow.JobDefinitionSummary
-	if page.paged() {
-		defs, err = engine.JobDefinitionsPage(ctx, page.after, size)
-	} else {
-		defs, err = engine.JobDefinitions(ctx)
-	}
-	if err != nil {
-		return err
-	}
-	out := make([]definitionJSON, len(defs))
-	for i, d := range defs {
-		out[i] = definitionJSON{d.ID, d.ProcessDefinitionKey, d.ActivityID, d.Kind, d.OverridingPriority, d.UnfinishedJobs, d.OpenIncidents, d.Suspended, d.SuspendedSince}
-	}
-	return v.print(stdout, out, func(w io.Writer) error {
-		if len(defs) == 0 {
-			fmt.Fprintln(w, "no job definitions stored (they are stored when a client with declarations starts)")
-			return nil
-		}
-		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "JOB DEFINITION\tPROCESS\tACTIVITY\tKIND\tOVERRIDING PRIORITY\tUNFINISHED JOBS\tOPEN INCIDENTS\tSTATE")
-		for _, d := range out {
-			state := "active"
-			if d.Suspended {
-				state = "suspended"
-			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%d\t%s\n", d.ID, d.ProcessDefinitionKey, d.ActivityID, d.Kind,
-				formatPriority(d.OverridingPriority), d.UnfinishedJobs, d.OpenIncidents, state)
-		}
-		if err := tw.Flush(); err != nil {
-			return err
-		}
-		page.printNext(w, len(defs), size, defs[len(defs)-1].ID)
-		return nil
-	})
 }
 
 // ---- locks ----
@@ -618,73 +408,10 @@ func toLockJSON(l *workflow.ExclusiveLock) lockJSON {
 	return lockJSON{l.Key, l.JobID, l.Attempt, l.ClientID, l.Queue, l.LockedAt, l.HolderState, l.HolderAttempt, l.Stale, l.ClientGone}
 }
 
-func runLocks(ctx context.Context, args []string, stdout io.Writer) error {
-	v := newVerb("locks")
-	var page pageFlags
-	page.register(v.fs, "key")
-	if _, err := v.parse(args); err != nil {
-		return err
-	}
-	size, err := page.size()
-	if err != nil {
-		return err
-	}
-	engine, closeDB, err := v.engine(ctx, nil)
-	if err != nil {
-		return err
-	}
-	defer closeDB()
-	var locks []*workflow.ExclusiveLock
-	if page.paged() {
-		locks, err = engine.ExclusiveLocksPage(ctx, page.after, size)
-	} else {
-		locks, err = engine.ExclusiveLocks(ctx)
-	}
-	if err != nil {
-		return err
-	}
-	out := make([]lockJSON, len(locks))
-	for i, l := range locks {
-		out[i] = toLockJSON(l)
-	}
-	scope, err := engine.RecordedExclusiveScope(ctx)
-	if err != nil {
-		return err
-	}
-	return v.print(stdout, out, func(w io.Writer) error {
-		fmt.Fprintln(w, describeRecordedScope(scope))
-		if len(locks) == 0 {
-			fmt.Fprintln(w, "no exclusive locks held")
-			return nil
-		}
-		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "KEY\tJOB\tATTEMPT\tCLIENT\tQUEUE\tLOCKED AT\tHOLDER NOW\tSTALE")
-		for _, l := range locks {
-			holder := "gone"
-			if l.HolderState != "" {
-				holder = fmt.Sprintf("%s (attempt %d)", l.HolderState, l.HolderAttempt)
-			}
-			stale := ""
-			switch {
-			case l.Stale:
-				stale = "STALE (free; the next fetch takes it over)"
-			case l.ClientGone:
-				stale = "CLIENT GONE (liveness gives it back within seconds)"
-			}
-			fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\t%s\t%s\t%s\n", l.Key, l.JobID, l.Attempt, l.ClientID, l.Queue, formatTime(&l.LockedAt), holder, stale)
-		}
-		if err := tw.Flush(); err != nil {
-			return err
-		}
-		page.printNext(w, len(locks), size, locks[len(locks)-1].Key)
-		return nil
-	})
-}
-
 // runLocksDeleteStale deletes every stale exclusive lock, and the rows kept
 // for keys given back (Engine.DeleteStaleExclusiveLocks).
 func runLocksDeleteStale(ctx context.Context, args []string, stdout io.Writer) error {
-	v := newVerb("locks-delete-stale")
+	v := newVerb("exclusive locks delete-stale")
 	engine, closeDB, err := v.open(ctx, args)
 	if err != nil {
 		return err
@@ -731,43 +458,55 @@ func describeRecordedScope(r *exclusive.RecordedScope) string {
 	return fmt.Sprintf("exclusive scope in force: %s (recorded %s, %s)", what, by, formatTime(&r.RecordedAt))
 }
 
-// runExclusiveScope shows the exclusive scope recorded in the schema, or
-// with --set records another one (Engine.RecordedExclusiveScope,
-// Engine.SetExclusiveScope).
-func runExclusiveScope(ctx context.Context, args []string, stdout io.Writer) error {
-	v := newVerb("exclusive-scope")
-	set := v.fs.String("set", "", "record this scope as the one in force (process-instance, root-process-instance or none); refused while a client of the schema is alive")
-	force := v.fs.Bool("force", false, "with --set: record it even while clients of the schema are alive (they keep their scope until they restart, then refuse to start)")
-	if _, err := v.parse(args); err != nil {
+// runExclusiveScopeShow shows the exclusive scope recorded in the schema
+// (Engine.RecordedExclusiveScope).
+func runExclusiveScopeShow(ctx context.Context, args []string, stdout io.Writer) error {
+	v := newVerb("exclusive scope show")
+	engine, closeDB, err := v.open(ctx, args)
+	if err != nil {
 		return err
 	}
-	var setScope *exclusive.Scope
-	if *set != "" {
-		scope, err := exclusive.ParseScope(*set)
-		if err != nil {
-			return fmt.Errorf("--set: %w", err)
-		}
-		setScope = &scope
+	defer closeDB()
+	return printScope(ctx, v, engine, stdout, nil, "")
+}
+
+// runExclusiveScopeSet records another exclusive scope
+// (Engine.SetExclusiveScope, Engine.ForceExclusiveScope).
+func runExclusiveScopeSet(ctx context.Context, args []string, stdout io.Writer) error {
+	v := newVerb("exclusive scope set")
+	force := v.fs.Bool("force", false, "record it even while clients of the schema are alive (they keep their scope until they restart, then refuse to start)")
+	positionals, err := v.parse(args, "SCOPE")
+	if err != nil {
+		return err
+	}
+	scope, err := exclusive.ParseScope(positionals[0])
+	if err != nil {
+		return fmt.Errorf("SCOPE: %w", err)
 	}
 	engine, closeDB, err := v.engine(ctx, nil)
 	if err != nil {
 		return err
 	}
 	defer closeDB()
-	var out scopeJSON
-	if setScope != nil {
-		set := engine.SetExclusiveScope
-		if *force {
-			set = engine.ForceExclusiveScope
-		}
-		previous, err := set(ctx, *setScope)
-		if err != nil {
-			return err
-		}
-		if previous != nil {
-			out.Previous = previous.Name()
-		}
+	set := engine.SetExclusiveScope
+	if *force {
+		set = engine.ForceExclusiveScope
 	}
+	previous, err := set(ctx, scope)
+	if err != nil {
+		return err
+	}
+	prev := ""
+	if previous != nil {
+		prev = previous.Name()
+	}
+	return printScope(ctx, v, engine, stdout, &scope, prev)
+}
+
+// printScope prints the exclusive scope in force, after recording set (if
+// not nil) in place of previous.
+func printScope(ctx context.Context, v *verb, engine *workflow.Engine, stdout io.Writer, set *exclusive.Scope, previous string) error {
+	out := scopeJSON{Previous: previous}
 	recorded, err := engine.RecordedExclusiveScope(ctx)
 	if err != nil {
 		return err
@@ -777,14 +516,39 @@ func runExclusiveScope(ctx context.Context, args []string, stdout io.Writer) err
 		out.Scope, out.Recorded, out.RecordedAt, out.RecordedBy = recorded.Scope.Name(), true, &at, recorded.RecordedBy
 	}
 	return v.print(stdout, out, func(w io.Writer) error {
-		if setScope != nil {
+		if set != nil {
 			prev := "none recorded"
 			if out.Previous != "" {
 				prev = out.Previous
 			}
-			fmt.Fprintf(w, "recorded exclusive scope %s (was: %s)\n", setScope.Name(), prev)
+			fmt.Fprintf(w, "recorded exclusive scope %s (was: %s)\n", set.Name(), prev)
 		}
 		_, err := fmt.Fprintln(w, describeRecordedScope(recorded))
+		return err
+	})
+}
+
+// runExclusiveWait prints a job's exclusive wait (Engine.ExclusiveWait),
+// judged by the scope in force: its key, the job holding it, the jobs of
+// the key ahead of it.
+func runExclusiveWait(ctx context.Context, args []string, stdout io.Writer) error {
+	v := newJobVerb("exclusive wait")
+	engine, jobID, closeDB, err := v.open(ctx, args, nil)
+	if err != nil {
+		return err
+	}
+	defer closeDB()
+	wait, err := engine.ExclusiveWait(ctx, jobID)
+	if err != nil {
+		return err
+	}
+	out := toWaitJSON(wait)
+	return v.print(stdout, out, func(w io.Writer) error {
+		if out == nil {
+			_, err := fmt.Fprintf(w, "job %d: no exclusive wait\n", jobID)
+			return err
+		}
+		_, err := fmt.Fprintf(w, "job %d: %s\n", jobID, out.Summary)
 		return err
 	})
 }

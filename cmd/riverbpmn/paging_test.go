@@ -11,10 +11,10 @@ import (
 	"github.com/riverbpmn/riverbpmn/workflow"
 )
 
-// TestListingPages: --after and --limit list one page of instance,
-// incidents, definitions, locks and timers through the engine's keyset
-// pages, the text ending with the flags of the next page while a page is
-// full; bad values are named.
+// TestListingPages: --after and --limit list one page of an instance's
+// jobs, incidents, definitions, locks and timers through the engine's
+// keyset pages, the text ending with the flags of the next page when there
+// is one (never a next page that comes back empty); bad values are named.
 func TestListingPages(t *testing.T) {
 	ctx := context.Background()
 	engine, schema := opsSetup(t)
@@ -29,32 +29,31 @@ func TestListingPages(t *testing.T) {
 	}
 	id := func(n int64) string { return strconv.FormatInt(n, 10) }
 
-	var page []jobJSON
-	cliJSON(t, schema, &page, "instance", "pi-pages", "--limit", "2")
+	page := cliItems[instanceJobJSON](t, schema, "instances", "jobs", "pi-pages", "--limit", "2")
 	require.Len(t, page, 2)
 	require.Equal(t, ids[0], page[0].ID)
-	code, out, errOut := cli(t, schema, "instance", "pi-pages", "--limit", "2", "--after", id(ids[1]))
+	code, out, errOut := cli(t, schema, "instances", "jobs", "pi-pages", "--limit", "2", "--after", id(ids[1]))
 	require.Equal(t, exitOK, code, errOut)
 	require.Contains(t, out, "\n"+id(ids[2])+" ")
 	require.NotContains(t, out, "\n"+id(ids[1])+" ")
 	require.Contains(t, out, "next page: --after "+id(ids[3])+" --limit 2\n")
-	code, out, errOut = cli(t, schema, "instance", "pi-pages", "--limit", "2", "--after", id(ids[3]))
+	code, out, errOut = cli(t, schema, "instances", "jobs", "pi-pages", "--limit", "1", "--after", id(ids[3]))
 	require.Equal(t, exitOK, code, errOut)
 	require.Contains(t, out, "\n"+id(ids[4])+" ")
-	require.NotContains(t, out, "next page", "the last page is not full")
-	code, out, errOut = cli(t, schema, "instance", "pi-pages", "--after", id(ids[4]))
+	require.NotContains(t, out, "next page", "a full last page names no next page")
+	code, out, errOut = cli(t, schema, "instances", "jobs", "pi-pages", "--after", id(ids[4]))
 	require.Equal(t, exitOK, code, errOut)
-	require.Equal(t, "no more jobs\n", out)
+	require.Equal(t, "nothing after "+id(ids[4])+"\n", out)
 
 	for _, tc := range []struct {
 		args []string
 		want string
 	}{
-		{[]string{"instance", "pi-pages", "--limit", "-1"}, "--limit -1 is out of range: 1 to 1000"},
-		{[]string{"instance", "pi-pages", "--limit", "1001"}, "--limit 1001 is out of range"},
-		{[]string{"instance", "pi-pages", "--after", "abc"}, `--after "abc" is not a job id`},
-		{[]string{"timers", "pi-pages", "--after", "-3"}, `--after "-3" is not a timer id`},
-		{[]string{"incidents", "--all", "--limit", "5"}, "--after and --limit page the open incidents; not with --all or --job"},
+		{[]string{"instances", "jobs", "pi-pages", "--limit", "-1"}, "--limit -1 is out of range: 1 to 1000"},
+		{[]string{"instances", "jobs", "pi-pages", "--limit", "1001"}, "--limit 1001 is out of range"},
+		{[]string{"instances", "jobs", "pi-pages", "--after", "abc"}, `--after "abc" is not an id`},
+		{[]string{"instances", "timers", "pi-pages", "--after", "-3"}, `--after "-3" is not an id`},
+		{[]string{"sessions", "list", "--after", "7"}, `--after "7": no such item`},
 	} {
 		code, _, errOut := cli(t, schema, tc.args...)
 		require.Equal(t, exitUsage, code, tc.args)
@@ -65,24 +64,28 @@ func TestListingPages(t *testing.T) {
 	for _, jobID := range ids[:2] {
 		require.NoError(t, engine.SetJobRetries(ctx, jobID, 0))
 	}
-	var incidents []incidentJSON
-	cliJSON(t, schema, &incidents, "incidents", "--limit", "1")
-	require.Len(t, incidents, 1)
-	code, out, errOut = cli(t, schema, "incidents", "--limit", "1", "--after", id(incidents[0].ID))
+	var incidents listOutput[incidentJSON]
+	cliJSON(t, schema, &incidents, "incidents", "list", "--limit", "1")
+	require.Len(t, incidents.Items, 1)
+	require.Equal(t, id(incidents.Items[0].ID), incidents.Next)
+	code, out, errOut = cli(t, schema, "incidents", "list", "--limit", "1", "--after", incidents.Next)
 	require.Equal(t, exitOK, code, errOut)
-	require.Contains(t, out, "next page: --after ")
-	require.NotContains(t, out, "\n"+id(incidents[0].ID)+" ")
+	require.NotContains(t, out, "next page", "the second of two is the last")
+	require.NotContains(t, out, "\n"+incidents.Next+" ")
 
-	var defs []definitionJSON
-	cliJSON(t, schema, &defs, "definitions", "--limit", "1")
-	require.Len(t, defs, 1)
-	cliJSON(t, schema, &defs, "definitions", "--after", defs[0].ID)
-	require.Empty(t, defs)
+	var defs listOutput[definitionJSON]
+	cliJSON(t, schema, &defs, "definitions", "list", "--limit", "1")
+	require.Len(t, defs.Items, 1)
+	require.Empty(t, defs.Next, "one job definition")
+	first := defs.Items[0].ID
+	defs = listOutput[definitionJSON]{}
+	cliJSON(t, schema, &defs, "definitions", "list", "--after", first)
+	require.Empty(t, defs.Items)
 
-	code, out, errOut = cli(t, schema, "locks", "--limit", "10")
+	code, out, errOut = cli(t, schema, "exclusive", "locks", "list", "--limit", "10")
 	require.Equal(t, exitOK, code, errOut)
-	require.Equal(t, "exclusive scope in force: none recorded yet (the first client to start records its engine's; engines enforce process instance unless configured otherwise)\nno exclusive locks held\n", out)
-	code, out, errOut = cli(t, schema, "timers", "pi-pages", "--limit", "10")
+	require.Equal(t, "no exclusive locks held\n", out)
+	code, out, errOut = cli(t, schema, "instances", "timers", "pi-pages", "--limit", "10")
 	require.Equal(t, exitOK, code, errOut)
 	require.NotContains(t, out, "next page")
 }

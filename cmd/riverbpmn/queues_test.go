@@ -34,23 +34,31 @@ func TestQueuesCommand(t *testing.T) {
 	}
 	list := func(extra ...string) []queue {
 		t.Helper()
-		code, out, errOut := runCLI(t, append([]string{"queues", "--database-url", url, "--schema", schema, "--json"}, extra...)...)
+		code, out, errOut := runCLI(t, append([]string{"queues", "list", "--database-url", url, "--schema", schema, "--json"}, extra...)...)
 		require.Equal(t, 0, code, errOut)
-		var queues []queue
+		var queues listOutput[queue]
 		require.NoError(t, json.Unmarshal([]byte(out), &queues), out)
-		return queues
+		return queues.Items
 	}
 	queues := list()
 	require.Len(t, queues, 2)
 	require.Equal(t, queue{Name: "billing", Recorded: true, Worked: true}, queues[0])
 	require.Equal(t, queue{Name: "orphans", Available: 1}, queues[1], "no record: no client works it")
 
-	queues = list("--pause", "billing")
+	code, out, errOut := runCLI(t, "queues", "pause", "billing", "--database-url", url, "--schema", schema)
+	require.Equal(t, 0, code, errOut)
+	require.Equal(t, "queue \"billing\" paused\n", out)
+	queues = list()
 	require.NotNil(t, queues[0].PausedAt)
-	queues = list("--resume", "billing")
+	code, _, errOut = runCLI(t, "queues", "resume", "billing", "--database-url", url, "--schema", schema)
+	require.Equal(t, 0, code, errOut)
+	queues = list()
 	require.Nil(t, queues[0].PausedAt)
+	code, _, errOut = runCLI(t, "queues", "pause", "--database-url", url, "--schema", schema)
+	require.Equal(t, exitUsage, code)
+	require.Contains(t, errOut, "missing QUEUE")
 
-	code, out, _ := runCLI(t, "queues", "--database-url", url, "--schema", schema)
+	code, out, _ = runCLI(t, "queues", "list", "--database-url", url, "--schema", schema)
 	require.Equal(t, 0, code)
 	require.Contains(t, out, "NO CLIENT WORKS IT")
 }

@@ -1,21 +1,19 @@
 package main
 
-// subscriptions: named event subscriptions, their saved position and how
-// far behind they are.
+// events subscription NAME: one named event subscription, its saved
+// position and how far behind it is (events subscriptions, the list, is in
+// lists.go).
 
 import (
 	"context"
-	"fmt"
 	"io"
-	"text/tabwriter"
-	"time"
 
 	"github.com/riverbpmn/riverbpmn/events"
 )
 
-func runSubscriptions(ctx context.Context, args []string, stdout io.Writer) error {
-	v := newVerb("subscriptions")
-	name, err := v.parseOptional(args, "NAME")
+func runSubscription(ctx context.Context, args []string, stdout io.Writer) error {
+	v := newVerb("events subscription")
+	positionals, err := v.parse(args, "NAME")
 	if err != nil {
 		return err
 	}
@@ -24,34 +22,11 @@ func runSubscriptions(ctx context.Context, args []string, stdout io.Writer) erro
 		return err
 	}
 	defer closeDB()
-	var subs []events.Subscription
-	if name != "" {
-		sub, err := engine.EventSubscription(ctx, name)
-		if err != nil {
-			return err
-		}
-		subs = []events.Subscription{*sub}
-	} else if subs, err = engine.EventSubscriptions(ctx); err != nil {
+	sub, err := engine.EventSubscription(ctx, positionals[0])
+	if err != nil {
 		return err
 	}
-	var result any = subs
-	if name != "" {
-		result = subs[0]
-	}
-	return v.print(stdout, result, func(w io.Writer) error {
-		if len(subs) == 0 {
-			fmt.Fprintln(w, "no named event subscriptions")
-			return nil
-		}
-		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "SUBSCRIPTION\tPOSITION\tBEHIND (EVENTS)\tLAST EVENT\tSAVED AT")
-		for _, s := range subs {
-			last := "-"
-			if s.Last != nil {
-				last = s.Last.String()
-			}
-			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\n", s.Name, s.Cursor, s.Behind, last, s.UpdatedAt.Format(time.RFC3339))
-		}
-		return tw.Flush()
+	return v.print(stdout, sub, func(w io.Writer) error {
+		return subscriptionsList.printText(w, listOutput[events.Subscription]{Items: []events.Subscription{*sub}}, page{})
 	})
 }

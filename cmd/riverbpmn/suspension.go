@@ -52,7 +52,7 @@ func runActivate(ctx context.Context, args []string, stdout io.Writer) error {
 
 func runSuspension(ctx context.Context, action string, args []string, stdout io.Writer) error {
 	var (
-		v      = newVerb(action)
+		v      = newVerb("suspensions " + action)
 		target suspensionTarget
 	)
 	target.register(v.fs)
@@ -170,53 +170,6 @@ func runSuspension(ctx context.Context, action string, args []string, stdout io.
 		if res.Batches > 0 {
 			_, err := fmt.Fprintf(w, "  %s %d jobs in %d batches (%s, longest batch %s)\n", past, res.Jobs, res.Batches,
 				res.Duration.Round(time.Millisecond), res.LongestBatch.Round(time.Millisecond))
-			return err
-		}
-		return nil
-	})
-}
-
-// suspendedOutput is what suspended prints.
-type suspendedOutput struct {
-	Suspended []suspension.Suspended `json:"suspended"`
-	Scheduled []suspension.Scheduled `json:"scheduled"`
-}
-
-func runSuspended(ctx context.Context, args []string, stdout io.Writer) error {
-	v := newVerb("suspended")
-	engine, closeDB, err := v.open(ctx, args)
-	if err != nil {
-		return err
-	}
-	defer closeDB()
-	output := &suspendedOutput{}
-	if output.Suspended, err = engine.SuspendedTargets(ctx); err != nil {
-		return err
-	}
-	if output.Scheduled, err = engine.ScheduledSuspensions(ctx); err != nil {
-		return err
-	}
-	return v.print(stdout, output, func(w io.Writer) error {
-		for _, s := range output.Suspended {
-			if _, err := fmt.Fprintf(w, "suspended %s %q since %s\n", s.Type, s.ID, s.Since.Format(time.RFC3339)); err != nil {
-				return err
-			}
-		}
-		for _, s := range output.Scheduled {
-			action := "activate"
-			if s.Change.Suspend {
-				action = "suspend"
-			}
-			line := fmt.Sprintf("scheduled %s %s %q at %s (include jobs: %t)", action, s.Change.Type, s.Change.ID, s.DueAt.Format(time.RFC3339), s.Change.IncludeJobs)
-			if s.LastError != "" {
-				line += ", last error: " + s.LastError
-			}
-			if _, err := fmt.Fprintln(w, line); err != nil {
-				return err
-			}
-		}
-		if len(output.Suspended) == 0 && len(output.Scheduled) == 0 {
-			_, err := fmt.Fprintln(w, "nothing is suspended or scheduled")
 			return err
 		}
 		return nil

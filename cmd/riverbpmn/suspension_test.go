@@ -36,7 +36,7 @@ func TestSuspensionCommands(t *testing.T) {
 	}
 	db := []string{"--database-url", url, "--schema", schema}
 
-	code, out, errOut := runCLI(t, append([]string{"suspend", "--job-definition", "jd", "--include-jobs", "--json"}, db...)...)
+	code, out, errOut := runCLI(t, append([]string{"suspensions", "suspend", "--job-definition", "jd", "--include-jobs", "--json"}, db...)...)
 	require.Equal(t, 0, code, errOut)
 	var res struct {
 		Action, Target, ID string
@@ -52,52 +52,55 @@ func TestSuspensionCommands(t *testing.T) {
 	require.EqualValues(t, 1, res.Result.Jobs)
 	require.Equal(t, "pending", state(bpmnJob))
 
-	code, out, errOut = runCLI(t, append([]string{"suspended"}, db...)...)
+	code, out, errOut = runCLI(t, append([]string{"suspensions", "list"}, db...)...)
 	require.Equal(t, 0, code, errOut)
-	require.Contains(t, out, `suspended job_definition "jd"`)
+	require.Regexp(t, `job_definition\s+jd\s+\d{4}-`, out)
 
-	code, out, errOut = runCLI(t, append([]string{"activate", "--job-definition", "jd", "--include-jobs"}, db...)...)
+	code, out, errOut = runCLI(t, append([]string{"suspensions", "activate", "--job-definition", "jd", "--include-jobs"}, db...)...)
 	require.Equal(t, 0, code, errOut)
 	require.Contains(t, out, `job_definition "jd": activated`)
 	require.Contains(t, out, "activated 1 jobs in 1 batches")
 	require.Equal(t, "available", state(bpmnJob))
 
-	code, out, errOut = runCLI(t, append([]string{"suspend", "--process-instance", "pi-1"}, db...)...)
+	code, out, errOut = runCLI(t, append([]string{"suspensions", "suspend", "--process-instance", "pi-1"}, db...)...)
 	require.Equal(t, 0, code, errOut)
 	require.Contains(t, out, `process_instance "pi-1": suspended`)
 	require.Equal(t, "pending", state(bpmnJob))
-	code, _, errOut = runCLI(t, append([]string{"activate", "--process-instance", "pi-1"}, db...)...)
+	code, _, errOut = runCLI(t, append([]string{"suspensions", "activate", "--process-instance", "pi-1"}, db...)...)
 	require.Equal(t, 0, code, errOut)
 	require.Equal(t, "available", state(bpmnJob))
 
-	code, out, errOut = runCLI(t, append([]string{"suspend", "--job", fmt.Sprint(plainJob), "--json"}, db...)...)
+	code, out, errOut = runCLI(t, append([]string{"suspensions", "suspend", "--job", fmt.Sprint(plainJob), "--json"}, db...)...)
 	require.Equal(t, 0, code, errOut)
 	require.Contains(t, out, `"changed": true`)
 	require.Equal(t, "pending", state(plainJob))
-	code, out, errOut = runCLI(t, append([]string{"activate", "--job", fmt.Sprint(plainJob)}, db...)...)
+	code, out, errOut = runCLI(t, append([]string{"suspensions", "activate", "--job", fmt.Sprint(plainJob)}, db...)...)
 	require.Equal(t, 0, code, errOut)
 	require.Contains(t, out, fmt.Sprintf("activated job %d", plainJob))
 	require.Equal(t, "available", state(plainJob))
 
-	code, out, errOut = runCLI(t, append([]string{"suspend", "--process-definition", "p", "--at", time.Now().Add(time.Hour).Format(time.RFC3339)}, db...)...)
+	code, out, errOut = runCLI(t, append([]string{"suspensions", "suspend", "--process-definition", "p", "--at", time.Now().Add(time.Hour).Format(time.RFC3339)}, db...)...)
 	require.Equal(t, 0, code, errOut)
 	require.Contains(t, out, "scheduled: suspend process_definition \"p\"")
-	code, out, errOut = runCLI(t, append([]string{"suspended", "--json"}, db...)...)
+	code, out, errOut = runCLI(t, append([]string{"suspensions", "scheduled", "--json"}, db...)...)
 	require.Equal(t, 0, code, errOut)
 	require.Contains(t, out, `"suspend": true`)
+	code, out, errOut = runCLI(t, append([]string{"suspensions", "scheduled"}, db...)...)
+	require.Equal(t, 0, code, errOut)
+	require.Regexp(t, `suspend\s+process_definition p\s+\d{4}-`, out)
 
 	// Unknown ids: exit code 3, naming the id.
 	for _, args := range [][]string{
-		{"suspend", "--job-definition", "nope"},
-		{"activate", "--process-definition", "nope"},
-		{"suspend", "--process-instance", "nope"},
-		{"activate", "--job", "99999999"},
+		{"suspensions", "suspend", "--job-definition", "nope"},
+		{"suspensions", "activate", "--process-definition", "nope"},
+		{"suspensions", "suspend", "--process-instance", "nope"},
+		{"suspensions", "activate", "--job", "99999999"},
 	} {
 		code, _, errOut = runCLI(t, append(args, db...)...)
 		require.Equal(t, exitNotFound, code, "%v: %s", args, errOut)
-		require.Contains(t, errOut, args[2])
+		require.Contains(t, errOut, args[3])
 	}
-	code, _, errOut = runCLI(t, append([]string{"suspend"}, db...)...)
+	code, _, errOut = runCLI(t, append([]string{"suspensions", "suspend"}, db...)...)
 	require.Equal(t, exitUsage, code)
 	require.Contains(t, errOut, "give exactly one of")
 }

@@ -7,7 +7,6 @@ import (
 	"io"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/riverbpmn/riverbpmn/workflow"
@@ -18,31 +17,6 @@ func formatTimePtr(t *time.Time) string {
 		return "-"
 	}
 	return t.UTC().Format(time.RFC3339Nano)
-}
-
-func formatLeft(n *int64) string {
-	if n == nil {
-		return "unbounded"
-	}
-	return fmt.Sprint(*n)
-}
-
-func printTimers(w io.Writer, timers []*workflow.TimerInfo) error {
-	tw := tabwriter.NewWriter(w, 0, 2, 2, ' ', 0)
-	fmt.Fprintln(tw, "TIMER\tTYPE\tDEFINITION\tOCCURRENCE\tJOB\tSTATE\tNEXT DUE\tLEFT\tOFFSET\tENDED")
-	for _, t := range timers {
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%d\t%d\t%s\t%s\t%s\t%s\t%s\n", t.ID, t.Type, t.Definition, t.Occurrence, t.JobID,
-			t.JobState, formatTimePtr(t.NextDueAt), formatLeft(t.RepetitionsLeft), t.RepeatOffset, formatTimerEnd(t))
-	}
-	return tw.Flush()
-}
-
-// formatTimerEnd is how and when a timer ended, "-" while it runs.
-func formatTimerEnd(t *workflow.TimerInfo) string {
-	if t.EndedAt == nil {
-		return "-"
-	}
-	return t.EndReason + " " + t.EndedAt.UTC().Format(time.RFC3339)
 }
 
 // timerID returns the timer id given either as the positional TIMER_ID or
@@ -85,69 +59,10 @@ func (v *timerVerb) parseID(args []string) (int64, error) {
 	return timerID(positional, v.flagID)
 }
 
-// runTimers lists the timers of a process instance.
-func runTimers(ctx context.Context, args []string, stdout io.Writer) error {
-	if len(args) > 0 && args[0] == "list" {
-		return runTimersList(ctx, args[1:], stdout)
-	}
-	var (
-		v           = newVerb("timers")
-		instanceArg processInstanceArg
-		page        pageFlags
-	)
-	instanceArg.register(v.fs)
-	page.register(v.fs, "timer id")
-	instance, err := instanceArg.parse(v, args)
-	if err != nil {
-		return err
-	}
-	size, after, err := page.sizeAndAfterID()
-	if err != nil {
-		return err
-	}
-	engine, closeDB, err := v.engine(ctx, nil)
-	if err != nil {
-		return err
-	}
-	defer closeDB()
-	var timers []*workflow.TimerInfo
-	if page.paged() {
-		timers, err = engine.ProcessInstanceTimersPage(ctx, instance, after, size)
-	} else {
-		timers, err = engine.ProcessInstanceTimers(ctx, instance)
-	}
-	if err != nil {
-		return err
-	}
-	if len(timers) == 0 && after == 0 {
-		// No timer: an instance no job belongs to is not found; one with
-		// jobs but no timer lists none.
-		jobs, err := engine.ProcessInstanceJobsPage(ctx, instance, 0, 1)
-		if err != nil {
-			return err
-		}
-		if len(jobs) == 0 {
-			return instanceNotFound(instance)
-		}
-	}
-	if timers == nil {
-		timers = []*workflow.TimerInfo{}
-	}
-	return v.print(stdout, timers, func(w io.Writer) error {
-		if err := printTimers(w, timers); err != nil {
-			return err
-		}
-		if len(timers) > 0 {
-			page.printNext(w, len(timers), size, strconv.FormatInt(timers[len(timers)-1].ID, 10))
-		}
-		return nil
-	})
-}
-
 // runTimerSetDueDate moves a timer's waiting occurrence.
 func runTimerSetDueDate(ctx context.Context, args []string, stdout io.Writer) error {
 	var (
-		v       = newTimerVerb("timer-set-due-date")
+		v       = newTimerVerb("timers set-due-date")
 		due     string
 		cascade bool
 	)
@@ -187,7 +102,7 @@ func runTimerSetDueDate(ctx context.Context, args []string, stdout io.Writer) er
 
 // runTimerCancel cancels a timer and its cycle.
 func runTimerCancel(ctx context.Context, args []string, stdout io.Writer) error {
-	v := newTimerVerb("timer-cancel")
+	v := newTimerVerb("timers cancel")
 	id, err := v.parseID(args)
 	if err != nil {
 		return err
@@ -216,7 +131,7 @@ func runTimerCancel(ctx context.Context, args []string, stdout io.Writer) error 
 
 // runTimer shows one timer.
 func runTimer(ctx context.Context, args []string, stdout io.Writer) error {
-	v := newTimerVerb("timer")
+	v := newTimerVerb("timers show")
 	id, err := v.parseID(args)
 	if err != nil {
 		return err
@@ -230,10 +145,12 @@ func runTimer(ctx context.Context, args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	return v.print(stdout, info, func(w io.Writer) error { return printTimers(w, []*workflow.TimerInfo{info}) })
+	return v.print(stdout, info, func(w io.Writer) error {
+		return timersList.printText(w, listOutput[*workflow.TimerInfo]{Items: []*workflow.TimerInfo{info}}, page{})
+	})
 }
 
 // runTimerPrune deletes ended timers whose occurrences have all finished.
 func runTimerPrune(ctx context.Context, args []string, stdout io.Writer) error {
-	return runPrune(ctx, "timer-prune", args, stdout, "timer(s)", (*workflow.Engine).PruneTimers)
+	return runPrune(ctx, "timers prune", args, stdout, "timer(s)", (*workflow.Engine).PruneTimers)
 }

@@ -42,10 +42,10 @@ func TestTimersList(t *testing.T) {
 		t.Helper()
 		code, out, errOut := runCLI(t, append([]string{"timers", "list", "--database-url", url, "--schema", schema, "--json"}, args...)...)
 		require.Equal(t, 0, code, errOut)
-		var got timersListOutput
+		var got listOutput[*workflow.TimerInfo]
 		require.NoError(t, json.Unmarshal([]byte(out), &got), out)
 		ids := []int64{}
-		for _, tm := range got.Timers {
+		for _, tm := range got.Items {
 			ids = append(ids, tm.ID)
 		}
 		return ids

@@ -38,10 +38,11 @@ func TestTimerCommands(t *testing.T) {
 	require.NoError(t, tx.Commit(ctx))
 	id := fmt.Sprint(res.TimerID)
 
-	code, out, errOut := runCLI(t, "timers", "--database-url", url, "--schema", schema, "--process-instance", "cli-1", "--json")
+	code, out, errOut := runCLI(t, "instances", "timers", "--database-url", url, "--schema", schema, "cli-1", "--json")
 	require.Equal(t, 0, code, errOut)
-	var listed []workflow.TimerInfo
-	require.NoError(t, json.Unmarshal([]byte(out), &listed), out)
+	var page listOutput[workflow.TimerInfo]
+	require.NoError(t, json.Unmarshal([]byte(out), &page), out)
+	listed := page.Items
 	require.Len(t, listed, 1)
 	require.Equal(t, res.TimerID, listed[0].ID)
 	require.Equal(t, "R3/PT1H", listed[0].Definition)
@@ -49,12 +50,12 @@ func TestTimerCommands(t *testing.T) {
 	require.Equal(t, int64(2), *listed[0].RepetitionsLeft)
 	require.WithinDuration(t, res.DueAt, *listed[0].NextDueAt, time.Microsecond)
 
-	code, out, errOut = runCLI(t, "timers", "--database-url", url, "--schema", schema, "--process-instance", "cli-1")
+	code, out, errOut = runCLI(t, "instances", "timers", "--database-url", url, "--schema", schema, "cli-1")
 	require.Equal(t, 0, code, errOut)
 	require.Contains(t, out, "R3/PT1H")
 	require.Contains(t, out, "NEXT DUE")
 
-	code, out, errOut = runCLI(t, "timer", "--database-url", url, "--schema", schema, "--timer", id, "--json")
+	code, out, errOut = runCLI(t, "timers", "show", "--database-url", url, "--schema", schema, "--timer", id, "--json")
 	require.Equal(t, 0, code, errOut)
 	var one workflow.TimerInfo
 	require.NoError(t, json.Unmarshal([]byte(out), &one), out)
@@ -62,29 +63,29 @@ func TestTimerCommands(t *testing.T) {
 
 	// The ids may also be given positionally, like the operator verbs take
 	// theirs, with flags before or after them.
-	code, out, errOut = runCLI(t, "timer", id, "--database-url", url, "--schema", schema, "--json")
+	code, out, errOut = runCLI(t, "timers", "show", id, "--database-url", url, "--schema", schema, "--json")
 	require.Equal(t, 0, code, errOut)
 	var positional workflow.TimerInfo
 	require.NoError(t, json.Unmarshal([]byte(out), &positional), out)
 	require.Equal(t, listed[0], positional)
-	code, out, errOut = runCLI(t, "timers", "--database-url", url, "--schema", schema, "--json", "cli-1")
+	code, out, errOut = runCLI(t, "timers", "list", "--database-url", url, "--schema", schema, "--json")
 	require.Equal(t, 0, code, errOut)
-	var listedPositional []workflow.TimerInfo
-	require.NoError(t, json.Unmarshal([]byte(out), &listedPositional), out)
-	require.Equal(t, listed, listedPositional)
-	code, _, errOut = runCLI(t, "timer", id, "--timer", id, "--database-url", url, "--schema", schema)
+	var all listOutput[workflow.TimerInfo]
+	require.NoError(t, json.Unmarshal([]byte(out), &all), out)
+	require.Equal(t, listed, all.Items, "the instance's timer is the schema's one timer")
+	code, _, errOut = runCLI(t, "timers", "show", id, "--timer", id, "--database-url", url, "--schema", schema)
 	require.Equal(t, exitUsage, code)
 	require.Contains(t, errOut, "not both")
-	code, _, errOut = runCLI(t, "timer", "--database-url", url, "--schema", schema)
+	code, _, errOut = runCLI(t, "timers", "show", "--database-url", url, "--schema", schema)
 	require.Equal(t, exitUsage, code)
 	require.Contains(t, errOut, "--timer is required")
-	code, _, errOut = runCLI(t, "timer", "abc", "--database-url", url, "--schema", schema)
+	code, _, errOut = runCLI(t, "timers", "show", "abc", "--database-url", url, "--schema", schema)
 	require.Equal(t, exitUsage, code)
 	require.Contains(t, errOut, `TIMER_ID "abc"`)
-	code, _, errOut = runCLI(t, "timers", "cli-1", "--process-instance", "cli-2", "--database-url", url, "--schema", schema)
+	code, _, errOut = runCLI(t, "instances", "timers", "cli-1", "cli-2", "--database-url", url, "--schema", schema)
 	require.Equal(t, exitUsage, code)
-	require.Contains(t, errOut, "not both")
-	code, out, errOut = runCLI(t, "timers", "no-such-instance", "--database-url", url, "--schema", schema, "--json")
+	require.Contains(t, errOut, `unexpected argument "cli-2"`)
+	code, out, errOut = runCLI(t, "instances", "timers", "no-such-instance", "--database-url", url, "--schema", schema, "--json")
 	require.Equal(t, exitNotFound, code, errOut)
 	require.Empty(t, out)
 	var jsonErr jsonError // with --json, the error is JSON too
@@ -92,7 +93,7 @@ func TestTimerCommands(t *testing.T) {
 	require.Equal(t, `process instance "no-such-instance" has no jobs: not found`, jsonErr.Error)
 
 	due := res.DueAt.Add(15 * time.Minute).Format(time.RFC3339Nano)
-	code, out, errOut = runCLI(t, "timer-set-due-date", "--database-url", url, "--schema", schema, "--timer", id, "--due", due, "--cascade", "--json")
+	code, out, errOut = runCLI(t, "timers", "set-due-date", "--database-url", url, "--schema", schema, "--timer", id, "--due", due, "--cascade", "--json")
 	require.Equal(t, 0, code, errOut)
 	var moved struct {
 		OffsetAdded time.Duration      `json:"offset_added_ns"`
@@ -102,7 +103,7 @@ func TestTimerCommands(t *testing.T) {
 	require.Equal(t, 15*time.Minute, moved.OffsetAdded)
 	require.Equal(t, 15*time.Minute, moved.Timer.RepeatOffset)
 
-	code, out, errOut = runCLI(t, "timer-cancel", "--database-url", url, "--schema", schema, "--timer", id, "--json")
+	code, out, errOut = runCLI(t, "timers", "cancel", "--database-url", url, "--schema", schema, "--timer", id, "--json")
 	require.Equal(t, 0, code, errOut)
 	var cancelled struct {
 		CancelledJobs []int64 `json:"cancelled_jobs"`
@@ -110,46 +111,46 @@ func TestTimerCommands(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(out), &cancelled), out)
 	require.Equal(t, []int64{res.Job.Job.ID}, cancelled.CancelledJobs)
 
-	code, _, errOut = runCLI(t, "timer-set-due-date", "--database-url", url, "--schema", schema, "--timer", id, "--due", due)
+	code, _, errOut = runCLI(t, "timers", "set-due-date", "--database-url", url, "--schema", schema, "--timer", id, "--due", due)
 	require.Equal(t, exitError, code)
 	require.Contains(t, errOut, "no occurrence waiting to fire")
 
-	code, _, errOut = runCLI(t, "timer-cancel", "--database-url", url, "--schema", schema, "--timer", "999999999")
+	code, _, errOut = runCLI(t, "timers", "cancel", "--database-url", url, "--schema", schema, "--timer", "999999999")
 	require.Equal(t, exitNotFound, code, errOut)
-	code, _, errOut = runCLI(t, "timer-cancel", "999999999", "--database-url", url, "--schema", schema)
+	code, _, errOut = runCLI(t, "timers", "cancel", "999999999", "--database-url", url, "--schema", schema)
 	require.Equal(t, exitNotFound, code, errOut)
-	code, _, errOut = runCLI(t, "timer-set-due-date", id, "--database-url", url, "--schema", schema, "--due", due)
+	code, _, errOut = runCLI(t, "timers", "set-due-date", id, "--database-url", url, "--schema", schema, "--due", due)
 	require.Equal(t, exitError, code)
 	require.Contains(t, errOut, "no occurrence waiting to fire")
-	code, _, errOut = runCLI(t, "timer", "999999999", "--database-url", url, "--schema", schema)
+	code, _, errOut = runCLI(t, "timers", "show", "999999999", "--database-url", url, "--schema", schema)
 	require.Equal(t, exitNotFound, code, errOut)
-	code, _, errOut = runCLI(t, "timer", "--database-url", url, "--schema", schema, "--timer", "999999999")
+	code, _, errOut = runCLI(t, "timers", "show", "--database-url", url, "--schema", schema, "--timer", "999999999")
 	require.Equal(t, exitNotFound, code, errOut)
 	require.Contains(t, errOut, "timer 999999999")
 
-	code, _, errOut = runCLI(t, "timer-set-due-date", "--database-url", url, "--schema", schema, "--timer", id, "--due", "tomorrow")
+	code, _, errOut = runCLI(t, "timers", "set-due-date", "--database-url", url, "--schema", schema, "--timer", id, "--due", "tomorrow")
 	require.Equal(t, exitUsage, code)
 	require.Contains(t, errOut, `--due "tomorrow"`)
 
-	code, _, errOut = runCLI(t, "timers", "--database-url", url, "--schema", schema)
+	code, _, errOut = runCLI(t, "instances", "timers", "--database-url", url, "--schema", schema)
 	require.Equal(t, exitUsage, code)
-	require.Contains(t, errOut, "--process-instance is required")
+	require.Contains(t, errOut, "missing PROCESS_INSTANCE_ID")
 
 	// The cancelled timer ended just now: kept by the default 24 h, deleted
 	// with --older-than 0s.
 	var pruned struct {
 		Deleted int64 `json:"deleted"`
 	}
-	code, out, errOut = runCLI(t, "timer-prune", "--database-url", url, "--schema", schema, "--json")
+	code, out, errOut = runCLI(t, "timers", "prune", "--database-url", url, "--schema", schema, "--json")
 	require.Equal(t, 0, code, errOut)
 	require.NoError(t, json.Unmarshal([]byte(out), &pruned), out)
 	require.Zero(t, pruned.Deleted)
-	code, out, errOut = runCLI(t, "timer-prune", "--database-url", url, "--schema", schema, "--older-than", "0s")
+	code, out, errOut = runCLI(t, "timers", "prune", "--database-url", url, "--schema", schema, "--older-than", "0s")
 	require.Equal(t, 0, code, errOut)
 	require.Contains(t, out, "deleted 1 timer(s) that ended before")
-	code, _, errOut = runCLI(t, "timer", "--database-url", url, "--schema", schema, "--timer", id)
+	code, _, errOut = runCLI(t, "timers", "show", "--database-url", url, "--schema", schema, "--timer", id)
 	require.Equal(t, exitNotFound, code, errOut)
-	code, _, errOut = runCLI(t, "timer-prune", "--database-url", url, "--schema", schema, "--older-than", "-1h")
+	code, _, errOut = runCLI(t, "timers", "prune", "--database-url", url, "--schema", schema, "--older-than", "-1h")
 	require.Equal(t, exitUsage, code)
 	require.Contains(t, errOut, "--older-than -1h0m0s must not be negative")
 }

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/riverbpmn/riverbpmn/exclusive"
 	"github.com/riverbpmn/riverbpmn/workflow"
 )
 
@@ -157,6 +158,58 @@ func isNegativeNumber(s string) bool {
 func isBoolFlag(f *flag.Flag) bool {
 	b, ok := f.Value.(interface{ IsBoolFlag() bool })
 	return ok && b.IsBoolFlag()
+}
+
+// jobVerb is a verb on one job, named by the positional JOB_ID; with
+// newScopedJobVerb, it also takes --exclusive-scope, the scope to judge the
+// job's key by when the schema records none.
+type jobVerb struct {
+	*verb
+	scope *scopeFlag
+}
+
+func newJobVerb(name string) *jobVerb { return &jobVerb{verb: newVerb(name)} }
+
+func newScopedJobVerb(name string) *jobVerb {
+	v := &jobVerb{verb: newVerb(name), scope: &scopeFlag{scope: exclusive.ProcessInstance}}
+	v.fs.Var(v.scope, "exclusive-scope", scopeFlagUsage)
+	return v
+}
+
+// open parses args (JOB_ID and the verb's flags), runs check on the flags
+// (nil: none) and opens the engine. The caller calls close when done.
+func (v *jobVerb) open(ctx context.Context, args []string, check func() error) (engine *workflow.Engine, jobID int64, close func(), err error) {
+	positionals, err := v.parse(args, "JOB_ID")
+	if err != nil {
+		return nil, 0, nil, err
+	}
+	if jobID, err = parseID("JOB_ID", positionals[0]); err != nil {
+		return nil, 0, nil, err
+	}
+	if check != nil {
+		if err := check(); err != nil {
+			return nil, 0, nil, err
+		}
+	}
+	var config *workflow.Config
+	if v.scope != nil {
+		config = &workflow.Config{ExclusiveScope: v.scope.scope}
+	}
+	engine, close, err = v.engine(ctx, config)
+	return engine, jobID, close, err
+}
+
+// openInstance parses the args of a verb on one process instance (the
+// positional PROCESS_INSTANCE_ID or --process-instance) and opens the
+// engine. The caller calls close when done.
+func (v *verb) openInstance(ctx context.Context, args []string) (engine *workflow.Engine, instance string, close func(), err error) {
+	var arg processInstanceArg
+	arg.register(v.fs)
+	if instance, err = arg.parse(v, args); err != nil {
+		return nil, "", nil, err
+	}
+	engine, close, err = v.engine(ctx, nil)
+	return engine, instance, close, err
 }
 
 // processInstanceFlag adds a verb's process instance flag to fs:

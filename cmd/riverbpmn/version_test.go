@@ -29,7 +29,7 @@ func TestVersionReports(t *testing.T) {
 	require.Contains(t, out, "warning: River's main line is not applied in schema")
 	require.Contains(t, out, "run `riverbpmn migrate-up`")
 
-	code, _, errOut = runCLI(t, "migrate-up", "--database-url", url, "--schema", schema)
+	code, _, errOut = runCLI(t, "migrate", "up", "--database-url", url, "--schema", schema)
 	require.Equal(t, exitOK, code, errOut)
 	code, out, errOut = runCLI(t, "version", "--database-url", url, "--schema", schema)
 	require.Equal(t, exitOK, code, errOut)

@@ -6,28 +6,13 @@ import (
 	"io"
 	"strings"
 	"time"
-
-	"github.com/riverbpmn/riverbpmn/exclusive"
-	"github.com/riverbpmn/riverbpmn/workflow"
 )
 
 // runWhy says why a job is not running (Engine.WhyWaiting): every reason,
 // with what to do about it.
 func runWhy(ctx context.Context, args []string, stdout io.Writer) error {
-	var (
-		v     = newVerb("why")
-		scope = scopeFlag{scope: exclusive.ProcessInstance}
-	)
-	v.fs.Var(&scope, "exclusive-scope", scopeFlagUsage)
-	positionals, err := v.parse(args, "JOB_ID")
-	if err != nil {
-		return err
-	}
-	jobID, err := parseID("JOB_ID", positionals[0])
-	if err != nil {
-		return err
-	}
-	engine, closeDB, err := v.engine(ctx, &workflow.Config{ExclusiveScope: scope.scope})
+	v := newScopedJobVerb("why")
+	engine, jobID, closeDB, err := v.open(ctx, args, nil)
 	if err != nil {
 		return err
 	}

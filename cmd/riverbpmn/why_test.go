@@ -67,23 +67,30 @@ func TestSearchAndBulkVerbs(t *testing.T) {
 	require.NoError(t, engine.SetJobRetries(ctx, ids[0], 0))
 	require.NoError(t, engine.SetJobRetries(ctx, ids[1], 0))
 
-	var jobs searchJobsOutput
-	cliJSON(t, schema, &jobs, "jobs", "--state", "discarded", "--instance-prefix", "order-")
-	require.Len(t, jobs.Jobs, 2)
-	require.Equal(t, ids[1], jobs.Jobs[0].ID, "newest first")
-	cliJSON(t, schema, &jobs, "jobs", "--state", "discarded", "--oldest", "--limit", "1")
-	require.Len(t, jobs.Jobs, 1)
-	require.Equal(t, ids[0], jobs.Jobs[0].ID)
-	require.Equal(t, ids[0], jobs.Next)
-	var instances search.InstancePage
-	cliJSON(t, schema, &instances, "instances", "--instance-prefix", "order-47")
-	require.Len(t, instances.Instances, 2)
+	var jobs listOutput[*search.Job]
+	cliJSON(t, schema, &jobs, "jobs", "list", "--state", "discarded", "--instance-prefix", "order-")
+	require.Len(t, jobs.Items, 2)
+	require.Equal(t, ids[1], jobs.Items[0].ID, "newest first")
+	require.Empty(t, jobs.Next, "the last page")
+	jobs = listOutput[*search.Job]{}
+	cliJSON(t, schema, &jobs, "jobs", "list", "--state", "discarded", "--oldest", "--limit", "1")
+	require.Len(t, jobs.Items, 1)
+	require.Equal(t, ids[0], jobs.Items[0].ID)
+	require.Equal(t, strconv.FormatInt(ids[0], 10), jobs.Next)
+	jobs = listOutput[*search.Job]{}
+	cliJSON(t, schema, &jobs, "jobs", "list", "--state", "discarded", "--oldest", "--limit", "1", "--after", strconv.FormatInt(ids[0], 10))
+	require.Len(t, jobs.Items, 1)
+	require.Equal(t, ids[1], jobs.Items[0].ID)
+	require.Empty(t, jobs.Next, "a full last page names no next page")
+	var instances listOutput[*search.Instance]
+	cliJSON(t, schema, &instances, "instances", "list", "--instance-prefix", "order-47")
+	require.Len(t, instances.Items, 2)
 
 	var p bulk.Progress
-	cliJSON(t, schema, &p, "bulk-retry", "--job-definition", "task-async", "--retries", "2")
+	cliJSON(t, schema, &p, "bulk", "retry", "--job-definition", "task-async", "--retries", "2")
 	require.Equal(t, 2, p.Changed)
 	require.True(t, p.Finished)
-	cliJSON(t, schema, &p, "bulk-retry")
+	cliJSON(t, schema, &p, "bulk", "retry")
 	require.Zero(t, p.Done, "repeated: nothing left")
 
 	cliJSON(t, schema, &p, "bulk", "suspend", "--instance-prefix", "order-")
@@ -95,7 +102,7 @@ func TestSearchAndBulkVerbs(t *testing.T) {
 	code, _, errOut = cli(t, schema, "bulk", "stop")
 	require.NotEqual(t, exitOK, code)
 	require.Contains(t, errOut, "give --job ids or at least one filter flag")
-	code, _, errOut = cli(t, schema, "jobs", "--state", "stuck")
+	code, _, errOut = cli(t, schema, "jobs", "list", "--state", "stuck")
 	require.Equal(t, exitUsage, code, "a bad filter is a usage error, found before the database is opened")
 	require.Contains(t, errOut, `state "stuck" is not a job state`)
 }
@@ -112,24 +119,24 @@ func TestInstancesPaging(t *testing.T) {
 		_, err := client.Insert(ctx, opsArgs{Instance: instance}, nil)
 		require.NoError(t, err)
 	}
-	var page search.InstancePage
-	cliJSON(t, schema, &page, "instances", "--limit", "2")
-	require.Len(t, page.Instances, 2)
-	require.NotZero(t, page.Next, "a full page names the next")
-	var last search.InstancePage
-	cliJSON(t, schema, &last, "instances", "--limit", "2", "--after", strconv.FormatInt(page.Next, 10))
-	require.Len(t, last.Instances, 1)
-	require.Zero(t, last.Next, "the page that is not full is the last")
+	var page listOutput[*search.Instance]
+	cliJSON(t, schema, &page, "instances", "list", "--limit", "2")
+	require.Len(t, page.Items, 2)
+	require.NotEmpty(t, page.Next, "a full page names the next")
+	var last listOutput[*search.Instance]
+	cliJSON(t, schema, &last, "instances", "list", "--limit", "2", "--after", page.Next)
+	require.Len(t, last.Items, 1)
+	require.Empty(t, last.Next, "the page that is not full is the last")
 
-	code, out, errOut := cli(t, schema, "instances", "--limit", "3")
+	code, out, errOut := cli(t, schema, "instances", "list", "--limit", "3")
 	require.Equal(t, exitOK, code, errOut)
 	require.Contains(t, out, "next page: --after ", "a full page")
-	after := strings.TrimSpace(out[strings.LastIndex(out, "--after ")+len("--after "):])
-	code, out, errOut = cli(t, schema, "instances", "--limit", "3", "--after", after)
+	after := strings.Fields(out[strings.LastIndex(out, "--after ")+len("--after "):])[0]
+	code, out, errOut = cli(t, schema, "instances", "list", "--limit", "3", "--after", after)
 	require.Equal(t, exitOK, code, errOut)
 	require.NotContains(t, out, "order-", "past the last instance")
 	require.NotContains(t, out, "next page")
-	code, out, errOut = cli(t, schema, "instances", "--limit", "4")
+	code, out, errOut = cli(t, schema, "instances", "list", "--limit", "4")
 	require.Equal(t, exitOK, code, errOut)
 	require.NotContains(t, out, "next page", "three instances fit one page of four")
 }

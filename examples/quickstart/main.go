@@ -203,7 +203,7 @@ func run(ctx context.Context) error {
 			return err
 		}
 	}
-	say("done", "in %.1f s; inspect the schema with `riverbpmn incidents|job|instance|definitions|locks --schema %s`", time.Since(t.start).Seconds(), schema)
+	say("done", "in %.1f s; inspect the schema with `riverbpmn incidents list --schema %s` (or jobs list, instances list, definitions list, exclusive locks list)", time.Since(t.start).Seconds(), schema)
 	return nil
 }
 

@@ -29,8 +29,9 @@
 //     constant of it (pkg.Type.Method a method of that type); engine.Name
 //     names a method of workflow.Engine.
 //   - Shell commands (```sh, ```bash and the "$ " lines of ```console). A
-//     riverbpmn command names a verb of the CLI, and each flag it shows is a
-//     flag of that verb (asked of the built CLI with --help). A make command
+//     riverbpmn command names a command of the CLI (its longest path of up
+//     to three words, such as "exclusive locks list"), and each flag it
+//     shows is a flag of that command (asked of the built CLI with --help). A make command
 //     names a target of the Makefile that CI runs (.ci/run) or one listed in
 //     Options.MakeTargets with the reason it is verified elsewhere. A go test
 //     command names existing packages, and its -run pattern matches a test
@@ -67,8 +68,9 @@ func (p Problem) String() string {
 	return fmt.Sprintf("%s:%d: %s", p.File, p.Line, p.Msg)
 }
 
-// CLIHelp returns the flags of one verb of the riverbpmn command (names
-// without dashes), and false when there is no such verb.
+// CLIHelp returns the flags of one command of the riverbpmn command (names
+// without dashes), and false when there is no such command. The command is
+// its path, words separated by spaces ("timers set-due-date").
 type CLIHelp func(verb string) (flags map[string]bool, ok bool)
 
 // Options says what to check and how.
@@ -727,19 +729,37 @@ func cleanWord(w string) string {
 	return strings.Trim(w, "[]()|")
 }
 
+// maxPathWords is the most words a riverbpmn command's path has (noun,
+// sub-noun, verb: exclusive locks list).
+const maxPathWords = 3
+
 func (c *checker) checkCLI(name string, line int, args []string) {
-	verb := ""
+	// The command's path: its leading words (`jobs list`, `exclusive locks
+	// delete-stale`), the longest the CLI knows; the words after it are its
+	// arguments.
+	var words []string
 	for _, w := range args {
-		if w = cleanWord(w); w != "" && !strings.HasPrefix(w, "-") {
-			verb = w
+		w = cleanWord(w)
+		if w == "" {
+			continue
+		}
+		if strings.HasPrefix(w, "-") || len(words) == maxPathWords {
 			break
 		}
+		words = append(words, w)
 	}
-	if verb == "" {
+	if len(words) == 0 {
 		c.problem(name, line, "riverbpmn command without a verb")
 		return
 	}
+	verb := words[0]
 	a := c.cli(verb)
+	for n := len(words); n > 1; n-- {
+		if longer := c.cli(strings.Join(words[:n], " ")); longer.ok {
+			verb, a = strings.Join(words[:n], " "), longer
+			break
+		}
+	}
 	if !a.ok {
 		c.problem(name, line, "riverbpmn %s: no such verb", verb)
 		return

@@ -71,13 +71,13 @@ func RepoOptions(root, cli string) (Options, error) {
 
 var helpFlagRE = regexp.MustCompile(`(?m)^\s+-{1,2}([A-Za-z0-9][A-Za-z0-9-]*)\b`)
 
-// BinaryHelp answers for the verbs of the riverbpmn binary at path by
-// running `riverbpmn VERB --help` (with no $DATABASE_URL in its
-// environment): a verb exists when that exits 0, and its flags are the ones
-// the flag package lists.
+// BinaryHelp answers for the commands of the riverbpmn binary at path by
+// running `riverbpmn NOUN VERB --help` (with no $DATABASE_URL in its
+// environment): a command exists when that exits 0, and its flags are the
+// ones the flag package lists.
 func BinaryHelp(path string) CLIHelp {
 	return func(verb string) (map[string]bool, bool) {
-		cmd := exec.Command(path, verb, "--help")
+		cmd := exec.Command(path, append(strings.Fields(verb), "--help")...)
 		var env []string
 		for _, e := range os.Environ() {
 			if !strings.HasPrefix(e, "DATABASE_URL=") {

@@ -1,0 +1,729 @@
+package main
+
+// The list verbs of the tree, one listSpec each (list.go runs them): the
+// filter flags, the engine call that lists a page, and the columns, named
+// by the json keys of the item the engine returns.
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/riverqueue/river/rivertype"
+
+	"github.com/riverbpmn/riverbpmn/bulk"
+	"github.com/riverbpmn/riverbpmn/deployment"
+	"github.com/riverbpmn/riverbpmn/events"
+	"github.com/riverbpmn/riverbpmn/liveness"
+	"github.com/riverbpmn/riverbpmn/overview"
+	"github.com/riverbpmn/riverbpmn/search"
+	"github.com/riverbpmn/riverbpmn/suspension"
+	"github.com/riverbpmn/riverbpmn/workflow"
+)
+
+// afterID returns the cursor p.After as an id (0 for the first page), or a
+// usage error naming --after.
+func (p page) afterID() (int64, error) {
+	if p.After == "" {
+		return 0, nil
+	}
+	id, err := strconv.ParseInt(p.After, 10, 64)
+	if err != nil || id <= 0 {
+		return 0, usagef("--after %q is not an id (a positive integer, the previous page's next)", p.After)
+	}
+	return id, nil
+}
+
+// idOf is the cursor of an item keyed by an int64 id.
+func idOf(id int64) string { return strconv.FormatInt(id, 10) }
+
+// byID is the lister of a listing keyed by an int64 id: list returns up
+// to limit rows after the id after (0: from the start); byID fetches one
+// row more than the page to learn whether a next page exists.
+func byID[I any](list func(engine *workflow.Engine, ctx context.Context, after int64, limit int) ([]I, error), id func(I) int64) lister[I] {
+	return func(engine *workflow.Engine, ctx context.Context, p page) ([]I, string, error) {
+		after, err := p.afterID()
+		if err != nil {
+			return nil, "", err
+		}
+		rows, err := list(engine, ctx, after, p.fetchSize())
+		if err != nil {
+			return nil, "", err
+		}
+		rows, next := nextOf(rows, p, func(row I) string { return idOf(id(row)) })
+		return rows, next, nil
+	}
+}
+
+// byKey is byID for a listing keyed by a string (a job definition id, an
+// exclusive key).
+func byKey[I any](list func(engine *workflow.Engine, ctx context.Context, after string, limit int) ([]I, error), key func(I) string) lister[I] {
+	return func(engine *workflow.Engine, ctx context.Context, p page) ([]I, string, error) {
+		rows, err := list(engine, ctx, p.After, p.fetchSize())
+		if err != nil {
+			return nil, "", err
+		}
+		rows, next := nextOf(rows, p, key)
+		return rows, next, nil
+	}
+}
+
+// whole is the lister of a listing the engine returns whole: pageOf pages
+// it by key.
+func whole[I any](list func(engine *workflow.Engine, ctx context.Context) ([]I, error), key func(I) string) lister[I] {
+	return func(engine *workflow.Engine, ctx context.Context, p page) ([]I, string, error) {
+		all, err := list(engine, ctx)
+		if err != nil {
+			return nil, "", err
+		}
+		return pageOf(all, p, key)
+	}
+}
+
+// mapped is list with each row converted by convert (to its JSON view).
+func mapped[R, I any](list func(engine *workflow.Engine, ctx context.Context, after int64, limit int) ([]R, error), convert func(R) I) func(*workflow.Engine, context.Context, int64, int) ([]I, error) {
+	return func(engine *workflow.Engine, ctx context.Context, after int64, limit int) ([]I, error) {
+		rows, err := list(engine, ctx, after, limit)
+		if err != nil {
+			return nil, err
+		}
+		out := make([]I, len(rows))
+		for i, row := range rows {
+			out[i] = convert(row)
+		}
+		return out, nil
+	}
+}
+
+// noFilters is the filters of a list verb without any.
+func noFilters[I any](list lister[I]) func(*flag.FlagSet) func([]string) (lister[I], error) {
+	return func(*flag.FlagSet) func([]string) (lister[I], error) {
+		return func([]string) (lister[I], error) { return list, nil }
+	}
+}
+
+// searchFilters are the filters of a list verb over a job search
+// (search.Filter: --state, --kind, ...): list makes the lister of the
+// filter the flags give.
+func searchFilters[I any](list func(*search.Filter) lister[I]) func(*flag.FlagSet) func([]string) (lister[I], error) {
+	return func(fs *flag.FlagSet) func([]string) (lister[I], error) {
+		var ff filterFlags
+		ff.register(fs)
+		return func([]string) (lister[I], error) {
+			f, err := ff.filter()
+			if err != nil {
+				return nil, err
+			}
+			return list(f), nil
+		}
+	}
+}
+
+// jobColumns are the columns of a job search's rows.
+var jobColumns = []column{
+	colAs("id", "JOB"), col("state"), col("kind"), colAs("process_instance_id", "INSTANCE"),
+	colAs("process_definition_key", "PROCESS DEFINITION"), colAs("job_definition_id", "JOB DEFINITION"), colAs("created_at", "CREATED"),
+	{key: "last_error", width: 60},
+}
+
+var jobsList = &listSpec[*search.Job]{
+	path:    "jobs list",
+	summary: "search jobs: --state, --kind, --job-definition, --process-definition, --tenant, --instance-prefix, --created-from/-to, --oldest",
+	cursor:  "job id",
+	filters: searchFilters(func(f *search.Filter) lister[*search.Job] {
+		return byID(func(engine *workflow.Engine, ctx context.Context, after int64, limit int) ([]*search.Job, error) {
+			return engine.SearchJobs(ctx, f, after, limit)
+		}, func(j *search.Job) int64 { return j.ID })
+	}),
+	columns: jobColumns,
+	empty:   "no jobs match",
+}
+
+var instancesList = &listSpec[*search.Instance]{
+	path:    "instances list",
+	summary: "search process instances that have jobs matching the jobs list filters, each at its newest matching job",
+	cursor:  "job id",
+	filters: searchFilters(func(f *search.Filter) lister[*search.Instance] {
+		return func(engine *workflow.Engine, ctx context.Context, p page) ([]*search.Instance, string, error) {
+			after, err := p.afterID()
+			if err != nil {
+				return nil, "", err
+			}
+			out, err := engine.SearchProcessInstances(ctx, f, after, p.size())
+			if err != nil {
+				return nil, "", err
+			}
+			next := ""
+			if out.Next != 0 {
+				next = idOf(out.Next)
+			}
+			return out.Instances, next, nil
+		}
+	}),
+	columns: []column{
+		colAs("id", "INSTANCE"), colAs("process_definition_key", "PROCESS DEFINITION"), colAs("tenant_id", "TENANT"),
+		colAs("job_id", "NEWEST JOB"), colAs("job_state", "STATE"), colAs("job_created_at", "CREATED"),
+	},
+	empty: "no process instances match",
+}
+
+// instanceJobJSON is a job of a process instance as instances jobs lists
+// it: River's row and the job context's activity, job definition and
+// priority.
+type instanceJobJSON struct {
+	jobJSON
+	ActivityID      string `json:"activity_id,omitempty"`
+	JobDefinitionID string `json:"job_definition_id,omitempty"`
+	BPMNPriority    *int64 `json:"priority,omitempty"`
+}
+
+// toInstanceJobJSON returns job as instances jobs lists it.
+func toInstanceJobJSON(job *rivertype.JobRow) instanceJobJSON {
+	out := instanceJobJSON{jobJSON: toJobJSON(job)}
+	if jc, err := workflow.JobContextOf(job); err == nil {
+		out.ActivityID, out.JobDefinitionID, out.BPMNPriority = jc.ActivityID, jc.JobDefinitionID, jc.Priority
+	}
+	return out
+}
+
+var instanceJobsList = &listSpec[instanceJobJSON]{
+	path:        "instances jobs",
+	summary:     "a process instance's jobs, every state: instances jobs PROCESS_INSTANCE_ID",
+	positionals: []string{"PROCESS_INSTANCE_ID"},
+	cursor:      "job id",
+	filters: func(fs *flag.FlagSet) func([]string) (lister[instanceJobJSON], error) {
+		return func(args []string) (lister[instanceJobJSON], error) {
+			instance := args[0]
+			return byID(mapped(func(engine *workflow.Engine, ctx context.Context, after int64, limit int) ([]*rivertype.JobRow, error) {
+				jobs, err := engine.ProcessInstanceJobsPage(ctx, instance, after, limit)
+				if err == nil && len(jobs) == 0 && after == 0 {
+					return nil, instanceNotFound(instance)
+				}
+				return jobs, err
+			}, toInstanceJobJSON), func(j instanceJobJSON) int64 { return j.ID }), nil
+		}
+	},
+	columns: []column{
+		colAs("id", "JOB"), col("kind"), col("state"),
+		{key: "attempt", text: func(r row) string { return r.str("attempt") + "/" + r.str("max_attempts") }},
+		colAs("activity_id", "ACTIVITY"), colAs("job_definition_id", "JOB DEFINITION"), col("priority"), colAs("scheduled_at", "SCHEDULED"),
+	},
+	empty: "no jobs",
+}
+
+// timerColumns are the columns of a timer listing.
+var timerColumns = []column{
+	colAs("id", "TIMER"),
+	{key: "process_instance_id", header: "INSTANCE", text: func(r row) string {
+		if !r.isSet("process_instance_id") {
+			return "(start event)"
+		}
+		return r.str("process_instance_id")
+	}},
+	col("type"), col("definition"), colAs("activity_id", "ACTIVITY"), colAs("job_definition_id", "JOB DEFINITION"),
+	colAs("occurrence", "OCC"), colAs("job_id", "JOB"), col("job_state"), colAs("next_due_at", "NEXT DUE"),
+	{key: "repetitions_left", header: "LEFT", text: func(r row) string {
+		if !r.isSet("repetitions_left") {
+			return "unbounded"
+		}
+		return r.str("repetitions_left")
+	}},
+	{key: "ended_at", header: "ENDED", text: func(r row) string {
+		if !r.isSet("ended_at") {
+			return "-"
+		}
+		return r.str("end_reason") + " " + r.str("ended_at")
+	}},
+}
+
+// timerInfoID is the cursor of a timer listing.
+func timerInfoID(t *workflow.TimerInfo) int64 { return t.ID }
+
+var instanceTimersList = &listSpec[*workflow.TimerInfo]{
+	path:        "instances timers",
+	summary:     "a process instance's timers (next due date, repetitions left): instances timers PROCESS_INSTANCE_ID",
+	positionals: []string{"PROCESS_INSTANCE_ID"},
+	cursor:      "timer id",
+	filters: func(fs *flag.FlagSet) func([]string) (lister[*workflow.TimerInfo], error) {
+		return func(args []string) (lister[*workflow.TimerInfo], error) {
+			instance := args[0]
+			return byID(func(engine *workflow.Engine, ctx context.Context, after int64, limit int) ([]*workflow.TimerInfo, error) {
+				timers, err := engine.ProcessInstanceTimersPage(ctx, instance, after, limit)
+				if err != nil || len(timers) > 0 || after != 0 {
+					return timers, err
+				}
+				// No timer: an instance no job belongs to is not found;
+				// one with jobs but no timer lists none.
+				jobs, err := engine.ProcessInstanceJobsPage(ctx, instance, 0, 1)
+				if err == nil && len(jobs) == 0 {
+					err = instanceNotFound(instance)
+				}
+				return nil, err
+			}, timerInfoID), nil
+		}
+	},
+	columns: timerColumns,
+	empty:   "no timers",
+}
+
+var timersList = &listSpec[*workflow.TimerInfo]{
+	path:    "timers list",
+	summary: "every timer, of every process instance and the timer start events (--definition, --activity, --due-after, --due-before, --start-events, --ended)",
+	cursor:  "timer id",
+	filters: func(fs *flag.FlagSet) func([]string) (lister[*workflow.TimerInfo], error) {
+		var (
+			f                   workflow.TimerFilter
+			dueAfter, dueBefore string
+		)
+		fs.StringVar(&f.ProcessDefinitionKey, "definition", "", "only timers of this process definition `KEY` (their waiting occurrence's job)")
+		fs.StringVar(&f.JobDefinitionID, "job-definition", "", "only timers of this job definition `ID`")
+		fs.StringVar(&f.ActivityID, "activity", "", "only timers of this activity `ID`")
+		fs.StringVar(&dueAfter, "due-after", "", "only timers due at or after this RFC 3339 `TIME`")
+		fs.StringVar(&dueBefore, "due-before", "", "only timers due before this RFC 3339 `TIME`")
+		fs.BoolVar(&f.StartEvents, "start-events", false, "only timer start events (no process instance)")
+		fs.BoolVar(&f.Ended, "ended", false, "list the ended timers too")
+		return func([]string) (lister[*workflow.TimerInfo], error) {
+			if err := parseTimes(timeFlag{"--due-after", dueAfter, &f.DueFrom}, timeFlag{"--due-before", dueBefore, &f.DueBefore}); err != nil {
+				return nil, err
+			}
+			return byID(func(engine *workflow.Engine, ctx context.Context, after int64, limit int) ([]*workflow.TimerInfo, error) {
+				return engine.TimersPage(ctx, &f, after, limit)
+			}, timerInfoID), nil
+		}
+	},
+	columns: timerColumns,
+	empty:   "no timers match",
+}
+
+// timeFlag is a flag holding an RFC 3339 time: its name, its value as
+// given, and where the parsed time goes.
+type timeFlag struct {
+	name, value string
+	into        *time.Time
+}
+
+// parseTimes parses the time flags given (a value of ""is left out), or
+// returns an error naming the flag and its value.
+func parseTimes(flags ...timeFlag) error {
+	for _, t := range flags {
+		if t.value == "" {
+			continue
+		}
+		at, err := time.Parse(time.RFC3339Nano, t.value)
+		if err != nil {
+			return fmt.Errorf("%s %q is not an RFC 3339 time (such as 2026-05-01T08:00:00Z)", t.name, t.value)
+		}
+		*t.into = at
+	}
+	return nil
+}
+
+// incidentColumns are the columns of an incident listing.
+var incidentColumns = []column{
+	col("id"), colAs("job_id", "JOB"), col("type"), colAs("job_definition_id", "JOB DEFINITION"), colAs("activity_id", "ACTIVITY"),
+	colAs("process_instance_id", "INSTANCE"), colAs("created_at", "CREATED"), colAs("resolved_at", "RESOLVED"), {key: "message", width: 80},
+}
+
+// incidentFilters are the filter flags of incidents list and incidents
+// groups: an IncidentSearch.
+type incidentFilters struct {
+	s         workflow.IncidentSearch
+	olderThan time.Duration
+	jobs      listFlag
+}
+
+func (f *incidentFilters) register(fs *flag.FlagSet, listing bool) {
+	fs.StringVar(&f.s.ProcessDefinitionKey, "definition", "", "only incidents of this process definition `KEY`")
+	fs.StringVar(&f.s.ActivityID, "activity", "", "only incidents of this activity `ID`")
+	fs.StringVar(&f.s.JobDefinitionID, "job-definition", "", "only incidents of this job definition `ID`")
+	fs.StringVar(&f.s.ErrorContains, "error", "", "only incidents whose error contains this `TEXT` (case-insensitive)")
+	fs.DurationVar(&f.olderThan, "older-than", 0, "only incidents opened longer than this `DURATION` ago")
+	fs.StringVar(&f.s.TenantID, "tenant", "", "only incidents of this tenant `ID`")
+	fs.StringVar(&f.s.InstancePrefix, "instance-prefix", "", "only incidents whose process instance id starts with `PREFIX`")
+	fs.Var(&f.jobs, "job", "only incidents of these job `IDS` (comma-separated, or the flag repeated)")
+	fs.BoolVar(&f.s.Resolved, "resolved", false, "the resolved incidents too")
+	if listing {
+		fs.BoolVar(&f.s.Oldest, "oldest", false, "oldest first (default: newest first)")
+	}
+}
+
+// search returns the search the flags give, or an error naming a bad one.
+func (f *incidentFilters) search() (*workflow.IncidentSearch, error) {
+	if f.olderThan < 0 {
+		return nil, fmt.Errorf("--older-than %s is negative", f.olderThan)
+	}
+	if f.olderThan > 0 {
+		f.s.OpenedBefore = time.Now().Add(-f.olderThan)
+	}
+	ids, err := parseJobIDs(f.jobs)
+	if err != nil {
+		return nil, err
+	}
+	f.s.JobIDs = ids
+	return &f.s, nil
+}
+
+var incidentsList = &listSpec[incidentJSON]{
+	path:    "incidents list",
+	summary: "incidents, newest first (--definition, --activity, --job-definition, --job, --error, --older-than, --tenant, --resolved, --oldest)",
+	cursor:  "incident id",
+	filters: func(fs *flag.FlagSet) func([]string) (lister[incidentJSON], error) {
+		var f incidentFilters
+		f.register(fs, true)
+		return func([]string) (lister[incidentJSON], error) {
+			s, err := f.search()
+			if err != nil {
+				return nil, err
+			}
+			return byID(func(engine *workflow.Engine, ctx context.Context, after int64, limit int) ([]incidentJSON, error) {
+				// A job that does not exist is not found, rather than an
+				// empty list.
+				for _, id := range s.JobIDs {
+					if _, err := engine.JobDetails(ctx, id); err != nil {
+						return nil, err
+					}
+				}
+				incidents, err := engine.SearchIncidents(ctx, s, after, limit)
+				return toIncidentsJSON(incidents), err
+			}, func(i incidentJSON) int64 { return i.ID }), nil
+		}
+	},
+	columns: incidentColumns,
+	empty:   "no incidents",
+}
+
+// incidentGroupJSON is one group of incidents groups.
+type incidentGroupJSON struct {
+	Error string    `json:"error"`
+	Count int64     `json:"count"`
+	First time.Time `json:"first"`
+	Last  time.Time `json:"last"`
+}
+
+var incidentGroupsList = &listSpec[incidentGroupJSON]{
+	path:    "incidents groups",
+	summary: "incidents grouped by the first line of their error, the largest group first (the incidents list filters)",
+	cursor:  "error",
+	filters: func(fs *flag.FlagSet) func([]string) (lister[incidentGroupJSON], error) {
+		var f incidentFilters
+		f.register(fs, false)
+		return func([]string) (lister[incidentGroupJSON], error) {
+			s, err := f.search()
+			if err != nil {
+				return nil, err
+			}
+			return whole(func(engine *workflow.Engine, ctx context.Context) ([]incidentGroupJSON, error) {
+				groups, err := engine.IncidentGroups(ctx, s)
+				out := make([]incidentGroupJSON, len(groups))
+				for i, g := range groups {
+					out[i] = incidentGroupJSON{Error: g.Error, Count: g.Count, First: g.First, Last: g.Last}
+				}
+				return out, err
+			}, func(g incidentGroupJSON) string { return g.Error }), nil
+		}
+	},
+	columns: []column{col("count"), col("first"), col("last"), {key: "error", width: 100}},
+	empty:   "no incidents",
+}
+
+var definitionsList = &listSpec[definitionJSON]{
+	path:    "definitions list",
+	summary: "job definitions with their overriding priority, unfinished jobs, open incidents, whether suspended",
+	cursor:  "job definition id",
+	filters: noFilters(byKey(func(engine *workflow.Engine, ctx context.Context, after string, limit int) ([]definitionJSON, error) {
+		defs, err := engine.JobDefinitionsPage(ctx, after, limit)
+		out := make([]definitionJSON, len(defs))
+		for i, d := range defs {
+			out[i] = definitionJSON{d.ID, d.ProcessDefinitionKey, d.ActivityID, d.Kind, d.OverridingPriority, d.UnfinishedJobs, d.OpenIncidents, d.Suspended, d.SuspendedSince}
+		}
+		return out, err
+	}, func(d definitionJSON) string { return d.ID })),
+	columns: []column{
+		colAs("id", "JOB DEFINITION"), colAs("process_definition_key", "PROCESS"), colAs("activity_id", "ACTIVITY"), col("kind"),
+		col("overriding_priority"), col("unfinished_jobs"), col("open_incidents"),
+		{key: "suspended", header: "STATE", text: func(r row) string {
+			if r.isSet("suspended") {
+				return "suspended"
+			}
+			return "active"
+		}},
+	},
+	empty: "no job definitions stored (they are stored when a client with declarations starts)",
+}
+
+var eventsList = &listSpec[events.Event]{
+	path:    "events list",
+	summary: "one page of job status events, newest first (what the console's Events page shows; --process-instance)",
+	cursor:  "cursor txid:id",
+	filters: func(fs *flag.FlagSet) func([]string) (lister[events.Event], error) {
+		var instance string
+		processInstanceFlag(fs, &instance, "only events of jobs of this process instance `ID`")
+		return func([]string) (lister[events.Event], error) {
+			return func(engine *workflow.Engine, ctx context.Context, p page) ([]events.Event, string, error) {
+				var before *events.Cursor
+				if p.After != "" {
+					c, err := events.ParseCursor(p.After)
+					if err != nil {
+						return nil, "", usagef("--after: %v", err)
+					}
+					before = &c
+				}
+				out, err := engine.EventsPage(ctx, before, instance, p.size())
+				if err != nil {
+					return nil, "", err
+				}
+				next := ""
+				if out.More {
+					next = out.Older.String()
+				}
+				return out.Events, next, nil
+			}, nil
+		}
+	},
+	columns: []column{
+		colAs("at", "AT"), col("status"), colAs("job_id", "JOB"), col("kind"), col("attempt"),
+		colAs("process_instance_id", "INSTANCE"), {key: "error", width: 60}, col("cursor"),
+	},
+	empty: "no events",
+}
+
+var subscriptionsList = &listSpec[events.Subscription]{
+	path:    "events subscriptions",
+	summary: "named event subscriptions: position, events behind, the outbox's last event",
+	cursor:  "name",
+	filters: noFilters(whole((*workflow.Engine).EventSubscriptions, func(s events.Subscription) string { return s.Name })),
+	columns: []column{
+		colAs("name", "SUBSCRIPTION"), colAs("cursor", "POSITION"), colAs("behind", "BEHIND (EVENTS)"), colAs("last", "LAST EVENT"),
+		colAs("updated_at", "SAVED AT"),
+	},
+	empty: "no named event subscriptions",
+}
+
+var suspendedList = &listSpec[suspension.Suspended]{
+	path:    "suspensions list",
+	summary: "suspended job definitions, process definitions, process instances and jobs, and since when",
+	cursor:  "type:id",
+	filters: noFilters(whole((*workflow.Engine).SuspendedTargets, func(s suspension.Suspended) string { return string(s.Type) + ":" + s.ID })),
+	columns: []column{col("type"), col("id"), col("since")},
+	empty:   "nothing is suspended",
+}
+
+var scheduledList = &listSpec[suspension.Scheduled]{
+	path:    "suspensions scheduled",
+	summary: "suspensions and activations scheduled --at a time, not applied yet (suspensions apply ID: now)",
+	cursor:  "schedule id",
+	filters: noFilters(whole((*workflow.Engine).ScheduledSuspensions, func(s suspension.Scheduled) string { return idOf(s.ID) })),
+	columns: []column{
+		col("id"),
+		{key: "change", header: "ACTION", text: func(r row) string {
+			if c, _ := r["change"].(map[string]any); c != nil && c["suspend"] == true {
+				return "suspend"
+			}
+			return "activate"
+		}},
+		{key: "change", header: "TARGET", text: func(r row) string {
+			c, _ := r["change"].(map[string]any)
+			return cell(c["type"]) + " " + cell(c["id"])
+		}},
+		colAs("due_at", "DUE"), {key: "last_error", width: 60},
+	},
+	empty: "no scheduled suspensions",
+}
+
+var locksList = &listSpec[lockJSON]{
+	path:    "exclusive locks list",
+	summary: "held exclusive locks, stale ones marked",
+	cursor:  "key",
+	filters: noFilters(byKey(func(engine *workflow.Engine, ctx context.Context, after string, limit int) ([]lockJSON, error) {
+		locks, err := engine.ExclusiveLocksPage(ctx, after, limit)
+		out := make([]lockJSON, len(locks))
+		for i, l := range locks {
+			out[i] = toLockJSON(l)
+		}
+		return out, err
+	}, func(l lockJSON) string { return l.Key })),
+	columns: []column{
+		col("key"), colAs("job_id", "JOB"), col("attempt"), colAs("client_id", "CLIENT"), col("queue"), col("locked_at"),
+		{key: "holder_state", header: "HOLDER NOW", text: func(r row) string {
+			if !r.isSet("holder_state") {
+				return "gone"
+			}
+			return fmt.Sprintf("%s (attempt %s)", r.str("holder_state"), r.str("holder_attempt"))
+		}},
+		{key: "stale", text: func(r row) string {
+			switch {
+			case r.isSet("stale"):
+				return "STALE (free; the next fetch takes it over)"
+			case r.isSet("client_gone"):
+				return "CLIENT GONE (liveness gives it back within seconds)"
+			}
+			return ""
+		}},
+	},
+	empty: "no exclusive locks held",
+}
+
+// indexJSON is an on-demand index as the index listings print it.
+type indexJSON struct {
+	Name string `json:"name"`
+	// Kind is fetch-order, fairness or head-of-key.
+	Kind string `json:"kind"`
+}
+
+// indexesOf lists the indexes of the kinds given, in that order. An index
+// two kinds list (the fetch-order listing has the head-of-key indexes too)
+// is of the later kind.
+func indexesOf(ctx context.Context, engine *workflow.Engine, kinds ...string) ([]indexJSON, error) {
+	var names []string
+	kindOf := map[string]string{}
+	for _, kind := range kinds {
+		listed, err := indexKinds[kind].list(engine, ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, name := range listed {
+			if _, seen := kindOf[name]; !seen {
+				names = append(names, name)
+			}
+			kindOf[name] = kind
+		}
+	}
+	out := make([]indexJSON, len(names))
+	for i, name := range names {
+		out[i] = indexJSON{Name: name, Kind: kindOf[name]}
+	}
+	return out, nil
+}
+
+// indexName is the cursor of an index listing.
+func indexName(i indexJSON) string { return i.Name }
+
+var headIndexesList = &listSpec[indexJSON]{
+	path:    "exclusive indexes list",
+	summary: "the on-demand exclusive head-of-key indexes present",
+	cursor:  "name",
+	filters: noFilters(whole(func(engine *workflow.Engine, ctx context.Context) ([]indexJSON, error) {
+		return indexesOf(ctx, engine, "head-of-key")
+	}, indexName)),
+	columns: []column{colAs("name", "INDEX"), col("kind")},
+	empty:   "no on-demand head-of-key index",
+}
+
+var indexesList = &listSpec[indexJSON]{
+	path:    "indexes list",
+	summary: "the on-demand indexes present: fetch-order, tenant fairness and head-of-key",
+	cursor:  "name",
+	filters: noFilters(whole(func(engine *workflow.Engine, ctx context.Context) ([]indexJSON, error) {
+		return indexesOf(ctx, engine, "fetch-order", "fairness", "head-of-key")
+	}, indexName)),
+	columns: []column{colAs("name", "INDEX"), col("kind")},
+	empty:   "no on-demand index",
+}
+
+var bulkList = &listSpec[*bulk.Operation]{
+	path:    "bulk list",
+	summary: "the bulk actions' history (the console's and the application's), newest first",
+	cursor:  "operation id",
+	filters: noFilters(byID((*workflow.Engine).BulkOperations, func(op *bulk.Operation) int64 { return op.ID })),
+	columns: []column{
+		col("id"), col("action"), col("state"),
+		{key: "progress", text: func(r row) string {
+			pr, _ := r["progress"].(map[string]any)
+			total := ""
+			if n := cell(pr["total"]); !strings.HasPrefix(n, "-") {
+				total = " of " + n
+			}
+			return fmt.Sprintf("%s%s done, %s changed, %s failed", cell(pr["done"]), total, cell(pr["changed"]), cell(pr["failed"]))
+		}},
+		col("runs"), colAs("created_at", "CREATED"), {key: "description", header: "WHAT", width: 60},
+	},
+	empty: "no bulk actions",
+}
+
+var queuesList = &listSpec[*overview.Queue]{
+	path:    "queues list",
+	summary: "River's queues and the queues with jobs River has no record of: jobs, paused, whether a client works each",
+	cursor:  "queue name",
+	filters: noFilters(whole((*workflow.Engine).Queues, func(q *overview.Queue) string { return q.Name })),
+	columns: []column{
+		colAs("name", "QUEUE"),
+		{key: "worked", text: func(r row) string {
+			if r.isSet("worked") {
+				return "yes"
+			}
+			return "NO CLIENT WORKS IT"
+		}},
+		colAs("paused_at", "PAUSED"), col("available"), col("running"), col("waiting"),
+		{key: "reported_at", header: "LAST REPORT", text: func(r row) string {
+			if !r.isSet("reported_at") {
+				return "never"
+			}
+			return r.str("reported_at")
+		}},
+	},
+	empty: "no queues",
+}
+
+var sessionsList = &listSpec[*liveness.Session]{
+	path:    "sessions list",
+	summary: "the liveness sessions of clients: alive, or dead since when (until taken over)",
+	cursor:  "session id",
+	filters: noFilters(whole((*workflow.Engine).ClientSessions, func(s *liveness.Session) string { return idOf(s.ID) })),
+	columns: []column{
+		colAs("id", "SESSION"), colAs("client_id", "CLIENT"), col("pid"), colAs("started_at", "STARTED"), col("alive"),
+		col("dead_since"),
+	},
+	empty: "no client sessions",
+}
+
+var deploymentsList = &listSpec[*deployment.Deployment]{
+	path:    "deployments list",
+	summary: "deployments, newest first, with their resources and process definitions",
+	cursor:  "deployment id",
+	filters: noFilters(func(engine *workflow.Engine, ctx context.Context, p page) ([]*deployment.Deployment, string, error) {
+		out, err := engine.Deployments().List(ctx, deployment.ListParams{After: p.After, Limit: p.size()})
+		if err != nil {
+			return nil, "", err
+		}
+		return out.Deployments, out.Cursor, nil
+	}),
+	columns: []column{
+		colAs("id", "DEPLOYMENT"), col("name"), colAs("tenant_id", "TENANT"), colAs("created_at", "CREATED"),
+		{key: "resources", text: func(r row) string { return namesOf(r["resources"], "name") }},
+		{key: "process_definitions", text: func(r row) string { return namesOf(r["process_definitions"], "id") }},
+	},
+	empty: "no deployments",
+}
+
+// namesOf returns the values of key of the objects of list, a JSON array,
+// comma-separated ("-" for none).
+func namesOf(list any, key string) string {
+	items, _ := list.([]any)
+	var names []string
+	for _, item := range items {
+		if m, ok := item.(map[string]any); ok {
+			names = append(names, cell(m[key]))
+		}
+	}
+	if len(names) == 0 {
+		return "-"
+	}
+	return strings.Join(names, ",")
+}
+
+// runIncidentsListVerb is incidents list; --group-by error, the previous
+// release's form of incidents groups, runs that.
+func runIncidentsListVerb(ctx context.Context, args []string, stdout io.Writer) error {
+	by, found, rest := takeFlag(args, false, "group-by")
+	if !found {
+		return incidentsList.run(ctx, args, stdout)
+	}
+	if by != "error" {
+		return fmt.Errorf("--group-by %q: only error is known (incidents groups)", by)
+	}
+	return incidentGroupsList.run(ctx, rest, stdout)
+}

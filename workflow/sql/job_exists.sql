@@ -1,4 +1,0 @@
--- JobExists: whether job $1 exists.
-SELECT EXISTS (
-    SELECT 1 FROM /* TEMPLATE: schema */river_job WHERE id = $1::bigint
-);
