@@ -81,7 +81,7 @@ func TestRetryIncidentsInterruptedAndRepeated(t *testing.T) {
 
 	ctx, cancel := context.WithCancel(e.ctx)
 	var reports []bulk.Progress
-	p, err := e.engine.BulkRetryIncidents(ctx, nil, &bulk.RetryOpts{Retries: 2, OnProgress: func(p bulk.Progress) {
+	p, err := e.engine.Bulk().RetryIncidents(ctx, nil, &bulk.RetryOpts{Retries: 2, OnProgress: func(p bulk.Progress) {
 		reports = append(reports, p)
 		// Between batches no row lock is held: the batch's last job can be
 		// locked at once.
@@ -115,7 +115,7 @@ func TestRetryIncidentsInterruptedAndRepeated(t *testing.T) {
         WHERE id IN (SELECT id FROM %[1]s.river_job WHERE state = 'available' ORDER BY id LIMIT 100)`))
 	require.NoError(t, err)
 
-	p, err = e.engine.BulkRetryIncidents(e.ctx, nil, &bulk.RetryOpts{Retries: 2, Resume: p})
+	p, err = e.engine.Bulk().RetryIncidents(e.ctx, nil, &bulk.RetryOpts{Retries: 2, Resume: p})
 	require.NoError(t, err)
 	require.True(t, p.Finished)
 	require.Equal(t, n, p.Done)
@@ -125,11 +125,11 @@ func TestRetryIncidentsInterruptedAndRepeated(t *testing.T) {
 		"the incidents opened after the retry began are left for the next one")
 
 	// Repeating the whole retry revives only those 100, once.
-	p, err = e.engine.BulkRetryIncidents(e.ctx, nil, &bulk.RetryOpts{Retries: 2})
+	p, err = e.engine.Bulk().RetryIncidents(e.ctx, nil, &bulk.RetryOpts{Retries: 2})
 	require.NoError(t, err)
 	require.Equal(t, 100, p.Done)
 	require.Equal(t, 100, p.Changed)
-	p, err = e.engine.BulkRetryIncidents(e.ctx, nil, &bulk.RetryOpts{Retries: 2})
+	p, err = e.engine.Bulk().RetryIncidents(e.ctx, nil, &bulk.RetryOpts{Retries: 2})
 	require.NoError(t, err)
 	require.Zero(t, p.Done, "nothing left to retry")
 
@@ -144,18 +144,18 @@ func TestRetryIncidentsInterruptedAndRepeated(t *testing.T) {
 func TestRetryIncidentsSelection(t *testing.T) {
 	e := newEnv(t)
 	first := e.incidents(t, 100)
-	p, err := e.engine.BulkRetryIncidents(e.ctx, &bulk.Incidents{JobDefinitionID: "ship"}, &bulk.RetryOpts{Retries: 1, BatchSize: 3})
+	p, err := e.engine.Bulk().RetryIncidents(e.ctx, &bulk.Incidents{JobDefinitionID: "ship"}, &bulk.RetryOpts{Retries: 1, BatchSize: 3})
 	require.NoError(t, err)
 	require.Equal(t, 10, p.Total)
 	require.Equal(t, 10, p.Changed)
 	require.Equal(t, 4, p.Batches)
-	p, err = e.engine.BulkRetryIncidents(e.ctx, &bulk.Incidents{JobIDs: []int64{first, first + 1, first + 9}}, &bulk.RetryOpts{Retries: 1})
+	p, err = e.engine.Bulk().RetryIncidents(e.ctx, &bulk.Incidents{JobIDs: []int64{first, first + 1, first + 9}}, &bulk.RetryOpts{Retries: 1})
 	require.NoError(t, err)
 	require.Equal(t, 2, p.Changed, "job first+9 (order-10, ship) was revived already")
-	p, err = e.engine.BulkRetryIncidents(e.ctx, &bulk.Incidents{InstancePrefix: "order-5"}, &bulk.RetryOpts{Retries: 1})
+	p, err = e.engine.Bulk().RetryIncidents(e.ctx, &bulk.Incidents{InstancePrefix: "order-5"}, &bulk.RetryOpts{Retries: 1})
 	require.NoError(t, err)
 	require.Equal(t, 10, p.Changed) // order-5, order-51..59; order-50 was revived (ship)
-	_, err = e.engine.BulkRetryIncidents(e.ctx, nil, &bulk.RetryOpts{Retries: 0})
+	_, err = e.engine.Bulk().RetryIncidents(e.ctx, nil, &bulk.RetryOpts{Retries: 0})
 	require.ErrorContains(t, err, "retries 0 is out of range")
 }
 
@@ -176,31 +176,31 @@ func TestForEachJobSuspendActivateStopPriority(t *testing.T) {
 	}
 	byFilter := &bulk.Jobs{Filter: search.Filter{ProcessDefinitionKey: "invoice", States: []rivertype.JobState{rivertype.JobStateAvailable}}}
 	var batches int
-	p, err := e.engine.BulkSuspendJobs(e.ctx, byFilter, &bulk.JobOpts{BatchSize: 5, OnProgress: func(bulk.Progress) { batches++ }})
+	p, err := e.engine.Bulk().SuspendJobs(e.ctx, byFilter, &bulk.JobOpts{BatchSize: 5, OnProgress: func(bulk.Progress) { batches++ }})
 	require.NoError(t, err)
 	require.Equal(t, 12, p.Done)
 	require.Equal(t, 12, p.Changed)
 	require.Equal(t, 4, batches) // 5, 5, 2, and the empty one that ends it
 	require.Equal(t, 12, e.count(t, `SELECT count(*) FROM %[1]s.river_job WHERE state = 'pending'`))
-	p, err = e.engine.BulkSuspendJobs(e.ctx, &bulk.Jobs{JobIDs: ids}, nil)
+	p, err = e.engine.Bulk().SuspendJobs(e.ctx, &bulk.Jobs{JobIDs: ids}, nil)
 	require.NoError(t, err)
 	require.Zero(t, p.Changed, "suspending again changes nothing")
 
-	p, err = e.engine.BulkActivateJobs(e.ctx, &bulk.Jobs{JobIDs: ids[:6]}, nil)
+	p, err = e.engine.Bulk().ActivateJobs(e.ctx, &bulk.Jobs{JobIDs: ids[:6]}, nil)
 	require.NoError(t, err)
 	require.Equal(t, 6, p.Changed)
 	require.Equal(t, 6, e.count(t, `SELECT count(*) FROM %[1]s.river_job WHERE state = 'available'`))
 
-	p, err = e.engine.BulkSetJobPriority(e.ctx, &bulk.Jobs{JobIDs: ids[:3]}, 42, nil)
+	p, err = e.engine.Bulk().SetJobPriority(e.ctx, &bulk.Jobs{JobIDs: ids[:3]}, 42, nil)
 	require.NoError(t, err)
 	require.Equal(t, 3, p.Changed)
 	require.Equal(t, 3, e.count(t, `SELECT count(*) FROM %[1]s.river_job WHERE %[1]s.river_bpmn_ctx_priority(metadata) = 42`))
 
-	p, err = e.engine.BulkStopJobs(e.ctx, &bulk.Jobs{JobIDs: ids}, nil)
+	p, err = e.engine.Bulk().StopJobs(e.ctx, &bulk.Jobs{JobIDs: ids}, nil)
 	require.NoError(t, err)
 	require.Equal(t, 12, p.Changed)
 	require.Equal(t, 12, e.count(t, `SELECT count(*) FROM %[1]s.river_job WHERE state = 'cancelled'`))
-	p, err = e.engine.BulkStopJobs(e.ctx, &bulk.Jobs{JobIDs: ids}, nil)
+	p, err = e.engine.Bulk().StopJobs(e.ctx, &bulk.Jobs{JobIDs: ids}, nil)
 	require.NoError(t, err)
 	require.Zero(t, p.Changed, "stopped jobs are finished")
 }

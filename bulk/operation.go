@@ -230,9 +230,9 @@ func GetOperation(ctx context.Context, db DB, schema string, id int64) (*Operati
 	return op, nil
 }
 
-// Operations returns the operations before id before (0: from the newest),
+// ListOperations returns the operations before id before (0: from the newest),
 // newest first, at most limit.
-func Operations(ctx context.Context, db DB, schema string, before int64, limit int) ([]*Operation, error) {
+func ListOperations(ctx context.Context, db DB, schema string, before int64, limit int) ([]*Operation, error) {
 	rows, err := db.Query(ctx, sqltemplate.Render(operationListSQL, schema), before, limit)
 	if err != nil {
 		return nil, fmt.Errorf("bulk: listing operations: %w", err)

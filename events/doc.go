@@ -12,7 +12,7 @@
 //     again), the job was discarded, or it cancelled itself (river.JobCancel
 //     from its work);
 //   - ABORTED: the job was cancelled after a stop request (River's
-//     cancel_attempted_at marker in its metadata: riverbpmn's StopJob, River's
+//     cancel_attempted_at marker in its metadata: riverbpmn's Jobs().Stop, River's
 //     JobCancel, River UI's cancel button);
 //   - INCIDENT: a job with a job context was discarded, which opens a
 //     failedJob incident (riverbpmn/004).

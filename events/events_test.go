@@ -126,15 +126,15 @@ func TestEvents(t *testing.T) {
 		require.NoError(t, err)
 		aborted, err := client.Insert(ctx, controltest.Args{Block: true}, nil)
 		require.NoError(t, err)
-		controltest.WaitJobState(ctx, t, engine.JobStatus, aborted.Job.ID, rivertype.JobStateRunning)
-		_, err = engine.StopJob(ctx, aborted.Job.ID)
+		controltest.WaitJobState(ctx, t, engine.Jobs().Status, aborted.Job.ID, rivertype.JobStateRunning)
+		_, err = engine.Jobs().Stop(ctx, aborted.Job.ID)
 		require.NoError(t, err)
 		for _, id := range []int64{succeed.Job.ID, retried.Job.ID} {
-			controltest.WaitJobState(ctx, t, engine.JobStatus, id, rivertype.JobStateCompleted)
+			controltest.WaitJobState(ctx, t, engine.Jobs().Status, id, rivertype.JobStateCompleted)
 		}
-		controltest.WaitJobState(ctx, t, engine.JobStatus, discarded.Job.ID, rivertype.JobStateDiscarded)
-		controltest.WaitJobState(ctx, t, engine.JobStatus, cancelled.Job.ID, rivertype.JobStateCancelled)
-		controltest.WaitJobState(ctx, t, engine.JobStatus, aborted.Job.ID, rivertype.JobStateCancelled)
+		controltest.WaitJobState(ctx, t, engine.Jobs().Status, discarded.Job.ID, rivertype.JobStateDiscarded)
+		controltest.WaitJobState(ctx, t, engine.Jobs().Status, cancelled.Job.ID, rivertype.JobStateCancelled)
+		controltest.WaitJobState(ctx, t, engine.Jobs().Status, aborted.Job.ID, rivertype.JobStateCancelled)
 
 		type step struct {
 			Status      events.Status
@@ -184,7 +184,7 @@ func TestEvents(t *testing.T) {
 		require.NoError(t, bundle.DBPool.QueryRow(ctx, bundle.sql("SELECT coalesce(sum(cardinality(job_id)), 0) FROM /* TEMPLATE: schema */river_bpmn_event")).Scan(&before))
 		quiet, err := client.Insert(ctx, controltest.Args{}, nil)
 		require.NoError(t, err)
-		controltest.WaitJobState(ctx, t, engine.JobStatus, quiet.Job.ID, rivertype.JobStateCompleted)
+		controltest.WaitJobState(ctx, t, engine.Jobs().Status, quiet.Job.ID, rivertype.JobStateCompleted)
 		require.NoError(t, bundle.DBPool.QueryRow(ctx, bundle.sql("SELECT coalesce(sum(cardinality(job_id)), 0) FROM /* TEMPLATE: schema */river_bpmn_event")).Scan(&after))
 		require.Equal(t, before, after)
 
@@ -256,7 +256,7 @@ func TestEvents(t *testing.T) {
 
 		res, err := client.Insert(ctx, controltest.Args{}, nil)
 		require.NoError(t, err)
-		controltest.WaitJobState(ctx, t, engine.JobStatus, res.Job.ID, rivertype.JobStateCompleted)
+		controltest.WaitJobState(ctx, t, engine.Jobs().Status, res.Job.ID, rivertype.JobStateCompleted)
 
 		var written int64
 		require.NoError(t, bundle.DBPool.QueryRow(ctx, "SELECT last_value FROM "+
@@ -294,7 +294,7 @@ func TestEvents(t *testing.T) {
 		client := bundle.Client
 		res, err := client.Insert(ctx, controltest.Args{}, &river.InsertOpts{ScheduledAt: time.Now().Add(time.Hour)})
 		require.NoError(t, err)
-		_, err = engine.StopJob(ctx, res.Job.ID)
+		_, err = engine.Jobs().Stop(ctx, res.Job.ID)
 		require.NoError(t, err)
 
 		// Transactions of other tests in this database (other schemas) hold

@@ -112,7 +112,7 @@ func ExampleEvents_List() {
 		if err != nil {
 			panic(err)
 		}
-		if _, err := bundle.Engine.StopJob(ctx, res.Job.ID); err != nil {
+		if _, err := bundle.Engine.Jobs().Stop(ctx, res.Job.ID); err != nil {
 			panic(err)
 		}
 	}

@@ -10,8 +10,8 @@ import (
 // ProgressReporter reports a running job's progress: SetTotal declares the
 // completion count, Advance and Set move it. Calls only touch memory; the
 // value is written to the job's metadata (key jobcontrol.ProgressMetadataKey,
-// shown by River UI) at most once per Config.ProgressInterval of the engine
-// (one second by default) and once when the work returns. Read it back with
+// shown by River UI) at most once per Config.JobControl.ProgressInterval of
+// the engine (one second by default) and once when the work returns. Read it back with
 // Engine.JobStatus, Engine.ProcessInstanceStatus or `riverbpmn progress`.
 //
 // Reporting progress does not keep a job alive: River cancels the context

@@ -152,7 +152,7 @@ func TestDAGWorkedByFourClients(t *testing.T) {
 					metadata []byte
 				)
 				require.NoError(t, rows.Scan(&id, &state, &metadata))
-				p, _ := f.engine.JobDependencies(ctx, id)
+				p, _ := f.engine.Lifecycle().Dependencies(ctx, id)
 				t.Logf("job %d %s %s progress %+v", id, state, metadata, p)
 			}
 			t.Fatalf("%d of %d jobs completed before the timeout", done, n)
@@ -212,7 +212,7 @@ func TestDAGWorkedByFourClients(t *testing.T) {
 	// (about 0.4 s here; 1.9 s seen on a loaded machine); polled, it would
 	// wait for a poll, up to a minute: a third of it leaves load its room.
 	require.Less(t, sinkWake, 20*time.Second, "the last job was woken, not polled")
-	p, err := f.engine.JobDependencies(ctx, sinkID)
+	p, err := f.engine.Lifecycle().Dependencies(ctx, sinkID)
 	require.NoError(t, err)
 	require.Equal(t, p.Total, p.Done)
 	require.Equal(t, len(d.prereqs[d.sink]), p.Total)

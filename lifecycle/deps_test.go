@@ -26,7 +26,7 @@ func (f *fixture) complete(t *testing.T, ids ...int64) {
 
 func (f *fixture) progress(t *testing.T, id int64) *lifecycle.Progress {
 	t.Helper()
-	p, err := f.engine.JobDependencies(context.Background(), id)
+	p, err := f.engine.Lifecycle().Dependencies(context.Background(), id)
 	require.NoError(t, err)
 	return p
 }
@@ -110,7 +110,7 @@ func TestDependsOnInterleavesWithPendingAndSuspension(t *testing.T) {
 	_, err = f.engine.ActivateProcessInstance(ctx, "pi-s")
 	require.NoError(t, err)
 	require.Equal(t, []hold.Reason{lifecycle.Pending}, f.reasons(t, c.ID))
-	res, err := f.engine.QueueJobs(ctx, c.ID)
+	res, err := f.engine.Lifecycle().Queue(ctx, c.ID)
 	require.NoError(t, err)
 	require.Equal(t, lifecycle.Queued, res[0].Outcome)
 	require.Equal(t, rivertype.JobStateAvailable, f.job(t, c.ID).State)
@@ -118,7 +118,7 @@ func TestDependsOnInterleavesWithPendingAndSuspension(t *testing.T) {
 	// Queued before the prerequisite completes: still held by it.
 	b := f.insert(t, lcArgs{Name: "b"}, lifecycle.Opts{})
 	d := f.insert(t, lcArgs{Name: "d"}, lifecycle.Opts{Pending: true, DependsOn: []int64{b.ID}})
-	res, err = f.engine.QueueJobs(ctx, d.ID)
+	res, err = f.engine.Lifecycle().Queue(ctx, d.ID)
 	require.NoError(t, err)
 	require.Equal(t, lifecycle.StillHeld, res[0].Outcome)
 	require.Equal(t, []hold.Reason{lifecycle.Prerequisites}, f.reasons(t, d.ID))

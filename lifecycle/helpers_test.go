@@ -39,9 +39,9 @@ type fixture struct {
 
 func lcConfig(schema string) *workflow.Config {
 	return &workflow.Config{
-		Schema:                schema,
-		ProcessDefinitions:    []workflow.ProcessDefinition{{Key: "lc_process"}},
-		ExpiryServiceInterval: 200 * time.Millisecond,
+		Schema:             schema,
+		ProcessDefinitions: []workflow.ProcessDefinition{{Key: "lc_process"}},
+		Lifecycle:          lifecycle.Config{ExpiryServiceInterval: 200 * time.Millisecond},
 	}
 }
 

@@ -34,12 +34,12 @@ func TestQueueByIDs(t *testing.T) {
 	require.Equal(t, rivertype.JobStateAvailable, plain.State)
 
 	// An unknown id: nothing is queued, the error names it.
-	_, err = f.engine.QueueJobs(ctx, a.ID, 987654321)
+	_, err = f.engine.Lifecycle().Queue(ctx, a.ID, 987654321)
 	require.ErrorIs(t, err, workflow.ErrNotFound)
 	require.ErrorContains(t, err, "987654321")
 	require.Equal(t, []hold.Reason{lifecycle.Pending}, f.reasons(t, a.ID))
 
-	results, err := f.engine.QueueJobs(ctx, plain.ID, c.Job.ID, b.ID, a.ID, a.ID)
+	results, err := f.engine.Lifecycle().Queue(ctx, plain.ID, c.Job.ID, b.ID, a.ID, a.ID)
 	require.NoError(t, err)
 	require.Equal(t, []lifecycle.QueueResult{
 		{JobID: a.ID, Outcome: lifecycle.Queued, State: rivertype.JobStateAvailable},
@@ -51,7 +51,7 @@ func TestQueueByIDs(t *testing.T) {
 	require.WithinDuration(t, later, f.job(t, c.Job.ID).ScheduledAt, time.Millisecond)
 
 	// Queuing again is a no-op.
-	results, err = f.engine.QueueJobs(ctx, a.ID)
+	results, err = f.engine.Lifecycle().Queue(ctx, a.ID)
 	require.NoError(t, err)
 	require.Equal(t, lifecycle.NotPending, results[0].Outcome)
 }
@@ -72,7 +72,7 @@ func TestQueueRiverPending(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, rivertype.JobStatePending, res.Job.State)
 	require.Nil(t, f.reasons(t, res.Job.ID))
-	results, err := f.engine.QueueJobs(ctx, res.Job.ID)
+	results, err := f.engine.Lifecycle().Queue(ctx, res.Job.ID)
 	require.NoError(t, err)
 	require.Equal(t, []lifecycle.QueueResult{{JobID: res.Job.ID, Outcome: lifecycle.Queued, State: rivertype.JobStateAvailable}}, results)
 }
@@ -88,7 +88,7 @@ func TestQueueInterleavesWithSuspension(t *testing.T) {
 	_, err := f.engine.SuspendProcessInstance(ctx, "pi-a")
 	require.NoError(t, err)
 	require.Equal(t, []hold.Reason{lifecycle.Pending, hold.Suspended}, f.reasons(t, a.ID))
-	results, err := f.engine.QueueJobs(ctx, a.ID)
+	results, err := f.engine.Lifecycle().Queue(ctx, a.ID)
 	require.NoError(t, err)
 	require.Equal(t, lifecycle.StillHeld, results[0].Outcome)
 	require.Equal(t, []hold.Reason{hold.Suspended}, f.reasons(t, a.ID))
@@ -105,7 +105,7 @@ func TestQueueInterleavesWithSuspension(t *testing.T) {
 	_, err = f.engine.ActivateProcessInstance(ctx, "pi-a")
 	require.NoError(t, err)
 	require.Equal(t, []hold.Reason{lifecycle.Pending}, f.reasons(t, b.ID))
-	results, err = f.engine.QueueJobs(ctx, b.ID)
+	results, err = f.engine.Lifecycle().Queue(ctx, b.ID)
 	require.NoError(t, err)
 	require.Equal(t, lifecycle.Queued, results[0].Outcome)
 	require.Equal(t, rivertype.JobStateAvailable, f.job(t, b.ID).State)
@@ -118,7 +118,7 @@ func TestQueueInterleavesWithSuspension(t *testing.T) {
 	_, err = f.engine.SuspendProcessInstance(ctx, "pi-c")
 	require.NoError(t, err)
 	require.Equal(t, []hold.Reason{hold.Suspended}, f.reasons(t, res.Job.ID))
-	results, err = f.engine.QueueJobs(ctx, res.Job.ID)
+	results, err = f.engine.Lifecycle().Queue(ctx, res.Job.ID)
 	require.NoError(t, err)
 	require.Equal(t, lifecycle.StillHeld, results[0].Outcome)
 	_, err = f.engine.ActivateProcessInstance(ctx, "pi-c")
@@ -134,18 +134,18 @@ func TestQueueProcessInstance(t *testing.T) {
 	p2 := f.insert(t, lcArgs{Name: "2", Instance: "pi-q"}, lifecycle.Opts{Pending: true})
 	other := f.insert(t, lcArgs{Name: "3", Instance: "pi-other"}, lifecycle.Opts{Pending: true})
 
-	_, err := f.engine.QueueProcessInstance(ctx, "pi-missing")
+	_, err := f.engine.Lifecycle().QueueProcessInstance(ctx, "pi-missing")
 	require.ErrorIs(t, err, workflow.ErrNotFound)
 	require.ErrorContains(t, err, "pi-missing")
 
-	results, err := f.engine.QueueProcessInstance(ctx, "pi-q")
+	results, err := f.engine.Lifecycle().QueueProcessInstance(ctx, "pi-q")
 	require.NoError(t, err)
 	require.Len(t, results, 2)
 	for i, id := range []int64{p1.ID, p2.ID} {
 		require.Equal(t, lifecycle.QueueResult{JobID: id, Outcome: lifecycle.Queued, State: rivertype.JobStateAvailable}, results[i])
 	}
 	require.Equal(t, []hold.Reason{lifecycle.Pending}, f.reasons(t, other.ID))
-	results, err = f.engine.QueueProcessInstance(ctx, "pi-q")
+	results, err = f.engine.Lifecycle().QueueProcessInstance(ctx, "pi-q")
 	require.NoError(t, err)
 	require.Empty(t, results)
 }
@@ -179,7 +179,7 @@ func TestPendingJobRunsOnceQueued(t *testing.T) {
 	case <-time.After(500 * time.Millisecond):
 	}
 	queuedAt := time.Now()
-	_, err = f.engine.QueueJobs(ctx, job.ID)
+	_, err = f.engine.Lifecycle().Queue(ctx, job.ID)
 	require.NoError(t, err)
 	select {
 	case at := <-started:

@@ -1111,18 +1111,4 @@ func TestSuspensions(t *testing.T) {
 		_, err = handle.ListScheduled(ctx, &suspension.ListScheduledParams{After: "1:x"})
 		require.ErrorContains(t, err, `suspension: ListScheduledParams.After "1:x" is not a cursor`)
 	})
-
-	// Config: Config.Suspension.ServiceInterval and the deprecated
-	// Config.SuspensionServiceInterval set to different values are refused
-	// naming both; the deprecated one alone is accepted (and honoured: the
-	// leader's service uses it when the nested one is zero).
-	t.Run("Config", func(t *testing.T) {
-		t.Parallel()
-		_, err := workflow.NewEngine(nil, &workflow.Config{Suspension: suspension.Config{ServiceInterval: time.Second}, SuspensionServiceInterval: time.Minute})
-		require.ErrorContains(t, err, "Config.Suspension.ServiceInterval (1s) and the deprecated Config.SuspensionServiceInterval (1m0s) differ")
-		_, err = workflow.NewEngine(nil, &workflow.Config{SuspensionServiceInterval: time.Minute})
-		require.NoError(t, err)
-		_, err = workflow.NewEngine(nil, &workflow.Config{Suspension: suspension.Config{ServiceInterval: time.Minute}, SuspensionServiceInterval: time.Minute})
-		require.NoError(t, err, "the same value twice is no conflict")
-	})
 }

@@ -2,77 +2,75 @@ package workflow
 
 import (
 	"context"
-	"errors"
 
 	"github.com/riverbpmn/riverbpmn/bulk"
+	"github.com/riverbpmn/riverbpmn/job"
 	"github.com/riverbpmn/riverbpmn/jobcontrol"
 )
 
+// Bulk returns the handle on bulk actions and bulk operations in the
+// engine's schema (package bulk): run an action over a selection of jobs or
+// incidents now (RetryIncidents, SuspendJobs, ActivateJobs, StopJobs,
+// SetJobPriority), or record it as an operation (Create) that Run runs with
+// saved progress and a heartbeat, Claim takes over when its runner died, and
+// Get and List show. The console runs its bulk forms this way. On an engine
+// without a pool every call fails.
+func (e *Engine) Bulk() *bulk.Operations {
+	return e.bulk.get(func() *bulk.Operations {
+		return bulk.New(bulk.HandleConfig{
+			DB:       e.db(),
+			Schema:   e.config.Schema,
+			Suspend:  e.Suspensions().SuspendJob,
+			Activate: e.Suspensions().ActivateJob,
+			Stop: func(ctx context.Context, id int64) (bool, error) {
+				res, err := e.Jobs().Stop(ctx, id)
+				err = notFound(err, job.ErrNotFound)
+				if err != nil {
+					return false, err
+				}
+				return res.Outcome != jobcontrol.StopAlreadyFinished, nil
+			},
+			SetPriority: func(ctx context.Context, id, p int64) error {
+				return notFound(e.Jobs().SetPriority(ctx, id, p), job.ErrNotFound)
+			},
+			IncidentsRevived: func(ctx context.Context, n int64) { e.tel.IncidentsChanged(ctx, 0, n) },
+			NotFound:         ErrNotFound,
+		})
+	})
+}
+
 // BulkRetryIncidents gives the jobs of the selected open incidents
-// opts.Retries retries (Cockpit's batch "set retries"), in batches of short
-// transactions, reporting progress after each; repeating or resuming it
-// revives each job once (package bulk).
+// opts.Retries retries.
+//
+// Deprecated: use [Engine.Bulk] and [bulk.Operations.RetryIncidents].
 func (e *Engine) BulkRetryIncidents(ctx context.Context, sel *bulk.Incidents, opts *bulk.RetryOpts) (*bulk.Progress, error) {
-	if e.dbPool == nil {
-		return nil, errNoPool
-	}
-	var before int
-	if opts != nil && opts.Resume != nil {
-		before = opts.Resume.Changed // revived by the run being resumed
-	}
-	progress, err := bulk.RetryIncidents(ctx, e.dbPool, e.config.Schema, sel, opts)
-	if progress != nil {
-		e.tel.IncidentsChanged(ctx, 0, int64(progress.Changed-before))
-	}
-	return progress, err
+	return e.Bulk().RetryIncidents(ctx, sel, opts)
 }
 
-// BulkSuspendJobs suspends the selected jobs (SuspendJob on each), batch
-// after batch (package bulk).
+// BulkSuspendJobs suspends the selected jobs.
+//
+// Deprecated: use [Engine.Bulk] and [bulk.Operations.SuspendJobs].
 func (e *Engine) BulkSuspendJobs(ctx context.Context, sel *bulk.Jobs, opts *bulk.JobOpts) (*bulk.Progress, error) {
-	return e.forEachJob(ctx, sel, opts, "suspend", e.SuspendJob)
+	return e.Bulk().SuspendJobs(ctx, sel, opts)
 }
 
-// BulkActivateJobs activates the selected jobs (ActivateJob on each).
+// BulkActivateJobs activates the selected jobs.
+//
+// Deprecated: use [Engine.Bulk] and [bulk.Operations.ActivateJobs].
 func (e *Engine) BulkActivateJobs(ctx context.Context, sel *bulk.Jobs, opts *bulk.JobOpts) (*bulk.Progress, error) {
-	return e.forEachJob(ctx, sel, opts, "activate", e.ActivateJob)
+	return e.Bulk().ActivateJobs(ctx, sel, opts)
 }
 
-// BulkStopJobs asks the selected jobs to stop (StopJob on each); a job that
-// already finished is left as it is and not counted as changed.
+// BulkStopJobs asks the selected jobs to stop.
+//
+// Deprecated: use [Engine.Bulk] and [bulk.Operations.StopJobs].
 func (e *Engine) BulkStopJobs(ctx context.Context, sel *bulk.Jobs, opts *bulk.JobOpts) (*bulk.Progress, error) {
-	return e.forEachJob(ctx, sel, opts, "stop", func(ctx context.Context, id int64) (bool, error) {
-		res, err := e.StopJob(ctx, id)
-		if err != nil {
-			return false, err
-		}
-		return res.Outcome != jobcontrol.StopAlreadyFinished, nil
-	})
+	return e.Bulk().StopJobs(ctx, sel, opts)
 }
 
-// BulkSetJobPriority sets the BPMN priority of the selected jobs
-// (SetJobPriority on each).
+// BulkSetJobPriority sets the BPMN priority of the selected jobs.
+//
+// Deprecated: use [Engine.Bulk] and [bulk.Operations.SetJobPriority].
 func (e *Engine) BulkSetJobPriority(ctx context.Context, sel *bulk.Jobs, p int64, opts *bulk.JobOpts) (*bulk.Progress, error) {
-	return e.forEachJob(ctx, sel, opts, "priority", func(ctx context.Context, id int64) (bool, error) {
-		return true, e.SetJobPriority(ctx, id, p)
-	})
-}
-
-func (e *Engine) forEachJob(ctx context.Context, sel *bulk.Jobs, opts *bulk.JobOpts, action string, apply func(context.Context, int64) (bool, error)) (*bulk.Progress, error) {
-	if e.dbPool == nil {
-		return nil, errNoPool
-	}
-	o := bulk.JobOpts{}
-	if opts != nil {
-		o = *opts
-	}
-	o.Action = action
-	return bulk.ForEachJob(ctx, e.dbPool, e.config.Schema, sel, &o, func(ctx context.Context, id int64) (bool, error) {
-		changed, err := apply(ctx, id)
-		if errors.Is(err, ErrNotFound) {
-			// Deleted since it was selected (River's cleaner): nothing to do.
-			return false, nil
-		}
-		return changed, err
-	})
+	return e.Bulk().SetJobPriority(ctx, sel, p, opts)
 }

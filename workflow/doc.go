@@ -97,6 +97,8 @@
 //   - [Engine.Events]: job status events (package events);
 //   - [Engine.Timers]: timers (package timer);
 //   - [Engine.Suspensions]: suspension and activation (package suspension);
+//   - [Engine.Bulk]: bulk actions and bulk operations (package bulk);
+//   - [Engine.Lifecycle]: pending jobs and prerequisites (package lifecycle);
 //
 // Acquisition options (by priority, timers first, due date, priority range,
 // deployment, fairness across tenants) are described by [Acquisition].

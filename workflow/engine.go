@@ -13,11 +13,14 @@ import (
 	"github.com/riverqueue/river/rivertype"
 
 	"github.com/riverbpmn/riverbpmn/bpmn"
+	"github.com/riverbpmn/riverbpmn/bulk"
 	"github.com/riverbpmn/riverbpmn/deployment"
 	"github.com/riverbpmn/riverbpmn/events"
 	"github.com/riverbpmn/riverbpmn/exclusive"
 	"github.com/riverbpmn/riverbpmn/incident"
 	"github.com/riverbpmn/riverbpmn/job"
+	"github.com/riverbpmn/riverbpmn/jobcontrol"
+	"github.com/riverbpmn/riverbpmn/lifecycle"
 	"github.com/riverbpmn/riverbpmn/liveness"
 	"github.com/riverbpmn/riverbpmn/priority"
 	"github.com/riverbpmn/riverbpmn/retrypolicy"
@@ -172,8 +175,16 @@ type Config struct {
 	// the engine's most recently built client (river.Config.Logger).
 	Logger *slog.Logger
 
-	// ProgressInterval is the shortest time between two writes of a running
-	// job's progress (handlers.Progress); 0 means one second.
+	// JobControl are the settings of running jobs' progress (see
+	// jobcontrol.Config): how often a running job's progress is written at
+	// most.
+	JobControl jobcontrol.Config
+
+	// ProgressInterval is the former JobControl.ProgressInterval, honoured
+	// when JobControl.ProgressInterval is zero; NewEngine refuses both set
+	// to different values.
+	//
+	// Deprecated: use JobControl.ProgressInterval.
 	ProgressInterval time.Duration
 
 	// Events, when set, switches job status events on (see events.Config
@@ -181,9 +192,15 @@ type Config struct {
 	// unless enabled with Engine.Events().Enable).
 	Events *events.Config
 
-	// ExpiryServiceInterval is the longest the elected leader waits between
-	// two looks for expired jobs (0 means lifecycle.DefaultServiceInterval,
-	// 1 s): a waiting job is discarded at most this long after it expired.
+	// Lifecycle are the lifecycle's settings (see lifecycle.Config): how late
+	// the elected leader discards a waiting job that expired, at most.
+	Lifecycle lifecycle.Config
+
+	// ExpiryServiceInterval is the former Lifecycle.ExpiryServiceInterval,
+	// honoured when Lifecycle.ExpiryServiceInterval is zero; NewEngine
+	// refuses both set to different values.
+	//
+	// Deprecated: use Lifecycle.ExpiryServiceInterval.
 	ExpiryServiceInterval time.Duration
 
 	// Timers are the timers' settings (see timer.Config): how long an
@@ -231,21 +248,19 @@ type Engine struct {
 	deployments     *deployment.Deployments
 	deploymentsOnce sync.Once
 
-	// The feature handles (Events, ...), each built on its first use.
-	events          *events.Events
-	eventsOnce      sync.Once
-	timers          *timer.Timers
-	timersOnce      sync.Once
-	suspensions     *suspension.Suspensions
-	suspensionsOnce sync.Once
-
 	driversMu sync.Mutex
 	drivers   []*Driver
 
-	// The handles of incidents, jobs, definitions, instances, indexes,
-	// queues and sessions, each built on e.db() at its accessor's first call.
-	incidents lazy[*incident.Incidents]
-	jobs      lazy[*job.Jobs]
+	// The feature handles (Events, Timers, Suspensions, Bulk, Lifecycle,
+	// Incidents, Jobs, ...), each built on e.db() at its accessor's first
+	// call.
+	events      lazy[*events.Events]
+	timers      lazy[*timer.Timers]
+	suspensions lazy[*suspension.Suspensions]
+	bulk        lazy[*bulk.Operations]
+	lifecycle   lazy[*lifecycle.Lifecycle]
+	incidents   lazy[*incident.Incidents]
+	jobs        lazy[*job.Jobs]
 
 	// liveRuns maps the job attempts fetched by the engine's clients with
 	// liveness to their run (liveness.go), for the middleware.
@@ -315,6 +330,9 @@ func NewEngine(dbPool *pgxpool.Pool, config *Config) (*Engine, error) {
 		return nil, err
 	}
 	if err := validateSuspension(config); err != nil {
+		return nil, err
+	}
+	if err := validateLifecycle(config); err != nil {
 		return nil, err
 	}
 	e := &Engine{config: *config, defs: defs, defaultRetryCycle: defaultRetryCycle, dbPool: dbPool}

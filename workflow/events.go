@@ -29,10 +29,9 @@ type EventsConfig = events.Config
 // far named subscriptions are behind. On an engine without a pool every call
 // fails.
 func (e *Engine) Events() *events.Events {
-	e.eventsOnce.Do(func() {
-		e.events = events.New(events.HandleConfig{DB: e.db(), Schema: e.config.Schema, NotFound: ErrNotFound})
+	return e.events.get(func() *events.Events {
+		return events.New(events.HandleConfig{DB: e.db(), Schema: e.config.Schema, NotFound: ErrNotFound})
 	})
-	return e.events
 }
 
 // startEvents runs when a client starts: with Config.Events, it switches

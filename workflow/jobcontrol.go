@@ -13,6 +13,7 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
 
+	"github.com/riverbpmn/riverbpmn/job"
 	"github.com/riverbpmn/riverbpmn/jobcontrol"
 )
 
@@ -21,10 +22,27 @@ func validateJobControl(config *Config) error {
 	if config.ProgressInterval < 0 {
 		return fmt.Errorf("workflow: Config.ProgressInterval must not be negative, got %s", config.ProgressInterval)
 	}
+	if err := config.JobControl.Validate(); err != nil {
+		return fmt.Errorf("workflow: Config.JobControl: %w", err)
+	}
+	if j := config.JobControl.ProgressInterval; j != 0 && config.ProgressInterval != 0 && j != config.ProgressInterval {
+		return fmt.Errorf("workflow: Config.JobControl.ProgressInterval (%s) and the deprecated Config.ProgressInterval (%s) differ: set only Config.JobControl.ProgressInterval",
+			j, config.ProgressInterval)
+	}
 	if err := config.Events.Validate(); err != nil {
 		return fmt.Errorf("workflow: Config.Events: %w", err)
 	}
 	return nil
+}
+
+// jobControlConfig is Config.JobControl, with the deprecated
+// Config.ProgressInterval when JobControl.ProgressInterval is zero.
+func (c *Config) jobControlConfig() jobcontrol.Config {
+	j := c.JobControl
+	if j.ProgressInterval == 0 {
+		j.ProgressInterval = c.ProgressInterval
+	}
+	return j
 }
 
 // workControl is the work path of progress and stop: the job's progress
@@ -35,7 +53,7 @@ func (e *Engine) workControl(ctx context.Context, job *rivertype.JobRow, doInner
 		return doInner(ctx)
 	}
 	schema := e.workSchema(ctx)
-	return jobcontrol.WorkWithProgress(ctx, e.dbPool, schema, job.ID, job.Attempt, e.config.ProgressInterval, func(ctx context.Context) error {
+	return jobcontrol.WorkWithProgress(ctx, e.dbPool, schema, job.ID, job.Attempt, e.config.jobControlConfig().ProgressInterval, func(ctx context.Context) error {
 		return jobcontrol.WorkStop(ctx, e.dbPool, schema, job, doInner)
 	})
 }
@@ -48,39 +66,23 @@ func (e *Engine) workSchema(ctx context.Context) string {
 	return e.config.Schema
 }
 
-// StopJob asks job jobID to stop (REGARDS' stopJob), asynchronously: a job
-// waiting to run is cancelled at once and never starts (ABORTED); a running
-// job's context is cancelled by whichever client runs it, in any process, and
-// the job ends ABORTED when its work returns (give clients the engine's
-// Middleware); a finished job is left as it is, and the result says so.
-// Asking again is harmless. An aborted job opens no incident. In River terms
-// ABORTED is state cancelled with "cancel_attempted_at" in metadata. An
-// unknown id gives an error wrapping ErrNotFound.
+// StopJob asks job jobID to stop. An unknown id gives an error wrapping
+// ErrNotFound.
+//
+// Deprecated: use [Engine.Jobs] and [job.Jobs.Stop].
 func (e *Engine) StopJob(ctx context.Context, jobID int64) (*jobcontrol.StopResult, error) {
-	if e.dbPool == nil {
-		return nil, errNoPool
-	}
-	results, err := jobcontrol.StopJobs(ctx, e.dbPool, e.config.Schema, []int64{jobID})
-	if err != nil {
-		return nil, err
-	}
-	if len(results) == 0 {
-		return nil, fmt.Errorf("workflow: stopping job %d: %w", jobID, ErrNotFound)
-	}
-	return &results[0], nil
+	res, err := e.Jobs().Stop(ctx, jobID)
+	return res, notFound(err, job.ErrNotFound)
 }
 
-// StopProcessInstance asks every job of a process instance to stop, in one
-// statement, as StopJob does for one; it returns one result per job (none
-// for an instance without jobs).
+// StopProcessInstance asks every job of a process instance to stop.
+//
+// Deprecated: use [Engine.Jobs] and [job.Jobs.StopProcessInstance].
 func (e *Engine) StopProcessInstance(ctx context.Context, processInstanceID string) ([]jobcontrol.StopResult, error) {
 	if problem := identifierProblem(processInstanceID, true); problem != "" {
 		return nil, &JobContextError{Field: "process_instance_id", Value: processInstanceID, Problem: problem}
 	}
-	if e.dbPool == nil {
-		return nil, errNoPool
-	}
-	return jobcontrol.StopProcessInstance(ctx, e.dbPool, e.config.Schema, processInstanceID)
+	return e.Jobs().StopProcessInstance(ctx, processInstanceID)
 }
 
 // ProcessInstanceStatus returns the status and progress of every job of a

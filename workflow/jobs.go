@@ -13,7 +13,8 @@ import (
 // through the jobs a search.Filter selects, Count counts them, Status reads
 // a job's status and progress, SetRetries sets the executions a job has
 // left (Camunda's job retries: reviving a discarded job resolves its
-// incident), SetPriority sets one job's priority. What an operator asks
+// incident), SetPriority sets one job's priority, Stop and
+// StopProcessInstance ask jobs to stop (package jobcontrol). What an operator asks
 // about one job as a whole is Engine.JobDetails; running a job now is
 // Engine.ExecuteJob, and why it waits Engine.WhyWaiting.
 func (e *Engine) Jobs() *job.Jobs { return e.jobs.get(e.newJobs) }

@@ -17,64 +17,67 @@ import (
 	"github.com/riverbpmn/riverbpmn/lifecycle"
 )
 
-// QueueJobs queues pending jobs (package lifecycle): a job inserted with
-// lifecycle.Opts.Pending loses its Pending hold and runs once nothing else
-// holds it; a job River's InsertOpts.Pending left pending becomes available.
-// A job that is not pending is left alone (lifecycle.NotPending). All in one
-// transaction: an unknown id queues nothing and returns an error wrapping
-// ErrNotFound that names it.
+// Lifecycle returns the handle on the pending jobs and prerequisites of the
+// engine's schema (package lifecycle): Queue and QueueProcessInstance queue
+// pending jobs, Dependencies shows how far a job's prerequisites are.
+// Unknown jobs and instances give errors wrapping ErrNotFound. On an engine
+// without a pool every call fails.
+func (e *Engine) Lifecycle() *lifecycle.Lifecycle {
+	return e.lifecycle.get(func() *lifecycle.Lifecycle {
+		return lifecycle.New(lifecycle.HandleConfig{
+			DB:     e.db(),
+			Schema: e.config.Schema,
+			CheckInstance: func(id string) error {
+				if problem := identifierProblem(id, true); problem != "" {
+					return &JobContextError{Field: "process_instance_id", Value: id, Problem: problem}
+				}
+				return nil
+			},
+			NotFound:  ErrNotFound,
+			OnExpired: func(ctx context.Context, n int64) { e.tel.Expired(ctx, n, "leader") },
+		})
+	})
+}
+
+// lifecycleConfig is Config.Lifecycle, with the deprecated
+// Config.ExpiryServiceInterval when Lifecycle.ExpiryServiceInterval is zero.
+func (c *Config) lifecycleConfig() lifecycle.Config {
+	l := c.Lifecycle
+	if l.ExpiryServiceInterval == 0 {
+		l.ExpiryServiceInterval = c.ExpiryServiceInterval
+	}
+	return l
+}
+
+// validateLifecycle refuses Config.Lifecycle.ExpiryServiceInterval and the
+// deprecated Config.ExpiryServiceInterval set to different values.
+func validateLifecycle(c *Config) error {
+	if c.Lifecycle.ExpiryServiceInterval != 0 && c.ExpiryServiceInterval != 0 && c.Lifecycle.ExpiryServiceInterval != c.ExpiryServiceInterval {
+		return fmt.Errorf("workflow: Config.Lifecycle.ExpiryServiceInterval (%s) and the deprecated Config.ExpiryServiceInterval (%s) differ: set only Config.Lifecycle.ExpiryServiceInterval",
+			c.Lifecycle.ExpiryServiceInterval, c.ExpiryServiceInterval)
+	}
+	return nil
+}
+
+// QueueJobs queues pending jobs.
+//
+// Deprecated: use [Engine.Lifecycle] and [lifecycle.Lifecycle.Queue].
 func (e *Engine) QueueJobs(ctx context.Context, jobIDs ...int64) ([]lifecycle.QueueResult, error) {
-	if e.dbPool == nil {
-		return nil, errNoPool
-	}
-	var results []lifecycle.QueueResult
-	err := pgx.BeginFunc(ctx, e.dbPool, func(tx pgx.Tx) error {
-		var err error
-		results, err = lifecycle.Queue(ctx, tx, e.config.Schema, jobIDs)
-		return err
-	})
-	return results, lifecycleError(err)
+	return e.Lifecycle().Queue(ctx, jobIDs...)
 }
 
-// QueueProcessInstance queues every pending job of a process instance (see
-// QueueJobs). An instance no job belongs to is ErrNotFound.
+// QueueProcessInstance queues every pending job of a process instance.
+//
+// Deprecated: use [Engine.Lifecycle] and [lifecycle.Lifecycle.QueueProcessInstance].
 func (e *Engine) QueueProcessInstance(ctx context.Context, processInstanceID string) ([]lifecycle.QueueResult, error) {
-	if problem := identifierProblem(processInstanceID, true); problem != "" {
-		return nil, &JobContextError{Field: "process_instance_id", Value: processInstanceID, Problem: problem}
-	}
-	if e.dbPool == nil {
-		return nil, errNoPool
-	}
-	var results []lifecycle.QueueResult
-	err := pgx.BeginFunc(ctx, e.dbPool, func(tx pgx.Tx) error {
-		var err error
-		results, err = lifecycle.QueueProcessInstance(ctx, tx, e.config.Schema, processInstanceID)
-		return err
-	})
-	return results, lifecycleError(err)
+	return e.Lifecycle().QueueProcessInstance(ctx, processInstanceID)
 }
 
-// JobDependencies returns how far job jobID's prerequisites are (done out
-// of total, blocked ones) and how many jobs wait for it. An unknown job is
-// ErrNotFound.
+// JobDependencies returns how far job jobID's prerequisites are.
+//
+// Deprecated: use [Engine.Lifecycle] and [lifecycle.Lifecycle.Dependencies].
 func (e *Engine) JobDependencies(ctx context.Context, jobID int64) (*lifecycle.Progress, error) {
-	if e.dbPool == nil {
-		return nil, errNoPool
-	}
-	p, err := lifecycle.Dependencies(ctx, e.dbPool, e.config.Schema, jobID)
-	return p, lifecycleError(err)
-}
-
-// lifecycleError makes package lifecycle's not-found errors wrap
-// ErrNotFound too.
-func lifecycleError(err error) error {
-	if err == nil {
-		return nil
-	}
-	if errors.Is(err, lifecycle.ErrJobNotFound) || errors.Is(err, lifecycle.ErrInstanceNotFound) {
-		return fmt.Errorf("workflow: %w (%w)", err, ErrNotFound)
-	}
-	return fmt.Errorf("workflow: %w", err)
+	return e.Lifecycle().Dependencies(ctx, jobID)
 }
 
 // workUnlessExpired refuses to run a job whose expiration time
@@ -107,9 +110,7 @@ func (p *pilot) lifecycleServices() []startstop.Service {
 	if engine == nil || engine.dbPool == nil {
 		return nil
 	}
-	service := lifecycle.NewService(engine.dbPool, engine.config.Schema, engine.config.ExpiryServiceInterval, nil)
-	service.OnExpired = func(ctx context.Context, n int64) { engine.tel.Expired(ctx, n, "leader") }
-	return []startstop.Service{service}
+	return []startstop.Service{engine.Lifecycle().Service(engine.config.lifecycleConfig(), nil)}
 }
 
 // checkLifecycleAtInsert refuses, when the job is inserted, lifecycle options

@@ -37,9 +37,9 @@ const MaxSuspendedTargets = 10_000
 // naming it that wraps ErrNotFound, as do an unknown process instance and
 // job. On an engine without a pool every call fails.
 func (e *Engine) Suspensions() *suspension.Suspensions {
-	e.suspensionsOnce.Do(func() {
+	return e.suspensions.get(func() *suspension.Suspensions {
 		host, _ := os.Hostname()
-		e.suspensions = suspension.New(suspension.HandleConfig{
+		return suspension.New(suspension.HandleConfig{
 			DB:              e.db(),
 			Schema:          e.config.Schema,
 			CheckDefinition: e.checkDefinitionKnown,
@@ -53,7 +53,6 @@ func (e *Engine) Suspensions() *suspension.Suspensions {
 			AppliedBy: "manual " + host + "/" + strconv.Itoa(os.Getpid()),
 		})
 	})
-	return e.suspensions
 }
 
 // suspensionConfig is Config.Suspension, with the deprecated

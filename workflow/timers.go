@@ -33,10 +33,9 @@ func (e *Engine) timerStore() *timer.Store { return &timer.Store{Schema: e.confi
 // with handlers.Timers.InsertTx. On an engine without a pool every call
 // fails.
 func (e *Engine) Timers() *timer.Timers {
-	e.timersOnce.Do(func() {
-		e.timers = timer.New(timer.HandleConfig{DB: e.db(), Schema: e.config.Schema, NotFound: ErrNotFound})
+	return e.timers.get(func() *timer.Timers {
+		return timer.New(timer.HandleConfig{DB: e.db(), Schema: e.config.Schema, NotFound: ErrNotFound})
 	})
-	return e.timers
 }
 
 // timersConfig is Config.Timers, with the deprecated Config.TimerRetention

@@ -1,4 +1,4 @@
-package workflow
+package lifecycle_test
 
 import (
 	"context"
@@ -9,7 +9,9 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/stretchr/testify/require"
 
+	"github.com/riverbpmn/riverbpmn/internal/sqltemplate"
 	"github.com/riverbpmn/riverbpmn/lifecycle"
+	"github.com/riverbpmn/riverbpmn/workflow"
 )
 
 type lifecycleInsertArgs struct{}
@@ -22,9 +24,8 @@ func (lifecycleInsertArgs) Kind() string { return "lifecycle_insert" }
 func TestLifecycleBadInputAtInsert(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	engine, _ := testEngine(t)
-	client, err := NewClient(engine, &river.Config{TestOnly: true})
-	require.NoError(t, err)
+	f := setup(t)
+	client := f.client
 	opts := func(t *testing.T, o lifecycle.Opts) *river.InsertOpts {
 		t.Helper()
 		insertOpts, err := o.Apply(nil)
@@ -34,7 +35,7 @@ func TestLifecycleBadInputAtInsert(t *testing.T) {
 	count := func(t *testing.T) int {
 		t.Helper()
 		var n int
-		require.NoError(t, engine.dbPool.QueryRow(ctx, engine.sql(`SELECT count(*) FROM /* TEMPLATE: schema */river_job`)).Scan(&n))
+		require.NoError(t, f.pool.QueryRow(ctx, sqltemplate.Render(`SELECT count(*) FROM /* TEMPLATE: schema */river_job`, f.schema)).Scan(&n))
 		return n
 	}
 
@@ -66,7 +67,7 @@ func TestLifecycleBadInputAtInsert(t *testing.T) {
 		_, err := client.Insert(ctx, lifecycleInsertArgs{}, opts(t, lifecycle.Opts{DependsOn: []int64{77777777}}))
 		require.ErrorContains(t, err, "insert of lifecycle_insert job: lifecycle.Opts.DependsOn names job 77777777, which does not exist")
 		require.ErrorIs(t, err, lifecycle.ErrJobNotFound)
-		require.ErrorIs(t, err, ErrNotFound)
+		require.ErrorIs(t, err, workflow.ErrNotFound)
 	})
 
 	t.Run("DependsOnMissingJobInABatch", func(t *testing.T) {
