@@ -99,6 +99,8 @@
 //   - [Engine.Suspensions]: suspension and activation (package suspension);
 //   - [Engine.Bulk]: bulk actions and bulk operations (package bulk);
 //   - [Engine.Lifecycle]: pending jobs and prerequisites (package lifecycle);
+//   - [Engine.Exclusive]: exclusive jobs: held keys, waits, the scope and
+//     mechanism in force, head-of-key indexes (package exclusive);
 //
 // Acquisition options (by priority, timers first, due date, priority range,
 // deployment, fairness across tenants) are described by [Acquisition].
