@@ -117,13 +117,15 @@ func TestPrioritiesAtInsert(t *testing.T) {
 	})
 
 	// The priority is in the job's metadata, as River UI shows it, in the
-	// compact form (the root left out for a top-level instance).
+	// labelled form (the root left out for a top-level instance, which is
+	// its own root, and exclusive, true by default with an instance).
 	t.Run("VisibleInRiverUIMetadata", func(t *testing.T) {
 		t.Parallel()
 		bundle := setup(t, orderConfig())
 		res, err := bundle.Client.Insert(ctx, paymentArgs{CustomerStatus: "VIP"}, of("pi-3", "charge"))
 		require.NoError(t, err)
-		require.JSONEq(t, `{"bpmn": ["pi-3", "order", "charge", "charge", 10, true, "dep-1"]}`, string(res.Job.Metadata))
+		require.JSONEq(t, `{"bpmn": {"instance": "pi-3", "process": "order", "activity": "charge", "job": "charge",
+			"priority": 10, "deployment": "dep-1"}}`, string(res.Job.Metadata))
 		jc, err := workflow.JobContextOf(res.Job)
 		require.NoError(t, err)
 		require.Equal(t, "pi-3", jc.RootProcessInstanceID, "read back, a top-level instance is its own root")
@@ -132,7 +134,8 @@ func TestPrioritiesAtInsert(t *testing.T) {
 		called := workflow.JobContext{ProcessInstanceID: "pi-4", JobDefinitionID: "charge", RootProcessInstanceID: "pi-top"}
 		res, err = bundle.Client.Insert(ctx, paymentArgs{CustomerStatus: "VIP"}, called.InsertOpts())
 		require.NoError(t, err)
-		require.JSONEq(t, `{"bpmn": ["pi-4", "order", "charge", "charge", 10, true, "dep-1", null, null, null, "pi-top"]}`, string(res.Job.Metadata))
+		require.JSONEq(t, `{"bpmn": {"instance": "pi-4", "process": "order", "activity": "charge", "job": "charge",
+			"priority": 10, "deployment": "dep-1", "root": "pi-top"}}`, string(res.Job.Metadata))
 		jc, err = workflow.JobContextOf(res.Job)
 		require.NoError(t, err)
 		require.Equal(t, "pi-top", jc.RootProcessInstanceID)
