@@ -64,9 +64,9 @@
 // its own package:
 //
 //   - [github.com/riverbpmn/riverbpmn/retrypolicy]: ISO 8601 retry time
-//     cycles and Camunda's retry bookkeeping ([Config].Retry);
+//     cycles and Camunda's retry bookkeeping;
 //   - [github.com/riverbpmn/riverbpmn/priority]: priority sources and
-//     ranges ([Config].Priority);
+//     ranges;
 //   - [github.com/riverbpmn/riverbpmn/exclusive]: exclusive keys and scopes;
 //   - [github.com/riverbpmn/riverbpmn/timer] and
 //     [github.com/riverbpmn/riverbpmn/handlers]: timers, asynchronous
@@ -99,19 +99,6 @@
 //   - [Engine.Suspensions]: suspension and activation (package suspension);
 //   - [Engine.Bulk]: bulk actions and bulk operations (package bulk);
 //   - [Engine.Lifecycle]: pending jobs and prerequisites (package lifecycle);
-//   - [Engine.Incidents]: incidents, with Cockpit's filters, groups and
-//     counts (package incident);
-//   - [Engine.Jobs]: jobs: search, count, status, retries, priority
-//     (package job);
-//   - [Engine.Definitions]: job definitions and their overriding
-//     priorities (package definition);
-//   - [Engine.Instances]: process instances: search, their jobs, call
-//     trees, status (package instance);
-//   - [Engine.Indexes]: the on-demand fetch-order, tenant fairness,
-//     head-of-key and running-key indexes (package index);
-//   - [Engine.Queues]: River's queues, paused and resumed (package queue);
-//   - [Engine.Sessions]: the liveness sessions of clients (package
-//     session);
 //   - [Engine.Exclusive]: exclusive jobs: held keys, waits, the scope and
 //     mechanism in force, head-of-key indexes (package exclusive);
 //
