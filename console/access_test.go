@@ -87,6 +87,6 @@ func TestAuthorize(t *testing.T) {
 	ro := e.serveWith(&console.Options{Authorize: auth, ReadOnly: true}, basic("ops", "op-secret"))
 	_, body = ro.get("/incidents")
 	require.NotContains(t, body, `method="post"`)
-	status, _ = ro.post("/locks/delete-stale", url.Values{})
+	status, _ = ro.post("/exclusive/locks/delete-stale", url.Values{})
 	require.Equal(t, http.StatusForbidden, status)
 }

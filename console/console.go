@@ -153,15 +153,15 @@ func (h *Handler) routes() {
 	mux.HandleFunc("GET /incidents", h.incidents)
 	mux.HandleFunc("GET /jobs", h.jobsPage)
 	mux.HandleFunc("GET /instances", h.instancesPage)
+	mux.HandleFunc("GET /instances/{id}", h.instance)
 	mux.HandleFunc("GET /bulk/{id}", h.bulkPage)
-	mux.HandleFunc("GET /instance", h.instance)
 	mux.HandleFunc("GET /definitions", h.definitions)
-	mux.HandleFunc("GET /locks", h.locks)
+	mux.HandleFunc("GET /exclusive/locks", h.locks)
 	mux.HandleFunc("GET /jobs/{id}", h.job)
-	mux.HandleFunc("GET /suspended", h.suspended)
-	mux.HandleFunc("GET /clients", h.clients)
+	mux.HandleFunc("GET /suspensions", h.suspended)
+	mux.HandleFunc("GET /sessions", h.clients)
 	mux.HandleFunc("GET /events", h.eventsPage)
-	mux.HandleFunc("GET /maintenance", h.maintenance)
+	mux.HandleFunc("GET /indexes", h.maintenance)
 	mux.HandleFunc("GET /deployments", h.deployments)
 	mux.HandleFunc("GET /deployments/{id}/delete", h.deploymentDelete)
 
@@ -176,8 +176,8 @@ func (h *Handler) routes() {
 	mux.HandleFunc("POST /jobs/{id}/priority", h.action(h.setJobPriority))
 	mux.HandleFunc("POST /definitions/priority", h.action(h.setOverride))
 	mux.HandleFunc("POST /definitions/priority/clear", h.action(h.clearOverride))
-	mux.HandleFunc("POST /locks/delete-stale", h.action(h.deleteStaleLocks))
-	mux.HandleFunc("POST /locks/scope", h.confirm(h.describeSetScope, h.action(h.setExclusiveScope)))
+	mux.HandleFunc("POST /exclusive/locks/delete-stale", h.action(h.deleteStaleLocks))
+	mux.HandleFunc("POST /exclusive/scope", h.confirm(h.describeSetScope, h.action(h.setExclusiveScope)))
 	mux.HandleFunc("POST /timers/{id}/due-date", h.action(h.setTimerDueDate))
 	mux.HandleFunc("POST /timers/{id}/cancel", h.confirm(h.describeCancelTimer, h.action(h.cancelTimer)))
 	mux.HandleFunc("POST /jobs/{id}/stop", h.confirm(h.describeStopJob, h.action(h.stopJob)))
@@ -185,27 +185,33 @@ func (h *Handler) routes() {
 	mux.HandleFunc("POST /jobs/{id}/activate", h.action(h.activateJob))
 	mux.HandleFunc("POST /jobs/{id}/queue", h.action(h.queueJob))
 	mux.HandleFunc("POST /jobs/{id}/execute", h.action(h.executeJob))
-	mux.HandleFunc("POST /suspended/{id}/apply", h.action(h.applyScheduledSuspension))
-	mux.HandleFunc("POST /instance/stop", h.confirm(h.describeStopInstance, h.action(h.stopInstance)))
-	mux.HandleFunc("POST /instance/suspend", h.action(h.suspendInstance))
-	mux.HandleFunc("POST /instance/activate", h.action(h.activateInstance))
-	mux.HandleFunc("POST /instance/queue", h.action(h.queueInstance))
+	mux.HandleFunc("POST /suspensions/{id}/apply", h.action(h.applyScheduledSuspension))
+	mux.HandleFunc("POST /instances/{id}/stop", h.confirm(h.describeStopInstance, h.action(h.stopInstance)))
+	mux.HandleFunc("POST /instances/{id}/suspend", h.action(h.suspendInstance))
+	mux.HandleFunc("POST /instances/{id}/activate", h.action(h.activateInstance))
+	mux.HandleFunc("POST /instances/{id}/queue", h.action(h.queueInstance))
 	mux.HandleFunc("POST /definitions/suspend", h.action(h.suspendDefinition))
 	mux.HandleFunc("POST /definitions/activate", h.action(h.activateDefinition))
 	mux.HandleFunc("POST /events/enable", h.action(h.enableEvents))
 	mux.HandleFunc("POST /events/disable", h.confirm(h.describeDisableEvents, h.action(h.disableEvents)))
 	mux.HandleFunc("POST /events/prune", h.confirm(h.describePruneEvents, h.action(h.pruneEvents)))
 	mux.HandleFunc("POST /timers/prune", h.confirm(h.describePruneTimers, h.action(h.pruneTimers)))
-	mux.HandleFunc("POST /fairness/enable", h.action(h.enableFairness))
-	mux.HandleFunc("POST /fairness/disable", h.confirm(describeDropIndexes(h.tenantIndexes()), h.action(h.disableFairness)))
-	mux.HandleFunc("POST /fetch-indexes/enable", h.action(h.enableFetchIndex))
-	mux.HandleFunc("POST /fetch-indexes/disable", h.confirm(describeDropIndexes(h.fetchIndexes()), h.action(h.disableFetchIndex)))
-	mux.HandleFunc("POST /head-indexes/enable", h.action(h.enableHeadIndex))
-	mux.HandleFunc("POST /head-indexes/disable", h.confirm(describeDropIndexes(h.headIndexes()), h.action(h.disableHeadIndex)))
+	mux.HandleFunc("POST /indexes/fairness/enable", h.action(h.enableFairness))
+	mux.HandleFunc("POST /indexes/fairness/disable", h.confirm(describeDropIndexes(h.tenantIndexes()), h.action(h.disableFairness)))
+	mux.HandleFunc("POST /indexes/fetch-order/enable", h.action(h.enableFetchIndex))
+	mux.HandleFunc("POST /indexes/fetch-order/disable", h.confirm(describeDropIndexes(h.fetchIndexes()), h.action(h.disableFetchIndex)))
+	mux.HandleFunc("POST /exclusive/indexes/enable", h.action(h.enableHeadIndex))
+	mux.HandleFunc("POST /exclusive/indexes/disable", h.confirm(describeDropIndexes(h.headIndexes()), h.action(h.disableHeadIndex)))
 	mux.HandleFunc("POST /queues/pause", h.confirm(h.describePauseQueue, h.action(h.pauseQueue)))
 	mux.HandleFunc("POST /queues/resume", h.action(h.resumeQueue))
 	mux.HandleFunc("POST /bulk/jobs", h.confirm(h.describeBulkJobs, h.bulkForm(h.bulkJobsSpec)))
 	mux.HandleFunc("POST /bulk/retry", h.confirm(h.describeBulkRetry, h.bulkForm(bulkRetrySpec)))
+
+	// The previous release's paths redirect to the ones that name the CLI's
+	// nouns (moved.go).
+	for _, m := range movedRoutes {
+		mux.HandleFunc(m.method+" "+m.old, h.moved(m))
+	}
 	h.mux = mux
 }
 
@@ -223,7 +229,11 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	r = withAccess(r, access)
-	if problem := inputProblem("query parameter", r.URL.Query()); problem != "" {
+	problem := inputProblem("query parameter", r.URL.Query())
+	if problem == "" {
+		problem = inputProblem("path", map[string][]string{"segment": {r.URL.Path}})
+	}
+	if problem != "" {
 		h.renderError(w, r, http.StatusBadRequest, errors.New(problem))
 		return
 	}
@@ -251,7 +261,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		*r2 = *r
 		u := *r.URL
 		u.Path = rest
-		u.RawPath = ""
+		u.RawPath = strings.TrimPrefix(u.RawPath, h.opts.Prefix)
+		if u.RawPath == r.URL.RawPath {
+			u.RawPath = "" // not under the prefix as written: let Go escape Path
+		}
 		r2.URL = &u
 		r = r2
 	}

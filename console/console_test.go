@@ -48,7 +48,7 @@ func TestIncidentsPageAndRetry(t *testing.T) {
 	require.Equal(t, http.StatusOK, status)
 	require.Contains(t, body, "<h1>Open incidents</h1>")
 	require.Contains(t, body, `href="/jobs/`+id(jobID)+`"`)
-	require.Contains(t, body, `href="/instance?id=pi-1"`)
+	require.Contains(t, body, `href="/instances/pi-1"`)
 	require.Contains(t, body, "<td>charge</td>")
 	require.Contains(t, body, "<td>charge-async</td>")
 	require.NotContains(t, body, `href="/jobs/`+id(other)+`"`)
@@ -72,11 +72,11 @@ func TestIncidentsPageAndRetry(t *testing.T) {
 	require.NotContains(t, body, "retries set")
 
 	// A failing action says why, on the page it came from.
-	status, body = b.submit("/locks", "/jobs/999999999/retries", url.Values{"retries": {"1"}})
+	status, body = b.submit("/exclusive/locks", "/jobs/999999999/retries", url.Values{"retries": {"1"}})
 	require.Equal(t, http.StatusOK, status)
 	require.Contains(t, body, `class="flash error"`)
 	require.Contains(t, body, "job 999999999: not found")
-	_, body = b.submit("/locks", "/jobs/"+id(jobID)+"/retries", url.Values{"retries": {"x"}})
+	_, body = b.submit("/exclusive/locks", "/jobs/"+id(jobID)+"/retries", url.Values{"retries": {"x"}})
 	require.Contains(t, body, `retries &#34;x&#34; is not an integer`)
 }
 
@@ -151,7 +151,7 @@ func TestReadOnly(t *testing.T) {
 	_, page := rw.get("/incidents")
 	token := rw.token(page)
 	ro := e.serve(&console.Options{ReadOnly: true})
-	for _, path := range []string{"/incidents", "/instance?id=pi-1", "/definitions", "/locks", "/jobs/" + id(jobID)} {
+	for _, path := range []string{"/incidents", "/instances/pi-1", "/definitions", "/exclusive/locks", "/jobs/" + id(jobID)} {
 		status, body := ro.get(path)
 		require.Equal(t, http.StatusOK, status, path)
 		require.NotContains(t, body, `method="post"`, path)
@@ -173,7 +173,7 @@ func TestEscaping(t *testing.T) {
 	evil := `<script>alert("pi")</script>`
 	jobID := e.incident(evil)
 	b := e.serve(nil)
-	for _, path := range []string{"/incidents", "/instance?id=" + url.QueryEscape(evil), "/jobs/" + id(jobID)} {
+	for _, path := range []string{"/incidents", "/instances/" + url.QueryEscape(evil), "/jobs/" + id(jobID)} {
 		status, body := b.get(path)
 		require.Equal(t, http.StatusOK, status, path)
 		require.NotContains(t, body, "<script>alert", path)
@@ -181,9 +181,9 @@ func TestEscaping(t *testing.T) {
 	}
 	// In a link's query the id is percent-encoded.
 	_, body := b.get("/incidents")
-	require.Contains(t, body, `href="/instance?id=%3cscript%3ealert%28%22pi%22%29%3c%2fscript%3e"`)
+	require.Contains(t, body, `href="/instances/%3Cscript%3Ealert%28%22pi%22%29%3C%2Fscript%3E"`)
 	// And the error page of an unknown instance escapes it too.
-	status, body := b.get("/instance?id=" + url.QueryEscape("<img src=x onerror=alert(1)>"))
+	status, body := b.get("/instances/" + url.QueryEscape("<img src=x onerror=alert(1)>"))
 	require.Equal(t, http.StatusNotFound, status)
 	require.NotContains(t, body, "<img")
 }
@@ -210,11 +210,11 @@ func TestInstancePage(t *testing.T) {
 	require.NoError(t, tx.Commit(e.ctx))
 
 	b := e.serve(nil)
-	status, body := b.get("/instance")
+	status, body := b.get("/instances")
 	require.Equal(t, http.StatusOK, status)
 	require.Contains(t, body, `name="id"`)
 
-	status, body = b.get("/instance?id=pi-1")
+	status, body = b.get("/instances/pi-1")
 	require.Equal(t, http.StatusOK, status)
 	require.Contains(t, body, fmt.Sprintf(`held by job <a href="/jobs/%d">%d</a> attempt 1 (client dead-client`, jobA, jobA))
 	require.Regexp(t, `(?s)<tr id="job-`+id(jobA)+`">.*?running.*?<td class="num">5</td>.*?holds the key`, body)
@@ -224,13 +224,13 @@ func TestInstancePage(t *testing.T) {
 
 	// Move the timer's due date, then cancel it.
 	due := time.Now().Add(48 * time.Hour).UTC().Truncate(time.Minute)
-	status, body = b.submit("/instance?id=pi-1", "/timers/"+id(timer.TimerID)+"/due-date", url.Values{"due": {due.Format("2006-01-02T15:04")}})
+	status, body = b.submit("/instances/pi-1", "/timers/"+id(timer.TimerID)+"/due-date", url.Values{"due": {due.Format("2006-01-02T15:04")}})
 	require.Equal(t, http.StatusOK, status)
 	require.Contains(t, body, fmt.Sprintf("Timer %d: due %s", timer.TimerID, due.Format(time.RFC3339)))
 	info, err := e.engine.Timer(e.ctx, timer.TimerID)
 	require.NoError(t, err)
 	require.WithinDuration(t, due, *info.NextDueAt, time.Second)
-	ask, _, body := b.confirm("/instance?id=pi-1", "/timers/"+id(timer.TimerID)+"/cancel", nil, false)
+	ask, _, body := b.confirm("/instances/pi-1", "/timers/"+id(timer.TimerID)+"/cancel", nil, false)
 	require.Contains(t, ask, fmt.Sprintf("Timer %d, cycle R3/PT1H of process instance &#34;pi-1&#34;", timer.TimerID))
 	require.Contains(t, ask, "2 repetition(s) left now dropped")
 	require.Contains(t, body, fmt.Sprintf("Timer %d cancelled", timer.TimerID))
@@ -238,10 +238,10 @@ func TestInstancePage(t *testing.T) {
 	require.NoError(t, err)
 	require.NotNil(t, info.EndedAt)
 
-	status, body = b.get("/instance?id=no-such-instance")
+	status, body = b.get("/instances/no-such-instance")
 	require.Equal(t, http.StatusNotFound, status)
 	require.Contains(t, body, "No jobs")
-	status, _ = b.get("/instance?id=pi-1&after=x")
+	status, _ = b.get("/instances/pi-1?after=x")
 	require.Equal(t, http.StatusBadRequest, status)
 }
 
@@ -257,7 +257,7 @@ func TestPagination(t *testing.T) {
 	b := e.serve(&console.Options{PageSize: 2})
 
 	// Follow "Next page" links through the instance's jobs.
-	path := "/instance?id=pi-many"
+	path := "/instances/pi-many"
 	var seen []int64
 	for pages := 0; ; pages++ {
 		require.Less(t, pages, 5)
@@ -288,7 +288,7 @@ func TestPagination(t *testing.T) {
 	require.Contains(t, body, "« First page")
 }
 
-var nextRE = regexp.MustCompile(`<a href="/?[^"]*?(/[a-z]+\?[^"]+)" rel="next">`)
+var nextRE = regexp.MustCompile(`<a href="/?[^"]*?(/(?:instances/[^"?]+|[a-z]+)\?[^"]+)" rel="next">`)
 
 // TestInstanceWithTenThousandJobs pages through an instance with 10,000
 // jobs: every page is one keyset range of the instance's index (see
@@ -316,13 +316,13 @@ FROM generate_series(1, 10000)`)
 	b := e.serve(nil)
 	for _, after := range []int64{0, ids[5_000], ids[9_949]} {
 		start := time.Now()
-		status, body := b.get(fmt.Sprintf("/instance?id=big&after=%d", after))
+		status, body := b.get(fmt.Sprintf("/instances/big?after=%d", after))
 		elapsed := time.Since(start)
 		require.Equal(t, http.StatusOK, status)
 		require.Equal(t, console.DefaultPageSize, countOf(body, `<tr id="job-`), "after %d", after)
 		t.Logf("instance page after job %d: %s", after, elapsed)
 	}
-	_, body := b.get(fmt.Sprintf("/instance?id=big&after=%d", ids[9_949]))
+	_, body := b.get(fmt.Sprintf("/instances/big?after=%d", ids[9_949]))
 	require.NotContains(t, body, `rel="next"`, "the last page")
 }
 

@@ -101,9 +101,10 @@ func queueText(res []lifecycle.QueueResult) string {
 		counts[lifecycle.Queued], counts[lifecycle.StillHeld], counts[lifecycle.NotPending])
 }
 
-// instanceField reads the form's process instance id.
+// instanceField reads the process instance id of the path
+// (/instances/{id}/...).
 func instanceField(r *http.Request) (string, error) {
-	id := r.PostFormValue("instance")
+	id := r.PathValue("id")
 	if strings.TrimSpace(id) == "" {
 		return "", fmt.Errorf("instance %q is empty", id)
 	}

@@ -115,37 +115,37 @@ func TestInstanceControlButtons(t *testing.T) {
 	require.NoError(t, err)
 	pending := e.insert("pi-inst", opts)
 	other := e.insert("pi-other", nil)
-	page := "/instance?id=pi-inst"
-	form := func() url.Values { return url.Values{"instance": {"pi-inst"}} }
+	page := "/instances/pi-inst"
+	form := func() url.Values { return url.Values{} }
 
 	_, body := b.get(page)
 	require.Contains(t, body, ">Stop all jobs…</button>")
 
-	_, body = b.submit(page, "/instance/suspend", form())
+	_, body = b.submit(page, "/instances/pi-inst/suspend", form())
 	require.Contains(t, body, `Process instance &#34;pi-inst&#34; suspended; 2 existing job(s) suspended.`)
 	require.Equal(t, rivertype.JobStatePending, e.jobState(waiting))
-	_, body = b.get("/suspended")
-	require.Contains(t, body, `<a href="/instance?id=pi-inst">pi-inst</a>`)
+	_, body = b.get("/suspensions")
+	require.Contains(t, body, `<a href="/instances/pi-inst">pi-inst</a>`)
 
 	// Activated from the Suspended page.
-	_, body = b.submit("/suspended", "/instance/activate", form())
+	_, body = b.submit("/suspensions", "/instances/pi-inst/activate", form())
 	require.Contains(t, body, `Process instance &#34;pi-inst&#34; activated`)
 	require.Contains(t, body, "Nothing is suspended.")
 	require.Equal(t, rivertype.JobStateAvailable, e.jobState(waiting))
 
-	_, body = b.submit(page, "/instance/queue", form())
+	_, body = b.submit(page, "/instances/pi-inst/queue", form())
 	require.Contains(t, body, `Process instance &#34;pi-inst&#34;: Job `+id(pending)+` queued`)
 	require.Equal(t, rivertype.JobStateAvailable, e.jobState(pending))
 
-	ask, _, body := b.confirm(page, "/instance/stop", form(), false)
+	ask, _, body := b.confirm(page, "/instances/pi-inst/stop", form(), false)
 	require.Contains(t, ask, "2 waiting job(s) are cancelled before they start.")
 	require.Contains(t, ask, ">Stop 2 job(s)</button>")
 	require.Contains(t, body, `Process instance &#34;pi-inst&#34;: 2 waiting job(s) aborted, stop requested for 0 running job(s), 0 already finished.`)
 	require.Equal(t, rivertype.JobStateCancelled, e.jobState(waiting))
 	require.Equal(t, rivertype.JobStateAvailable, e.jobState(other), "another instance is left alone")
 
-	_, body = b.submit(page, "/instance/stop", url.Values{"instance": {""}})
-	require.Contains(t, body, `instance &#34;&#34; is empty`)
+	_, body = b.submit(page, "/instances/%20/stop", url.Values{})
+	require.Contains(t, body, `instance &#34; &#34; is empty`)
 }
 
 // TestDefinitionSuspensionButtons suspends and activates a job definition
@@ -162,17 +162,17 @@ func TestDefinitionSuspensionButtons(t *testing.T) {
 	_, body = b.submit("/definitions", "/definitions/suspend", url.Values{"type": {"job_definition"}, "id": {"charge-async"}, "include_jobs": {"1"}})
 	require.Contains(t, body, `Job definition &#34;charge-async&#34; suspended; 1 existing job(s) suspended.`)
 	require.Equal(t, rivertype.JobStatePending, e.jobState(jobID))
-	_, body = b.get("/suspended")
+	_, body = b.get("/suspensions")
 	require.Regexp(t, `<td>job_definition</td>\s*<td>charge-async</td>`, body)
 
-	_, body = b.submit("/suspended", "/definitions/activate", url.Values{"type": {"job_definition"}, "id": {"charge-async"}, "include_jobs": {"1"}})
+	_, body = b.submit("/suspensions", "/definitions/activate", url.Values{"type": {"job_definition"}, "id": {"charge-async"}, "include_jobs": {"1"}})
 	require.Contains(t, body, `Job definition &#34;charge-async&#34; activated; 1 existing job(s) activated.`)
 	require.Equal(t, rivertype.JobStateAvailable, e.jobState(jobID))
 
 	at := time.Now().UTC().Add(time.Hour).Truncate(time.Minute)
 	_, body = b.submit("/definitions", "/definitions/suspend", url.Values{"type": {"process_definition"}, "id": {"order"}, "at": {at.Format("2006-01-02T15:04")}})
 	require.Contains(t, body, `Process definition &#34;order&#34;: suspension scheduled for `+at.Format(time.RFC3339))
-	_, body = b.get("/suspended")
+	_, body = b.get("/suspensions")
 	require.Regexp(t, `<td>suspend</td>\s*<td>process_definition</td>\s*<td>order</td>\s*<td>no</td>\s*<td>`+at.Format("2006-01-02 15:04:05Z"), body)
 	require.Equal(t, rivertype.JobStateAvailable, e.jobState(jobID), "scheduled, not applied")
 
@@ -191,7 +191,7 @@ func TestDefinitionSuspensionButtons(t *testing.T) {
 func TestClientsPage(t *testing.T) {
 	e := newEnv(t)
 	b := e.serve(nil)
-	_, body := b.get("/clients")
+	_, body := b.get("/sessions")
 	require.Contains(t, body, "No liveness session")
 
 	engine, err := workflow.NewEngine(e.pool, &workflow.Config{Schema: e.schema})
@@ -210,7 +210,7 @@ func TestClientsPage(t *testing.T) {
 		_ = client.Stop(ctx)
 	})
 	require.Eventually(t, func() bool {
-		_, body = b.get("/clients")
+		_, body = b.get("/sessions")
 		return strings.Contains(body, "<td>console-live-client</td>")
 	}, 10*time.Second, 50*time.Millisecond)
 	require.Regexp(t, `<td>console-live-client</td>\s*<td class="num">\d+</td>\s*<td>[^<]+</td>\s*<td>yes</td>`, body)
@@ -223,7 +223,7 @@ func TestReadOnlyHidesControls(t *testing.T) {
 	jobID := e.insert("pi-ro", nil)
 	b := e.serve(nil)
 	ro := e.serve(&console.Options{ReadOnly: true})
-	for _, page := range []string{"/jobs/" + id(jobID), "/instance?id=pi-ro", "/definitions"} {
+	for _, page := range []string{"/jobs/" + id(jobID), "/instances/pi-ro", "/definitions"} {
 		_, body := ro.get(page)
 		require.NotContains(t, body, ">Suspend</button>", page)
 		require.NotContains(t, body, ">Stop", page)

@@ -137,7 +137,7 @@ func TestBrowserCustomerSaysOrderIsStuck(t *testing.T) {
 		return err == nil && strings.Contains(list, "order-4711") && !strings.Contains(list, "order-4712")
 	}, 10*time.Second, 50*time.Millisecond, "the list filtered to order-4711: %s", list)
 	c.screenshot("instances")
-	c.do(chromedp.Click(chromedp.CSS(`#instances-list a[href="/instance?id=order-4711"]`)), chromedp.WaitVisible(chromedp.CSS("#jobs")))
+	c.do(chromedp.Click(chromedp.CSS(`#instances-list a[href="/instances/order-4711"]`)), chromedp.WaitVisible(chromedp.CSS("#jobs")))
 	c.do(chromedp.Click(chromedp.CSS(fmt.Sprintf(`#jobs a[href="/jobs/%d"]`, stuck))), chromedp.WaitVisible(chromedp.CSS("#why")))
 	require.Contains(t, c.text("#why"), "The job itself is suspended.")
 	require.Contains(t, c.text("#why"), "What to do: Activate the job")
@@ -238,7 +238,7 @@ func TestBrowserBulkActions(t *testing.T) {
 	// The pages the other browser test does not show.
 	_, err = e.engine.SuspendProcessInstance(e.ctx, "order-4700")
 	require.NoError(t, err)
-	for _, p := range []struct{ path, wait, name string }{{"/suspended", "main", "suspended"}, {"/clients", "main", "clients"}} {
+	for _, p := range []struct{ path, wait, name string }{{"/suspensions", "main", "suspended"}, {"/sessions", "main", "clients"}} {
 		c.open(p.path, p.wait)
 		c.screenshot(p.name)
 	}

@@ -43,7 +43,7 @@ func TestBrowserInstanceHistory(t *testing.T) {
 		e.insert("other-5121", nil) // other instances' events, newer
 	}
 
-	c.open("/instance?id=order-5120", "#history")
+	c.open("/instances/order-5120", "#history")
 	history := c.text("#history")
 	for _, what := range []string{"CREATED", "RUNNING", "SUCCEEDED", "FAILED", "INCIDENT"} {
 		require.Contains(t, history, what)

@@ -143,7 +143,7 @@ func TestBrowserCockpitPages(t *testing.T) {
 	// Record scope asks first (the button's confirm() was blocked by the
 	// CSP); the worker has no liveness session here (the env's engine has
 	// liveness off), so nothing is alive to name.
-	c.open("/locks", "#set-exclusive-scope")
+	c.open("/exclusive/locks", "#set-exclusive-scope")
 	c.do(chromedp.SetValue(chromedp.CSS(`#set-exclusive-scope select`), "root-process-instance"),
 		chromedp.Click(chromedp.CSS(`#set-exclusive-scope button`)), chromedp.WaitVisible(chromedp.CSS("#confirm")))
 	require.Contains(t, c.text("#confirm-touches"), "every client of the schema must agree with root process instance")

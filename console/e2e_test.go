@@ -166,11 +166,11 @@ func TestBrowserRetryIncident(t *testing.T) {
 	screenshot("job")
 
 	for _, p := range []struct{ path, wait, name string }{
-		{"/instance?id=order-1042", "#jobs", "instance"},
+		{"/instances/order-1042", "#jobs", "instance"},
 		{"/definitions", "#definitions", "definitions"},
-		{"/locks", "#locks", "locks"},
+		{"/exclusive/locks", "#locks", "locks"},
 		{"/events", "#events-state", "events"},
-		{"/maintenance", "#tenant-indexes", "maintenance"},
+		{"/indexes", "#tenant-indexes", "maintenance"},
 	} {
 		require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(server.URL+p.path), chromedp.WaitVisible(chromedp.CSS(p.wait))))
 		screenshot(p.name)

@@ -186,6 +186,11 @@ type instancesData struct {
 }
 
 func (h *Handler) instancesPage(w http.ResponseWriter, r *http.Request) {
+	if id := strings.TrimSpace(r.URL.Query().Get("id")); id != "" {
+		// The form that opens one process instance by its exact id.
+		http.Redirect(w, r, h.opts.Prefix+"/instances/"+url.PathEscape(id), http.StatusSeeOther)
+		return
+	}
 	f, form, cursor, err := parseSearchRequest(r)
 	if err != nil {
 		h.renderError(w, r, http.StatusBadRequest, err)

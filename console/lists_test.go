@@ -51,8 +51,8 @@ func TestJobsPageFiltersAndPages(t *testing.T) {
 
 	status, body = b.get("/instances?state=discarded")
 	require.Equal(t, http.StatusOK, status, body)
-	require.Contains(t, body, `href="/instance?id=order-6"`)
-	require.NotContains(t, body, `href="/instance?id=order-5"`)
+	require.Contains(t, body, `href="/instances/order-6"`)
+	require.NotContains(t, body, `href="/instances/order-5"`)
 }
 
 var bulkLocation = regexp.MustCompile(`^/bulk/[0-9]+$`)

@@ -182,7 +182,7 @@ func (h *Handler) maintenance(w http.ResponseWriter, r *http.Request) {
 		h.renderError(w, r, errorStatus(err), err)
 		return
 	}
-	h.render(w, r, http.StatusOK, "maintenance", "Maintenance", data)
+	h.render(w, r, http.StatusOK, "maintenance", "Indexes", data)
 }
 
 func (h *Handler) pruneTimers(r *http.Request) (string, error) {

@@ -113,7 +113,7 @@ func TestEventsPage(t *testing.T) {
 	a, bb := id(jobA), id(jobB)
 	_, body = b.get("/events")
 	require.Equal(t, []string{"SUCCEEDED " + bb, "RUNNING " + bb, "INCIDENT " + a}, eventRows(body))
-	require.Contains(t, body, `<a href="/instance?id=pi-ev-2">pi-ev-2</a>`)
+	require.Contains(t, body, `<a href="/instances/pi-ev-2">pi-ev-2</a>`)
 	require.Contains(t, body, `<td class="msg">payment service answered 503 &lt;b&gt;unavailable&lt;/b&gt;</td>`, "the incident's error, escaped")
 	require.NotContains(t, body, "« Newest")
 	older := olderLink(body)
@@ -185,9 +185,9 @@ func TestMaintenancePage(t *testing.T) {
 	e := newEnv(t)
 	b := e.serve(nil)
 
-	status, body := b.get("/maintenance")
+	status, body := b.get("/indexes")
 	require.Equal(t, http.StatusOK, status)
-	require.Contains(t, body, `<a href="/maintenance" class="current">Maintenance</a>`)
+	require.Contains(t, body, `<a href="/indexes" class="current">Indexes</a>`)
 	require.Contains(t, body, `<p id="tenant-indexes">Present: <span class="empty">none</span></p>`)
 	require.Contains(t, body, `<p id="fetch-indexes">Present: <span class="empty">none</span></p>`)
 
@@ -205,13 +205,13 @@ func TestMaintenancePage(t *testing.T) {
 	ended, cycling := insertTimer(), insertTimer()
 	_, err := e.engine.CancelTimer(e.ctx, ended)
 	require.NoError(t, err)
-	_, body = b.submit("/maintenance", "/timers/prune", url.Values{"older_than": {"-5m"}})
+	_, body = b.submit("/indexes", "/timers/prune", url.Values{"older_than": {"-5m"}})
 	require.Contains(t, body, `older_than &#34;-5m&#34; must not be negative`)
-	_, _, body = b.confirm("/maintenance", "/timers/prune", url.Values{"older_than": {"24h"}}, false)
+	_, _, body = b.confirm("/indexes", "/timers/prune", url.Values{"older_than": {"24h"}}, false)
 	require.Regexp(t, `Deleted 0 timer\(s\) that ended before \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ\.`, body)
 	_, err = e.engine.Timer(e.ctx, ended)
 	require.NoError(t, err, "ended less than 24h ago: kept")
-	_, _, body = b.confirm("/maintenance", "/timers/prune", url.Values{"older_than": {"0s"}}, false)
+	_, _, body = b.confirm("/indexes", "/timers/prune", url.Values{"older_than": {"0s"}}, false)
 	require.Contains(t, body, "Deleted 1 timer(s) that ended before ")
 	_, err = e.engine.Timer(e.ctx, ended)
 	require.ErrorIs(t, err, workflow.ErrNotFound)
@@ -219,39 +219,39 @@ func TestMaintenancePage(t *testing.T) {
 	require.NoError(t, err, "not ended: kept")
 
 	// Tenant fairness indexes.
-	_, body = b.submit("/maintenance", "/fairness/enable", url.Values{"order": {"by-priority"}})
+	_, body = b.submit("/indexes", "/indexes/fairness/enable", url.Values{"order": {"by-priority"}})
 	require.Contains(t, body, "Created index river_bpmn_fetch_tenant_p (tenant fairness index).")
 	require.Contains(t, body, `<p id="tenant-indexes">Present: <code>river_bpmn_fetch_tenant_p</code></p>`)
 	require.Equal(t, []string{"river_bpmn_fetch_tenant_p"}, e.indexesIn("river_bpmn_fetch_tenant%"))
-	_, body = b.submit("/maintenance", "/fairness/enable", url.Values{"order": {"by-priority"}})
+	_, body = b.submit("/indexes", "/indexes/fairness/enable", url.Values{"order": {"by-priority"}})
 	require.Contains(t, body, "The tenant fairness index river_bpmn_fetch_tenant_p was already present: nothing changed.")
-	_, body = b.submit("/maintenance", "/fairness/enable", nil)
+	_, body = b.submit("/indexes", "/indexes/fairness/enable", nil)
 	require.Contains(t, body, "Created index river_bpmn_fetch_tenant (tenant fairness index).")
 	require.Contains(t, body, `Present: <code>river_bpmn_fetch_tenant</code>, <code>river_bpmn_fetch_tenant_p</code></p>`)
-	_, body = b.submit("/maintenance", "/fairness/enable", url.Values{"order": {"by-priority", "sideways"}})
+	_, body = b.submit("/indexes", "/indexes/fairness/enable", url.Values{"order": {"by-priority", "sideways"}})
 	require.Contains(t, body, `order &#34;sideways&#34; is not one of by-priority, timers-first, by-due-date`)
 	require.Equal(t, []string{"river_bpmn_fetch_tenant", "river_bpmn_fetch_tenant_p"}, e.indexesIn("river_bpmn_fetch_tenant%"))
-	ask, _, body := b.confirm("/maintenance", "/fairness/disable", nil, false)
+	ask, _, body := b.confirm("/indexes", "/indexes/fairness/disable", nil, false)
 	require.Contains(t, ask, "Dropped (concurrently): river_bpmn_fetch_tenant, river_bpmn_fetch_tenant_p.")
 	require.Contains(t, body, "Dropped index(es) river_bpmn_fetch_tenant, river_bpmn_fetch_tenant_p (tenant fairness indexes).")
 	require.Empty(t, e.indexesIn("river_bpmn_fetch_tenant%"))
-	_, _, body = b.confirm("/maintenance", "/fairness/disable", nil, false)
+	_, _, body = b.confirm("/indexes", "/indexes/fairness/disable", nil, false)
 	require.Contains(t, body, "No tenant fairness index was present: nothing dropped.")
 
 	// Fetch-order indexes.
-	_, body = b.submit("/maintenance", "/fetch-indexes/enable", nil)
+	_, body = b.submit("/indexes", "/indexes/fetch-order/enable", nil)
 	require.Contains(t, body, `class="flash error"`)
 	require.Contains(t, body, "order: tick by-priority, timers-first and/or by-due-date")
-	_, body = b.submit("/maintenance", "/fetch-indexes/enable", url.Values{"order": {"by-due-date", "by-priority"}})
+	_, body = b.submit("/indexes", "/indexes/fetch-order/enable", url.Values{"order": {"by-due-date", "by-priority"}})
 	require.Contains(t, body, "Created index river_bpmn_fetch_pd (fetch-order index).")
 	// With exclusive jobs (the default scope) the order's head-of-key index
 	// comes with it.
 	require.Contains(t, body, `<p id="fetch-indexes">Present: <code>river_bpmn_fetch_pd</code>, <code>river_bpmn_job_exclusive_instance_pd</code></p>`)
 	require.Equal(t, []string{"river_bpmn_fetch_pd"}, e.indexesIn("river_bpmn_fetch_%"))
-	_, body = b.submit("/maintenance", "/fetch-indexes/enable", url.Values{"order": {"timers-first", "bogus"}})
+	_, body = b.submit("/indexes", "/indexes/fetch-order/enable", url.Values{"order": {"timers-first", "bogus"}})
 	require.Contains(t, body, `order &#34;bogus&#34; is not one of`)
 	require.Equal(t, []string{"river_bpmn_fetch_pd"}, e.indexesIn("river_bpmn_fetch_%"))
-	_, _, body = b.confirm("/maintenance", "/fetch-indexes/disable", nil, false)
+	_, _, body = b.confirm("/indexes", "/indexes/fetch-order/disable", nil, false)
 	require.Contains(t, body, "Dropped index(es) river_bpmn_fetch_pd, river_bpmn_job_exclusive_instance_pd (fetch-order indexes).")
 	require.Empty(t, e.indexesIn("river_bpmn_fetch_%"))
 }
@@ -259,12 +259,12 @@ func TestMaintenancePage(t *testing.T) {
 // newActions are the POSTs of the Events and Maintenance pages, each with
 // a form that would change something.
 var newActions = map[string]url.Values{
-	"/events/enable":        nil,
-	"/events/prune":         {"older_than": {"0s"}},
-	"/timers/prune":         {"older_than": {"0s"}},
-	"/fairness/enable":      {"order": {"by-priority"}},
-	"/fetch-indexes/enable": {"order": {"by-priority"}},
-	"/head-indexes/enable":  {"order": {"timers-first"}},
+	"/events/enable":              nil,
+	"/events/prune":               {"older_than": {"0s"}},
+	"/timers/prune":               {"older_than": {"0s"}},
+	"/indexes/fairness/enable":    {"order": {"by-priority"}},
+	"/indexes/fetch-order/enable": {"order": {"by-priority"}},
+	"/exclusive/indexes/enable":   {"order": {"timers-first"}},
 }
 
 // TestMaintenanceReadOnlyAndCSRF: in read-only mode the Events and
@@ -275,7 +275,7 @@ func TestMaintenanceReadOnlyAndCSRF(t *testing.T) {
 	e := newEnv(t)
 	b := e.serve(nil)
 	ro := e.serve(&console.Options{ReadOnly: true})
-	for _, page := range []string{"/events", "/maintenance"} {
+	for _, page := range []string{"/events", "/indexes"} {
 		status, body := ro.get(page)
 		require.Equal(t, http.StatusOK, status, page)
 		require.NotContains(t, body, `method="post"`, page)
@@ -283,7 +283,7 @@ func TestMaintenanceReadOnlyAndCSRF(t *testing.T) {
 		_, body = b.get(page)
 		require.Contains(t, body, `method="post"`, page)
 	}
-	_, page := b.get("/maintenance")
+	_, page := b.get("/indexes")
 	token := b.token(page)
 	for action, form := range newActions {
 		f := url.Values{"csrf": {token}}
@@ -327,12 +327,12 @@ func TestEventsPagePrefixAndEscaping(t *testing.T) {
 	status, body := b.get("/events")
 	require.Equal(t, http.StatusOK, status)
 	require.Contains(t, body, `<a href="/ops/events" class="current">Events</a>`)
-	require.Contains(t, body, `<a href="/ops/maintenance">Maintenance</a>`)
+	require.Contains(t, body, `<a href="/ops/indexes">Indexes</a>`)
 	require.Contains(t, body, `action="/ops/events/disable"`)
 	require.Contains(t, body, `action="/ops/events/prune"`)
 	require.Contains(t, body, `<a href="/ops/jobs/`+id(jobID)+`">`)
 	require.NotContains(t, body, "<script>alert")
-	require.Contains(t, body, `href="/ops/instance?id=%3cscript%3ealert%28%22pi%22%29%3c%2fscript%3e"`)
+	require.Contains(t, body, `href="/ops/instances/%3Cscript%3Ealert%28%22pi%22%29%3C%2Fscript%3E"`)
 	require.Contains(t, body, `href="/ops/events?instance=%3cscript%3ealert%28%22pi%22%29%3c%2fscript%3e"`)
 	older := olderLink(body)
 	require.True(t, strings.HasPrefix(older, "/ops/events?before="), older)
@@ -345,11 +345,11 @@ func TestEventsPagePrefixAndEscaping(t *testing.T) {
 	require.Contains(t, body, `value="&lt;script&gt;alert(&#34;pi&#34;)&lt;/script&gt;"`)
 	require.Len(t, eventRows(strings.ReplaceAll(body, `href="/ops/jobs/`, `href="/jobs/`)), 1, "one event a page")
 
-	_, body = b.get("/maintenance")
+	_, body = b.get("/indexes")
 	require.Contains(t, body, `action="/ops/timers/prune"`)
-	require.Contains(t, body, `action="/ops/fairness/enable"`)
-	require.Contains(t, body, `action="/ops/fetch-indexes/disable"`)
-	_, body = b.submit("/maintenance", "/fetch-indexes/enable", url.Values{"order": {"timers-first"}})
+	require.Contains(t, body, `action="/ops/indexes/fairness/enable"`)
+	require.Contains(t, body, `action="/ops/indexes/fetch-order/disable"`)
+	_, body = b.submit("/indexes", "/indexes/fetch-order/enable", url.Values{"order": {"timers-first"}})
 	require.Contains(t, body, "Created index river_bpmn_fetch_t (fetch-order index).")
 }
 
@@ -361,20 +361,20 @@ func TestEventsPagePrefixAndEscaping(t *testing.T) {
 func TestHeadIndexButtons(t *testing.T) {
 	e := newEnv(t)
 	b := e.serve(nil)
-	_, body := b.get("/maintenance")
+	_, body := b.get("/indexes")
 	require.Contains(t, body, `<p id="head-indexes">Present: <span class="empty">none</span></p>`)
 
-	_, body = b.submit("/maintenance", "/head-indexes/enable", url.Values{"order": {"by-priority"}})
+	_, body = b.submit("/indexes", "/exclusive/indexes/enable", url.Values{"order": {"by-priority"}})
 	require.Contains(t, body, `class="flash error"`)
 	require.Contains(t, body, "order: tick timers-first and/or by-due-date")
-	_, body = b.submit("/maintenance", "/head-indexes/enable", url.Values{"order": {"by-priority", "timers-first"}})
+	_, body = b.submit("/indexes", "/exclusive/indexes/enable", url.Values{"order": {"by-priority", "timers-first"}})
 	require.Contains(t, body, "Created index river_bpmn_job_exclusive_instance_pt (exclusive head-of-key index).")
 	require.Contains(t, body, `<p id="head-indexes">Present: <code>river_bpmn_job_exclusive_instance_pt</code></p>`)
 	require.Equal(t, []string{"river_bpmn_job_exclusive_instance_pt"}, e.indexesIn("river_bpmn_job_exclusive_instance_%t"))
-	_, body = b.submit("/maintenance", "/fetch-indexes/enable", url.Values{"order": {"by-priority"}})
+	_, body = b.submit("/indexes", "/indexes/fetch-order/enable", url.Values{"order": {"by-priority"}})
 	require.Contains(t, body, "Created index river_bpmn_fetch_p (fetch-order index).")
 
-	ask, _, body := b.confirm("/maintenance", "/head-indexes/disable", nil, false)
+	ask, _, body := b.confirm("/indexes", "/exclusive/indexes/disable", nil, false)
 	require.Contains(t, ask, "Dropped (concurrently): river_bpmn_job_exclusive_instance_pt.")
 	require.Contains(t, body, "Dropped index(es) river_bpmn_job_exclusive_instance_pt (exclusive head-of-key indexes).")
 	require.Empty(t, e.indexesIn("river_bpmn_job_exclusive_instance_%t"))

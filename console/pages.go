@@ -273,11 +273,7 @@ func (h *Handler) instanceHistory(ctx context.Context, r *http.Request, data *in
 }
 
 func (h *Handler) instance(w http.ResponseWriter, r *http.Request) {
-	id := r.URL.Query().Get("id")
-	if id == "" {
-		h.render(w, r, http.StatusOK, "instance", "Process instance", &instanceData{})
-		return
-	}
+	id := r.PathValue("id")
 	after, err := int64Param(r, "after")
 	if err != nil {
 		h.renderError(w, r, http.StatusBadRequest, err)
@@ -551,7 +547,7 @@ func (h *Handler) suspended(w http.ResponseWriter, r *http.Request) {
 		h.renderError(w, r, errorStatus(err), err)
 		return
 	}
-	h.render(w, r, http.StatusOK, "suspended", "Suspended", &suspendedData{Targets: targets, Scheduled: scheduled})
+	h.render(w, r, http.StatusOK, "suspended", "Suspensions", &suspendedData{Targets: targets, Scheduled: scheduled})
 }
 
 // ---- clients (liveness sessions) ----
@@ -562,5 +558,5 @@ func (h *Handler) clients(w http.ResponseWriter, r *http.Request) {
 		h.renderError(w, r, errorStatus(err), err)
 		return
 	}
-	h.render(w, r, http.StatusOK, "clients", "Clients", sessions)
+	h.render(w, r, http.StatusOK, "clients", "Sessions", sessions)
 }

@@ -61,7 +61,7 @@ func bpmnPriority(t *testing.T, e *env, jobID int64) string {
 func TestLocksPage(t *testing.T) {
 	e := newEnv(t)
 	b := e.serve(&console.Options{PageSize: 1})
-	_, body := b.get("/locks")
+	_, body := b.get("/exclusive/locks")
 	require.Contains(t, body, "No exclusive key is held.")
 
 	var held []int64
@@ -74,13 +74,13 @@ func TestLocksPage(t *testing.T) {
 		require.Len(t, fetched.Jobs, 1)
 		held = append(held, fetched.Jobs[0].ID)
 	}
-	status, body := b.get("/locks")
+	status, body := b.get("/exclusive/locks")
 	require.Equal(t, http.StatusOK, status)
-	require.Contains(t, body, `<a href="/instance?id=pi-a">pi-a</a>`)
+	require.Contains(t, body, `<a href="/instances/pi-a">pi-a</a>`)
 	require.NotContains(t, body, "pi-b", "page size 1")
 	require.NotContains(t, body, `class="stale">STALE`)
-	_, body = b.get("/locks?after=pi-a")
-	require.Contains(t, body, `<a href="/instance?id=pi-b">pi-b</a>`)
+	_, body = b.get("/exclusive/locks?after=pi-a")
+	require.Contains(t, body, `<a href="/instances/pi-b">pi-b</a>`)
 
 	// River's rescuer makes pi-a's holder retryable: its lock is stale.
 	_, err := e.engine.Driver().GetExecutor().JobRescueMany(e.ctx, &riverdriver.JobRescueManyParams{
@@ -93,10 +93,10 @@ func TestLocksPage(t *testing.T) {
 		StuckHorizon: time.Now(),
 	})
 	require.NoError(t, err)
-	_, body = b.get("/locks")
+	_, body = b.get("/exclusive/locks")
 	require.Regexp(t, `(?s)pi-a</a>.*retryable.*class="stale">STALE`, body)
 
-	_, body = b.submit("/locks", "/locks/delete-stale", nil)
+	_, body = b.submit("/exclusive/locks", "/exclusive/locks/delete-stale", nil)
 	require.Contains(t, body, "Deleted 1 stale or free exclusive lock rows.")
 	require.Contains(t, body, "pi-b", "the live lock stays")
 	require.NotContains(t, body, ">pi-a<")
@@ -108,12 +108,12 @@ func TestLocksPage(t *testing.T) {
 func TestLocksPageExclusiveScope(t *testing.T) {
 	e := newEnv(t)
 	b := e.serve(&console.Options{})
-	_, body := b.get("/locks")
+	_, body := b.get("/exclusive/locks")
 	require.Contains(t, body, "Exclusive scope in force: <strong>process instance</strong> (not recorded yet")
 
 	require.Contains(t, body, ">Record scope…</button>")
 	require.NotContains(t, body, "onclick", "no script: the CSP forbids it")
-	ask, _, body := b.confirm("/locks", "/locks/scope", url.Values{"scope": {"root-process-instance"}}, false)
+	ask, _, body := b.confirm("/exclusive/locks", "/exclusive/scope", url.Values{"scope": {"root-process-instance"}}, false)
 	require.Contains(t, ask, "No scope is recorded yet; every client of the schema must agree with root process instance from now on")
 	require.NotContains(t, ask, `id="confirm-alive"`, "no client is alive")
 	require.Contains(t, body, "Recorded the exclusive scope root process instance (none recorded).")
@@ -123,7 +123,7 @@ func TestLocksPageExclusiveScope(t *testing.T) {
 	require.NotNil(t, recorded)
 	require.Equal(t, exclusive.RootProcessInstance, recorded.Scope)
 
-	_, body = b.submit("/locks", "/locks/scope", url.Values{"scope": {"instance"}})
+	_, body = b.submit("/exclusive/locks", "/exclusive/scope", url.Values{"scope": {"instance"}})
 	require.Contains(t, body, `class="flash error"`)
 	require.Contains(t, body, `scope &#34;instance&#34; is not one of process-instance, root-process-instance, none`)
 	scope, err := e.engine.ExclusiveScopeInForce(e.ctx)
@@ -131,8 +131,8 @@ func TestLocksPageExclusiveScope(t *testing.T) {
 	require.Equal(t, exclusive.RootProcessInstance, scope, "a bad name changes nothing")
 
 	ro := e.serve(&console.Options{ReadOnly: true})
-	_, body = ro.get("/locks")
-	require.NotContains(t, body, `action="/locks/scope"`, "no form in read-only mode")
+	_, body = ro.get("/exclusive/locks")
+	require.NotContains(t, body, `action="/exclusive/scope"`, "no form in read-only mode")
 }
 
 func TestJobPage(t *testing.T) {
@@ -154,7 +154,7 @@ func TestJobPage(t *testing.T) {
 	require.Contains(t, body, `<td id="retries-left">0</td>`)
 	require.Contains(t, body, "payment service answered 503 &lt;b&gt;unavailable&lt;/b&gt;", "the attempt's error, escaped")
 	require.Regexp(t, `(?s)<table id="attempts">.*<td class="num">1</td>`, body)
-	require.Contains(t, body, `<a href="/instance?id=pi-1">pi-1</a>`)
+	require.Contains(t, body, `<a href="/instances/pi-1">pi-1</a>`)
 	require.Contains(t, body, "<strong>open</strong>", "its incident")
 	require.Contains(t, body, `&#34;instance&#34;: &#34;pi-1&#34;`, "its args")
 

@@ -214,8 +214,11 @@ func (h *Handler) funcs() template.FuncMap {
 			}
 			return fmt.Sprint(t)
 		},
-		"age":       func(t time.Time) string { return formatAge(time.Since(t)) },
-		"bulkBatch": func() int { return bulk.DefaultBatchSize },
+		"age": func(t time.Time) string { return formatAge(time.Since(t)) },
+		// pathSegment escapes a value (a process instance id) for one
+		// segment of a path: /instances/{{pathSegment .ID}}.
+		"pathSegment": url.PathEscape,
+		"bulkBatch":   func() int { return bulk.DefaultBatchSize },
 		"filterArgs": func(action string, f *filterForm) filterArgs {
 			return filterArgs{Action: h.opts.Prefix + action, Filter: f}
 		},

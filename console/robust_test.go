@@ -17,23 +17,23 @@ import (
 )
 
 // TestBadInputIsRefusedBeforeTheDatabase: a NUL byte or invalid UTF-8 in a
-// query parameter or a form field answers 400 naming it, never a database
-// error or SQL text.
+// query parameter, a path segment (a process instance id) or a form field
+// answers 400 naming it, never a database error or SQL text.
 func TestBadInputIsRefusedBeforeTheDatabase(t *testing.T) {
 	e := newEnv(t)
 	b := e.serve(nil)
 	for _, path := range []string{
-		"/jobs?kind=a%00b", "/instances?instance=pi%00", "/instance?id=%00", "/events?instance=x%00",
-		"/definitions?after=%00", "/locks?after=%00", "/jobs?tenant=%ff%fe",
+		"/jobs?kind=a%00b", "/instances?instance=pi%00", "/instances/%00", "/events?instance=x%00",
+		"/definitions?after=%00", "/exclusive/locks?after=%00", "/jobs?tenant=%ff%fe",
 	} {
 		status, body := b.get(path)
 		require.Equal(t, http.StatusBadRequest, status, path)
 		require.NotContains(t, body, "SELECT", path)
 		require.NotContains(t, body, "SQLSTATE", path)
-		require.Regexp(t, `query parameter \w+ .*(holds a NUL byte|is not valid UTF-8)`, body, path)
+		require.Regexp(t, `(query parameter|path segment) \w* ?.*(holds a NUL byte|is not valid UTF-8)`, body, path)
 	}
 	_, page := b.get("/jobs")
-	status, body := b.post("/instance/suspend", url.Values{"csrf": {b.token(page)}, "instance": {"pi\x00"}})
+	status, body := b.post("/instances/pi-1/suspend", url.Values{"csrf": {b.token(page)}, "instance": {"pi\x00"}})
 	require.Equal(t, http.StatusBadRequest, status)
 	require.Contains(t, body, "form field instance")
 }
@@ -61,14 +61,14 @@ func TestDatabaseErrorIs500WithAShortMessage(t *testing.T) {
 func TestRedirectStaysInside(t *testing.T) {
 	e := newEnv(t)
 	b := e.serve(nil)
-	_, page := b.get("/locks")
+	_, page := b.get("/exclusive/locks")
 	token := b.token(page)
 	for back, want := range map[string]string{
-		"/locks?after=x":   "/locks?after=x",
-		"/\t/evil.example": "/", "/%09/evil.example": "/", "/\n/evil.example": "/", "/\\evil.example": "/",
+		"/exclusive/locks?after=x": "/exclusive/locks?after=x",
+		"/\t/evil.example":         "/", "/%09/evil.example": "/", "/\n/evil.example": "/", "/\\evil.example": "/",
 		"//evil.example": "/", "https://evil.example/": "/", "/%2F/evil.example": "/", "javascript:alert(1)": "/",
 	} {
-		status, loc := b.postNoRedirect("/locks/delete-stale", url.Values{"csrf": {token}, "return": {back}})
+		status, loc := b.postNoRedirect("/exclusive/locks/delete-stale", url.Values{"csrf": {token}, "return": {back}})
 		require.Equal(t, http.StatusSeeOther, status, back)
 		require.Equal(t, want, loc, "return %q", back)
 	}
@@ -89,7 +89,7 @@ func TestTimerMoveSaysTheRealMove(t *testing.T) {
 	require.NoError(t, err)
 	was := info.NextDueAt.UTC()
 	b := e.serve(nil)
-	page := "/instance?id=pi-move"
+	page := "/instances/pi-move"
 
 	due := was.Add(90 * time.Minute)
 	_, body := b.submit(page, fmt.Sprintf("/timers/%d/due-date", timer.TimerID), url.Values{"due": {due.Format(time.RFC3339Nano)}})

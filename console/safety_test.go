@@ -57,7 +57,7 @@ func TestRecordScopeRefusedWhileClientsAlive(t *testing.T) {
 	clientID := e.startLiveClient()
 	b := e.serve(nil)
 
-	ask, status, body := b.confirm("/locks", "/locks/scope", url.Values{"scope": {"none"}}, false)
+	ask, status, body := b.confirm("/exclusive/locks", "/exclusive/scope", url.Values{"scope": {"none"}}, false)
 	require.Contains(t, ask, `id="confirm-alive"`)
 	require.Contains(t, ask, "<td>"+clientID+"</td>")
 	require.Contains(t, ask, `id="confirm-force"`)
@@ -71,12 +71,12 @@ func TestRecordScopeRefusedWhileClientsAlive(t *testing.T) {
 	require.Equal(t, exclusive.ProcessInstance, scope, "refused: nothing recorded")
 
 	// The scope already recorded: no alive client listed, nothing to force.
-	ask, _, body = b.confirm("/locks", "/locks/scope", url.Values{"scope": {"process-instance"}}, false)
+	ask, _, body = b.confirm("/exclusive/locks", "/exclusive/scope", url.Values{"scope": {"process-instance"}}, false)
 	require.Contains(t, ask, "It is the scope already recorded: nothing changes.")
 	require.NotContains(t, ask, `id="confirm-force"`)
 	require.Contains(t, body, "Recorded the exclusive scope process instance (was process instance)")
 
-	_, _, body = b.confirm("/locks", "/locks/scope", url.Values{"scope": {"none"}}, true)
+	_, _, body = b.confirm("/exclusive/locks", "/exclusive/scope", url.Values{"scope": {"none"}}, true)
 	require.Contains(t, body, "Recorded the exclusive scope none (was process instance)")
 	scope, err = e.engine.ExclusiveScopeInForce(e.ctx)
 	require.NoError(t, err)
@@ -95,15 +95,15 @@ func TestConfirmationChangesNothing(t *testing.T) {
 	token := b.token(page)
 	for action, form := range map[string]url.Values{
 		fmt.Sprintf("/jobs/%d/stop", jobID): {},
-		"/instance/stop":                    {"instance": {"pi-safe"}},
+		"/instances/pi-safe/stop":           {},
 		"/bulk/jobs":                        {"scope": {"filter"}, "action": {"stop"}},
 		"/events/prune":                     {"older_than": {"0s"}},
 		"/events/disable":                   {},
-		"/fetch-indexes/disable":            {},
-		"/head-indexes/disable":             {},
-		"/fairness/disable":                 {},
+		"/indexes/fetch-order/disable":      {},
+		"/exclusive/indexes/disable":        {},
+		"/indexes/fairness/disable":         {},
 		"/timers/prune":                     {"older_than": {"0s"}},
-		"/locks/scope":                      {"scope": {"none"}},
+		"/exclusive/scope":                  {"scope": {"none"}},
 	} {
 		form.Set("csrf", token)
 		form.Set("return", "/jobs")

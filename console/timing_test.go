@@ -128,8 +128,8 @@ END $$`)
 		"/", "/?window=7d", "/incidents", "/incidents?after=" + strconv.FormatInt(ids[discarded/2], 10),
 		"/jobs", "/jobs?state=discarded", "/jobs?state=available", "/jobs?held=suspended",
 		"/jobs?process_definition=order-1&state=scheduled", "/jobs?instance=order-42",
-		"/instances", "/instances?state=discarded", "/instance?id=order-4242",
-		"/jobs/" + strconv.FormatInt(ids[0], 10), "/definitions", "/locks", "/clients", "/bulk",
+		"/instances", "/instances?state=discarded", "/instances/order-4242",
+		"/jobs/" + strconv.FormatInt(ids[0], 10), "/definitions", "/exclusive/locks", "/sessions", "/bulk",
 		"/events", "/events?instance=order-4242", "/timers", "/queues", "/deployments",
 	} {
 		timed("GET "+path, get(path))

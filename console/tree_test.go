@@ -36,13 +36,13 @@ RETURNING id`)
 	require.NoError(t, e.engine.SetJobRetries(e.ctx, ids[1], 0)) // child-1a: an incident
 	b := e.serve(nil)
 
-	_, body := b.get("/instance?id=root-1")
+	_, body := b.get("/instances/root-1")
 	require.Contains(t, body, "A root process instance.")
-	require.Regexp(t, `<a href="/instance\?id=child-1a">child-1a</a></td>\s*<td></td>\s*<td class="num">0</td><td class="num">1</td>\s*<td class="num"><a class="stale" href="/incidents\?instance=child-1a">1</a></td>`, body)
-	require.Contains(t, body, `<a href="/instance?id=child-1b">child-1b</a>`)
+	require.Regexp(t, `<a href="/instances/child-1a">child-1a</a></td>\s*<td></td>\s*<td class="num">0</td><td class="num">1</td>\s*<td class="num"><a class="stale" href="/incidents\?instance=child-1a">1</a></td>`, body)
+	require.Contains(t, body, `<a href="/instances/child-1b">child-1b</a>`)
 
-	_, body = b.get("/instance?id=child-1b")
-	require.Contains(t, body, `Called under root process instance <a href="/instance?id=root-1">root-1</a>.`)
+	_, body = b.get("/instances/child-1b")
+	require.Contains(t, body, `Called under root process instance <a href="/instances/root-1">root-1</a>.`)
 	require.Contains(t, body, "<strong>child-1b</strong> (this one)")
 	require.Regexp(t, `href="/incidents\?instance=child-1a">1</a>`, body, "the sibling's incident shows too")
 }
@@ -61,7 +61,7 @@ func TestInstanceHistory(t *testing.T) {
 	quiet := e.insert("quiet-1", nil)
 	_, err := e.pool.Exec(e.ctx, `UPDATE `+jobs+` SET state = 'completed', attempt = 1, attempted_at = now() - interval '1 minute', finalized_at = now() WHERE id = $1`, quiet)
 	require.NoError(t, err)
-	status, body := b.get("/instance?id=quiet-1")
+	status, body := b.get("/instances/quiet-1")
 	require.Equal(t, 200, status)
 	require.Contains(t, body, `id="history-events-off"`)
 	for _, what := range []string{"CREATED", "ATTEMPTED", "FINALIZED"} {
@@ -89,7 +89,7 @@ FROM generate_series(1, 3000) i`)
 	_, err = e.pool.Exec(e.ctx, `UPDATE `+jobs+` SET state = 'running', attempt = 1, attempted_at = now() WHERE metadata @> '{"bpmn": {}}' AND state = 'available' AND id > $1`, ids[1])
 	require.NoError(t, err)
 
-	status, body = b.get("/instance?id=hist-1")
+	status, body = b.get("/instances/hist-1")
 	require.Equal(t, 200, status)
 	require.NotContains(t, body, `id="history-events-off"`)
 	history := body[strings.Index(body, `<table id="history">`):]
@@ -104,15 +104,15 @@ FROM generate_series(1, 3000) i`)
 
 	// Paged: two events a page.
 	b2 := e.serve(&console.Options{PageSize: 2})
-	_, body = b2.get("/instance?id=hist-1")
-	older := regexp.MustCompile(`href="(/instance\?[^"]*hbefore=[^"]*)" rel="next"`).FindStringSubmatch(body)
+	_, body = b2.get("/instances/hist-1")
+	older := regexp.MustCompile(`href="(/instances/hist-1\?[^"]*hbefore=[^"]*)" rel="next"`).FindStringSubmatch(body)
 	require.NotNil(t, older, "a link to the older history")
 	status, body = b2.get(html.UnescapeString(older[1]))
 	require.Equal(t, 200, status)
 	require.Contains(t, body, "« Newest")
 	require.Contains(t, body, `<table id="history">`)
 
-	status, _ = b.get("/instance?id=hist-1&hbefore=nope")
+	status, _ = b.get("/instances/hist-1?hbefore=nope")
 	require.Equal(t, 400, status)
 }
 
@@ -168,10 +168,10 @@ RETURNING id`)
 	require.NoError(t, e.engine.SetJobRetries(e.ctx, ids[2], 0)) // grandchild-2a1: an incident
 	b := e.serve(nil)
 
-	_, body := b.get("/instance?id=root-2")
+	_, body := b.get("/instances/root-2")
 	tree := body[strings.Index(body, `<table id="instance-tree">`):]
 	tree = tree[:strings.Index(tree, "</table>")]
-	order := regexp.MustCompile(`<td class="tree-depth-(\d)">(?:↳ )?(?:<strong>|<a href="/instance\?id=[^"]+">)([a-z0-9-]+)<`).FindAllStringSubmatch(tree, -1)
+	order := regexp.MustCompile(`<td class="tree-depth-(\d)">(?:↳ )?(?:<strong>|<a href="/instances/[^"]+">)([a-z0-9-]+)<`).FindAllStringSubmatch(tree, -1)
 	var got []string
 	for _, m := range order {
 		got = append(got, m[1]+":"+m[2])
@@ -187,7 +187,7 @@ RETURNING id`)
 	require.Equal(t, "1", subtree("child-2a"), "and on its parent")
 	require.Equal(t, "0", subtree("child-2b"))
 
-	_, body = b.get("/instance?id=grandchild-2a1")
-	require.Contains(t, body, `Called by <a href="/instance?id=child-2a">child-2a</a>.`)
-	require.Contains(t, body, `Called under root process instance <a href="/instance?id=root-2">root-2</a>.`)
+	_, body = b.get("/instances/grandchild-2a1")
+	require.Contains(t, body, `Called by <a href="/instances/child-2a">child-2a</a>.`)
+	require.Contains(t, body, `Called under root process instance <a href="/instances/root-2">root-2</a>.`)
 }

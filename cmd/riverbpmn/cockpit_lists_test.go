@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/riverbpmn/riverbpmn/bulk"
+	"github.com/riverbpmn/riverbpmn/incident"
 	"github.com/riverbpmn/riverbpmn/workflow"
 )
 
@@ -55,33 +56,33 @@ RETURNING id, metadata -> 'bpmn' ->> 'process_instance_id'`)
 		}
 		return out
 	}
-	var list listOutput[incidentJSON]
+	var list listOutput[*incident.Incident]
 	run(&list, "incidents", "list", "--json")
 	require.Len(t, list.Items, 2)
-	list = listOutput[incidentJSON]{}
+	list = listOutput[*incident.Incident]{}
 	run(&list, "incidents", "list", "--activity", "ship", "--json")
 	require.Len(t, list.Items, 1)
 	require.Equal(t, "child-9b", list.Items[0].ProcessInstanceID)
-	list = listOutput[incidentJSON]{}
+	list = listOutput[*incident.Incident]{}
 	run(&list, "incidents", "list", "--job", strconv.FormatInt(ids["child-9a"], 10), "--json")
 	require.Len(t, list.Items, 1)
 	require.Equal(t, "child-9a", list.Items[0].ProcessInstanceID)
-	list = listOutput[incidentJSON]{}
+	list = listOutput[*incident.Incident]{}
 	run(&list, "incidents", "list", "--definition", "order", "--json")
 	require.Empty(t, list.Items)
-	list = listOutput[incidentJSON]{}
+	list = listOutput[*incident.Incident]{}
 	run(&list, "incidents", "list", "--older-than", "1h", "--json")
 	require.Empty(t, list.Items, "opened just now")
-	var groups listOutput[incidentGroupJSON]
+	var groups listOutput[*incident.Group]
 	run(&groups, "incidents", "groups", "--json")
 	require.Len(t, groups.Items, 1)
 	require.Equal(t, int64(2), groups.Items[0].Count)
 	// Resolved ones on demand.
 	require.NoError(t, engine.SetJobRetries(ctx, ids["child-9a"], 1))
-	list = listOutput[incidentJSON]{}
+	list = listOutput[*incident.Incident]{}
 	run(&list, "incidents", "list", "--json")
 	require.Len(t, list.Items, 1)
-	list = listOutput[incidentJSON]{}
+	list = listOutput[*incident.Incident]{}
 	run(&list, "incidents", "list", "--resolved", "--json")
 	require.Len(t, list.Items, 2)
 	code, _, errOut := runCLI(t, "incidents", "list", "--group-by", "tenant", "--database-url", url, "--schema", schema)

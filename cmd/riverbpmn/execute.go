@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/riverbpmn/riverbpmn/suspension"
-	"github.com/riverbpmn/riverbpmn/workflow"
 )
 
 // defaultExecuteTimeout is how long execute waits for the job's run by
@@ -88,10 +87,10 @@ func runExecute(ctx context.Context, args []string, stdout io.Writer) error {
 }
 
 type scheduleApplyJSON struct {
-	ScheduleID int64                      `json:"schedule_id"`
-	Change     suspension.Change          `json:"change"`
-	DueAt      time.Time                  `json:"due_at"`
-	Result     *workflow.SuspensionResult `json:"result"`
+	ScheduleID int64               `json:"schedule_id"`
+	Change     suspension.Change   `json:"change"`
+	DueAt      time.Time           `json:"due_at"`
+	Result     *suspension.Outcome `json:"result"`
 }
 
 // runSuspensionApply applies a scheduled suspension or activation now.
@@ -110,7 +109,7 @@ func runSuspensionApply(ctx context.Context, args []string, stdout io.Writer) er
 		return err
 	}
 	defer closeDB()
-	change, res, err := engine.ApplyScheduledSuspension(ctx, id)
+	change, res, err := engine.Suspensions().ApplyScheduled(ctx, id)
 	if err != nil {
 		return err
 	}

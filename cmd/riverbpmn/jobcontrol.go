@@ -25,7 +25,7 @@ func runJobStatus(ctx context.Context, args []string, stdout io.Writer) error {
 		return err
 	}
 	defer closeDB()
-	st, err := engine.JobStatus(ctx, jobID)
+	st, err := engine.Jobs().Status(ctx, jobID)
 	if err != nil {
 		return err
 	}
@@ -257,7 +257,7 @@ func runEvents(ctx context.Context, name string, follow bool, args []string, std
 		SkipPruned: skipPruned, Logger: slog.New(slog.NewTextHandler(stderrOf(ctx), &slog.HandlerOptions{Level: slog.LevelWarn})),
 	}
 	if follow {
-		err := engine.SubscribeEvents(ctx, cfg, print)
+		err := engine.Events().Subscribe(ctx, cfg, print)
 		if errors.Is(err, context.Canceled) {
 			return nil // interrupted: the normal end of --follow
 		}
@@ -268,10 +268,10 @@ func runEvents(ctx context.Context, name string, follow bool, args []string, std
 	cursor := events.Cursor{}
 	if start != nil {
 		cursor = *start
-	} else if cursor, err = engine.EventsNow(ctx); err != nil {
+	} else if cursor, err = engine.Events().Now(ctx); err != nil {
 		return err
 	}
-	end, any, err := engine.LastEvent(ctx)
+	end, any, err := engine.Events().Last(ctx)
 	if err != nil {
 		return err
 	}
@@ -279,7 +279,7 @@ func runEvents(ctx context.Context, name string, follow bool, args []string, std
 	for {
 		// Read even when there is nothing to print: the read is what finds
 		// out that events after the position were pruned.
-		batch, err := engine.ReadEvents(ctx, cursor, events.DefaultBatchSize)
+		batch, err := engine.Events().Read(ctx, cursor, events.DefaultBatchSize)
 		var gap *events.GapError
 		if errors.As(err, &gap) && skipPruned {
 			fmt.Fprintf(stderrOf(ctx), "riverbpmn events: %s; skipping them (--skip-pruned)\n", gap)
@@ -337,16 +337,16 @@ func formatEvent(ev *events.Event) string {
 }
 
 func runEventsEnable(ctx context.Context, args []string, stdout io.Writer) error {
-	return runSwitch(ctx, "events enable", args, stdout, (*workflow.Engine).EnableEvents, eventsSwitch)
+	return runSwitch(ctx, "events enable", args, stdout, func(e *workflow.Engine, ctx context.Context) error { return e.Events().Enable(ctx) }, eventsSwitch)
 }
 
 func runEventsDisable(ctx context.Context, args []string, stdout io.Writer) error {
-	return runSwitch(ctx, "events disable", args, stdout, (*workflow.Engine).DisableEvents, eventsSwitch)
+	return runSwitch(ctx, "events disable", args, stdout, func(e *workflow.Engine, ctx context.Context) error { return e.Events().Disable(ctx) }, eventsSwitch)
 }
 
 // eventsSwitch reports whether job status events are on.
 var eventsSwitch = switchState{
-	read: (*workflow.Engine).EventsEnabled, jsonKey: "events_enabled",
+	read: func(e *workflow.Engine, ctx context.Context) (bool, error) { return e.Events().Enabled(ctx) }, jsonKey: "events_enabled",
 	label: "job status events", on: "on", off: "off",
 }
 
@@ -387,5 +387,7 @@ func runSwitch(ctx context.Context, name string, args []string, stdout io.Writer
 // runEventsPrune deletes job status events written more than --older-than
 // ago (what the leader does with Config.Events.Retention).
 func runEventsPrune(ctx context.Context, args []string, stdout io.Writer) error {
-	return runPrune(ctx, "events prune", args, stdout, "event(s)", (*workflow.Engine).PruneEvents)
+	return runPrune(ctx, "events prune", args, stdout, "event(s)", func(e *workflow.Engine, ctx context.Context, before time.Time) (int64, error) {
+		return e.Events().Prune(ctx, before)
+	})
 }

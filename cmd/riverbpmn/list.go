@@ -271,13 +271,25 @@ func (s *listSpec[I]) run(ctx context.Context, args []string, stdout io.Writer) 
 	defer closeDB()
 	items, next, err := list(engine, ctx, p)
 	if err != nil {
-		return err
+		return paramsError(err, p)
 	}
 	if items == nil {
 		items = []I{}
 	}
 	out := listOutput[I]{Items: items, Next: next}
 	return v.print(stdout, out, func(w io.Writer) error { return s.printText(w, out, p) })
+}
+
+// paramsError returns err, from a handle's List, as a usage error when it
+// refuses the page's parameters: the handles name the field in their
+// message ("timer: ListParams.After \"x\" is not a cursor of this
+// listing"), and a cursor is opaque to the CLI, so a bad --after is only
+// found there.
+func paramsError(err error, p page) error {
+	if strings.Contains(err.Error(), "ListParams.After") {
+		return usagef("--after %q: %v", p.After, err)
+	}
+	return err
 }
 
 // printText writes a page as a table with the spec's columns, then where

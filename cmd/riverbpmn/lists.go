@@ -18,10 +18,13 @@ import (
 	"github.com/riverbpmn/riverbpmn/bulk"
 	"github.com/riverbpmn/riverbpmn/deployment"
 	"github.com/riverbpmn/riverbpmn/events"
+	"github.com/riverbpmn/riverbpmn/incident"
+	"github.com/riverbpmn/riverbpmn/job"
 	"github.com/riverbpmn/riverbpmn/liveness"
 	"github.com/riverbpmn/riverbpmn/overview"
 	"github.com/riverbpmn/riverbpmn/search"
 	"github.com/riverbpmn/riverbpmn/suspension"
+	"github.com/riverbpmn/riverbpmn/timer"
 	"github.com/riverbpmn/riverbpmn/workflow"
 )
 
@@ -99,6 +102,16 @@ func mapped[R, I any](list func(engine *workflow.Engine, ctx context.Context, af
 	}
 }
 
+// fromHandle returns a handle's page: its items and the cursor of the
+// next page, or err.
+func fromHandle[I any](items func() ([]I, string), err error) ([]I, string, error) {
+	if err != nil {
+		return nil, "", err
+	}
+	list, next := items()
+	return list, next, nil
+}
+
 // noFilters is the filters of a list verb without any.
 func noFilters[I any](list lister[I]) func(*flag.FlagSet) func([]string) (lister[I], error) {
 	return func(*flag.FlagSet) func([]string) (lister[I], error) {
@@ -135,9 +148,10 @@ var jobsList = &listSpec[*search.Job]{
 	summary: "search jobs: --state, --kind, --job-definition, --process-definition, --tenant, --instance-prefix, --created-from/-to, --oldest",
 	cursor:  "job id",
 	filters: searchFilters(func(f *search.Filter) lister[*search.Job] {
-		return byID(func(engine *workflow.Engine, ctx context.Context, after int64, limit int) ([]*search.Job, error) {
-			return engine.SearchJobs(ctx, f, after, limit)
-		}, func(j *search.Job) int64 { return j.ID })
+		return func(engine *workflow.Engine, ctx context.Context, p page) ([]*search.Job, string, error) {
+			out, err := engine.Jobs().List(ctx, &job.ListParams{Filter: *f, Limit: p.Limit, After: p.After})
+			return fromHandle(func() ([]*search.Job, string) { return out.Items, out.Next }, err)
+		}
 	}),
 	columns: jobColumns,
 	empty:   "no jobs match",
@@ -240,21 +254,18 @@ var timerColumns = []column{
 	}},
 }
 
-// timerInfoID is the cursor of a timer listing.
-func timerInfoID(t *workflow.TimerInfo) int64 { return t.ID }
-
-var instanceTimersList = &listSpec[*workflow.TimerInfo]{
+var instanceTimersList = &listSpec[*timer.Info]{
 	path:        "instances timers",
 	summary:     "a process instance's timers (next due date, repetitions left): instances timers PROCESS_INSTANCE_ID",
 	positionals: []string{"PROCESS_INSTANCE_ID"},
 	cursor:      "timer id",
-	filters: func(fs *flag.FlagSet) func([]string) (lister[*workflow.TimerInfo], error) {
-		return func(args []string) (lister[*workflow.TimerInfo], error) {
+	filters: func(fs *flag.FlagSet) func([]string) (lister[*timer.Info], error) {
+		return func(args []string) (lister[*timer.Info], error) {
 			instance := args[0]
-			return byID(func(engine *workflow.Engine, ctx context.Context, after int64, limit int) ([]*workflow.TimerInfo, error) {
-				timers, err := engine.ProcessInstanceTimersPage(ctx, instance, after, limit)
-				if err != nil || len(timers) > 0 || after != 0 {
-					return timers, err
+			return func(engine *workflow.Engine, ctx context.Context, p page) ([]*timer.Info, string, error) {
+				out, err := engine.Timers().List(ctx, &timer.ListParams{Filter: timer.Filter{ProcessInstanceID: instance}, Limit: p.Limit, After: p.After})
+				if err != nil || len(out.Items) > 0 || p.After != "" {
+					return fromHandle(func() ([]*timer.Info, string) { return out.Items, out.Next }, err)
 				}
 				// No timer: an instance no job belongs to is not found;
 				// one with jobs but no timer lists none.
@@ -262,21 +273,21 @@ var instanceTimersList = &listSpec[*workflow.TimerInfo]{
 				if err == nil && len(jobs) == 0 {
 					err = instanceNotFound(instance)
 				}
-				return nil, err
-			}, timerInfoID), nil
+				return nil, "", err
+			}, nil
 		}
 	},
 	columns: timerColumns,
 	empty:   "no timers",
 }
 
-var timersList = &listSpec[*workflow.TimerInfo]{
+var timersList = &listSpec[*timer.Info]{
 	path:    "timers list",
 	summary: "every timer, of every process instance and the timer start events (--definition, --activity, --due-after, --due-before, --start-events, --ended)",
 	cursor:  "timer id",
-	filters: func(fs *flag.FlagSet) func([]string) (lister[*workflow.TimerInfo], error) {
+	filters: func(fs *flag.FlagSet) func([]string) (lister[*timer.Info], error) {
 		var (
-			f                   workflow.TimerFilter
+			f                   timer.Filter
 			dueAfter, dueBefore string
 		)
 		fs.StringVar(&f.ProcessDefinitionKey, "definition", "", "only timers of this process definition `KEY` (their waiting occurrence's job)")
@@ -286,13 +297,14 @@ var timersList = &listSpec[*workflow.TimerInfo]{
 		fs.StringVar(&dueBefore, "due-before", "", "only timers due before this RFC 3339 `TIME`")
 		fs.BoolVar(&f.StartEvents, "start-events", false, "only timer start events (no process instance)")
 		fs.BoolVar(&f.Ended, "ended", false, "list the ended timers too")
-		return func([]string) (lister[*workflow.TimerInfo], error) {
+		return func([]string) (lister[*timer.Info], error) {
 			if err := parseTimes(timeFlag{"--due-after", dueAfter, &f.DueFrom}, timeFlag{"--due-before", dueBefore, &f.DueBefore}); err != nil {
 				return nil, err
 			}
-			return byID(func(engine *workflow.Engine, ctx context.Context, after int64, limit int) ([]*workflow.TimerInfo, error) {
-				return engine.TimersPage(ctx, &f, after, limit)
-			}, timerInfoID), nil
+			return func(engine *workflow.Engine, ctx context.Context, p page) ([]*timer.Info, string, error) {
+				out, err := engine.Timers().List(ctx, &timer.ListParams{Filter: f, Limit: p.Limit, After: p.After})
+				return fromHandle(func() ([]*timer.Info, string) { return out.Items, out.Next }, err)
+			}, nil
 		}
 	},
 	columns: timerColumns,
@@ -329,101 +341,86 @@ var incidentColumns = []column{
 }
 
 // incidentFilters are the filter flags of incidents list and incidents
-// groups: an IncidentSearch.
+// groups: an incident.Filter.
 type incidentFilters struct {
-	s         workflow.IncidentSearch
+	f         incident.Filter
 	olderThan time.Duration
 	jobs      listFlag
 }
 
-func (f *incidentFilters) register(fs *flag.FlagSet, listing bool) {
-	fs.StringVar(&f.s.ProcessDefinitionKey, "definition", "", "only incidents of this process definition `KEY`")
-	fs.StringVar(&f.s.ActivityID, "activity", "", "only incidents of this activity `ID`")
-	fs.StringVar(&f.s.JobDefinitionID, "job-definition", "", "only incidents of this job definition `ID`")
-	fs.StringVar(&f.s.ErrorContains, "error", "", "only incidents whose error contains this `TEXT` (case-insensitive)")
+func (f *incidentFilters) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.f.ProcessDefinitionKey, "definition", "", "only incidents of this process definition `KEY`")
+	fs.StringVar(&f.f.ActivityID, "activity", "", "only incidents of this activity `ID`")
+	fs.StringVar(&f.f.JobDefinitionID, "job-definition", "", "only incidents of this job definition `ID`")
+	fs.StringVar(&f.f.ErrorContains, "error", "", "only incidents whose error contains this `TEXT` (case-insensitive)")
 	fs.DurationVar(&f.olderThan, "older-than", 0, "only incidents opened longer than this `DURATION` ago")
-	fs.StringVar(&f.s.TenantID, "tenant", "", "only incidents of this tenant `ID`")
-	fs.StringVar(&f.s.InstancePrefix, "instance-prefix", "", "only incidents whose process instance id starts with `PREFIX`")
+	fs.StringVar(&f.f.TenantID, "tenant", "", "only incidents of this tenant `ID`")
+	fs.StringVar(&f.f.InstancePrefix, "instance-prefix", "", "only incidents whose process instance id starts with `PREFIX`")
 	fs.Var(&f.jobs, "job", "only incidents of these job `IDS` (comma-separated, or the flag repeated)")
-	fs.BoolVar(&f.s.Resolved, "resolved", false, "the resolved incidents too")
-	if listing {
-		fs.BoolVar(&f.s.Oldest, "oldest", false, "oldest first (default: newest first)")
-	}
+	fs.BoolVar(&f.f.Resolved, "resolved", false, "the resolved incidents too")
 }
 
-// search returns the search the flags give, or an error naming a bad one.
-func (f *incidentFilters) search() (*workflow.IncidentSearch, error) {
+// filter returns the filter the flags give, or an error naming a bad one.
+func (f *incidentFilters) filter() (*incident.Filter, error) {
 	if f.olderThan < 0 {
 		return nil, fmt.Errorf("--older-than %s is negative", f.olderThan)
 	}
 	if f.olderThan > 0 {
-		f.s.OpenedBefore = time.Now().Add(-f.olderThan)
+		f.f.OpenedBefore = time.Now().Add(-f.olderThan)
 	}
 	ids, err := parseJobIDs(f.jobs)
 	if err != nil {
 		return nil, err
 	}
-	f.s.JobIDs = ids
-	return &f.s, nil
+	f.f.JobIDs = ids
+	return &f.f, nil
 }
 
-var incidentsList = &listSpec[incidentJSON]{
+var incidentsList = &listSpec[*incident.Incident]{
 	path:    "incidents list",
 	summary: "incidents, newest first (--definition, --activity, --job-definition, --job, --error, --older-than, --tenant, --resolved, --oldest)",
 	cursor:  "incident id",
-	filters: func(fs *flag.FlagSet) func([]string) (lister[incidentJSON], error) {
+	filters: func(fs *flag.FlagSet) func([]string) (lister[*incident.Incident], error) {
 		var f incidentFilters
-		f.register(fs, true)
-		return func([]string) (lister[incidentJSON], error) {
-			s, err := f.search()
+		f.register(fs)
+		oldest := fs.Bool("oldest", false, "oldest first (default: newest first)")
+		return func([]string) (lister[*incident.Incident], error) {
+			filter, err := f.filter()
 			if err != nil {
 				return nil, err
 			}
-			return byID(func(engine *workflow.Engine, ctx context.Context, after int64, limit int) ([]incidentJSON, error) {
+			return func(engine *workflow.Engine, ctx context.Context, p page) ([]*incident.Incident, string, error) {
 				// A job that does not exist is not found, rather than an
 				// empty list.
-				for _, id := range s.JobIDs {
+				for _, id := range filter.JobIDs {
 					if _, err := engine.JobDetails(ctx, id); err != nil {
-						return nil, err
+						return nil, "", err
 					}
 				}
-				incidents, err := engine.SearchIncidents(ctx, s, after, limit)
-				return toIncidentsJSON(incidents), err
-			}, func(i incidentJSON) int64 { return i.ID }), nil
+				out, err := engine.Incidents().List(ctx, &incident.ListParams{Filter: *filter, Oldest: *oldest, Limit: p.Limit, After: p.After})
+				return fromHandle(func() ([]*incident.Incident, string) { return out.Items, out.Next }, err)
+			}, nil
 		}
 	},
 	columns: incidentColumns,
 	empty:   "no incidents",
 }
 
-// incidentGroupJSON is one group of incidents groups.
-type incidentGroupJSON struct {
-	Error string    `json:"error"`
-	Count int64     `json:"count"`
-	First time.Time `json:"first"`
-	Last  time.Time `json:"last"`
-}
-
-var incidentGroupsList = &listSpec[incidentGroupJSON]{
+var incidentGroupsList = &listSpec[*incident.Group]{
 	path:    "incidents groups",
 	summary: "incidents grouped by the first line of their error, the largest group first (the incidents list filters)",
 	cursor:  "error",
-	filters: func(fs *flag.FlagSet) func([]string) (lister[incidentGroupJSON], error) {
+	filters: func(fs *flag.FlagSet) func([]string) (lister[*incident.Group], error) {
 		var f incidentFilters
-		f.register(fs, false)
-		return func([]string) (lister[incidentGroupJSON], error) {
-			s, err := f.search()
+		f.register(fs)
+		return func([]string) (lister[*incident.Group], error) {
+			filter, err := f.filter()
 			if err != nil {
 				return nil, err
 			}
-			return whole(func(engine *workflow.Engine, ctx context.Context) ([]incidentGroupJSON, error) {
-				groups, err := engine.IncidentGroups(ctx, s)
-				out := make([]incidentGroupJSON, len(groups))
-				for i, g := range groups {
-					out[i] = incidentGroupJSON{Error: g.Error, Count: g.Count, First: g.First, Last: g.Last}
-				}
-				return out, err
-			}, func(g incidentGroupJSON) string { return g.Error }), nil
+			return whole(func(engine *workflow.Engine, ctx context.Context) ([]*incident.Group, error) {
+				return engine.Incidents().Groups(ctx, filter)
+			}, func(g *incident.Group) string { return g.Error }), nil
 		}
 	},
 	columns: []column{col("count"), col("first"), col("last"), {key: "error", width: 100}},
@@ -464,23 +461,8 @@ var eventsList = &listSpec[events.Event]{
 		processInstanceFlag(fs, &instance, "only events of jobs of this process instance `ID`")
 		return func([]string) (lister[events.Event], error) {
 			return func(engine *workflow.Engine, ctx context.Context, p page) ([]events.Event, string, error) {
-				var before *events.Cursor
-				if p.After != "" {
-					c, err := events.ParseCursor(p.After)
-					if err != nil {
-						return nil, "", usagef("--after: %v", err)
-					}
-					before = &c
-				}
-				out, err := engine.EventsPage(ctx, before, instance, p.size())
-				if err != nil {
-					return nil, "", err
-				}
-				next := ""
-				if out.More {
-					next = out.Older.String()
-				}
-				return out.Events, next, nil
+				out, err := engine.Events().List(ctx, &events.ListParams{ProcessInstanceID: instance, Limit: p.Limit, After: p.After})
+				return fromHandle(func() ([]events.Event, string) { return out.Items, out.Next }, err)
 			}, nil
 		}
 	},
@@ -495,7 +477,9 @@ var subscriptionsList = &listSpec[events.Subscription]{
 	path:    "events subscriptions",
 	summary: "named event subscriptions: position, events behind, the outbox's last event",
 	cursor:  "name",
-	filters: noFilters(whole((*workflow.Engine).EventSubscriptions, func(s events.Subscription) string { return s.Name })),
+	filters: noFilters(whole(func(engine *workflow.Engine, ctx context.Context) ([]events.Subscription, error) {
+		return engine.Events().Subscriptions(ctx)
+	}, func(s events.Subscription) string { return s.Name })),
 	columns: []column{
 		colAs("name", "SUBSCRIPTION"), colAs("cursor", "POSITION"), colAs("behind", "BEHIND (EVENTS)"), colAs("last", "LAST EVENT"),
 		colAs("updated_at", "SAVED AT"),
@@ -507,7 +491,10 @@ var suspendedList = &listSpec[suspension.Suspended]{
 	path:    "suspensions list",
 	summary: "suspended job definitions, process definitions, process instances and jobs, and since when",
 	cursor:  "type:id",
-	filters: noFilters(whole((*workflow.Engine).SuspendedTargets, func(s suspension.Suspended) string { return string(s.Type) + ":" + s.ID })),
+	filters: noFilters(func(engine *workflow.Engine, ctx context.Context, p page) ([]suspension.Suspended, string, error) {
+		out, err := engine.Suspensions().List(ctx, &suspension.ListParams{Limit: p.Limit, After: p.After})
+		return fromHandle(func() ([]suspension.Suspended, string) { return out.Items, out.Next }, err)
+	}),
 	columns: []column{col("type"), col("id"), col("since")},
 	empty:   "nothing is suspended",
 }
@@ -516,7 +503,10 @@ var scheduledList = &listSpec[suspension.Scheduled]{
 	path:    "suspensions scheduled",
 	summary: "suspensions and activations scheduled --at a time, not applied yet (suspensions apply ID: now)",
 	cursor:  "schedule id",
-	filters: noFilters(whole((*workflow.Engine).ScheduledSuspensions, func(s suspension.Scheduled) string { return idOf(s.ID) })),
+	filters: noFilters(func(engine *workflow.Engine, ctx context.Context, p page) ([]suspension.Scheduled, string, error) {
+		out, err := engine.Suspensions().ListScheduled(ctx, &suspension.ListScheduledParams{Limit: p.Limit, After: p.After})
+		return fromHandle(func() ([]suspension.Scheduled, string) { return out.Items, out.Next }, err)
+	}),
 	columns: []column{
 		col("id"),
 		{key: "change", header: "ACTION", text: func(r row) string {

@@ -17,6 +17,7 @@ import (
 	"github.com/riverqueue/river/rivertype"
 
 	"github.com/riverbpmn/riverbpmn/exclusive"
+	"github.com/riverbpmn/riverbpmn/incident"
 	"github.com/riverbpmn/riverbpmn/workflow"
 )
 
@@ -51,27 +52,6 @@ func formatPriority(p *int64) string {
 }
 
 // ---- incidents ----
-
-// incidentJSON is an incident as the verbs print it with --json.
-type incidentJSON struct {
-	ID                int64      `json:"id"`
-	Type              string     `json:"type"`
-	JobID             int64      `json:"job_id"`
-	JobDefinitionID   string     `json:"job_definition_id,omitempty"`
-	ActivityID        string     `json:"activity_id,omitempty"`
-	ProcessInstanceID string     `json:"process_instance_id,omitempty"`
-	Message           string     `json:"message"`
-	CreatedAt         time.Time  `json:"created_at"`
-	ResolvedAt        *time.Time `json:"resolved_at"`
-}
-
-func toIncidentsJSON(incidents []*workflow.Incident) []incidentJSON {
-	out := make([]incidentJSON, len(incidents))
-	for i, inc := range incidents {
-		out[i] = incidentJSON{inc.ID, inc.Type, inc.JobID, inc.JobDefinitionID, inc.ActivityID, inc.ProcessInstanceID, inc.Message, inc.CreatedAt, inc.ResolvedAt}
-	}
-	return out
-}
 
 // oneLine shortens s to one line of at most n characters.
 func oneLine(s string, n int) string {
@@ -124,7 +104,7 @@ type jobDetailsJSON struct {
 	RetryCycle       string               `json:"retry_cycle,omitempty"`
 	NextRunAt        *time.Time           `json:"next_run_at,omitempty"`
 	ExclusiveWait    *waitJSON            `json:"exclusive_wait,omitempty"`
-	Incidents        []incidentJSON       `json:"incidents"`
+	Incidents        []*incident.Incident `json:"incidents"`
 }
 
 // toWaitJSON returns a job's exclusive wait as the verbs print it; nil
@@ -193,7 +173,7 @@ func runJob(ctx context.Context, args []string, stdout io.Writer) error {
 	out := jobDetailsJSON{
 		Job: toJobJSON(d.Job), JobContext: d.Context, JobContextError: d.ContextError, RetriesLeft: d.RetriesLeft,
 		RetriesUnbounded: d.RetriesUnbounded, RetryCycle: d.RetryCycle, NextRunAt: d.NextRunAt,
-		Incidents: toIncidentsJSON(d.Incidents),
+		Incidents: d.Incidents,
 	}
 	out.ExclusiveWait = toWaitJSON(d.ExclusiveWait)
 	return v.print(stdout, out, func(w io.Writer) error {
@@ -282,7 +262,7 @@ func runRetries(ctx context.Context, args []string, stdout io.Writer) error {
 		return err
 	}
 	defer closeDB()
-	if err := engine.SetJobRetries(ctx, jobID, n); err != nil {
+	if err := engine.Jobs().SetRetries(ctx, jobID, n); err != nil {
 		return err
 	}
 	d, err := engine.JobDetails(ctx, jobID)
@@ -324,7 +304,7 @@ func runJobSetPriority(ctx context.Context, args []string, stdout io.Writer) err
 		return err
 	}
 	defer closeDB()
-	if err := engine.SetJobPriority(ctx, jobID, p); err != nil {
+	if err := engine.Jobs().SetPriority(ctx, jobID, p); err != nil {
 		return err
 	}
 	msg := fmt.Sprintf("job %d has priority %d", jobID, p)

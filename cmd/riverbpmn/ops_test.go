@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/riverbpmn/riverbpmn/exclusive"
+	"github.com/riverbpmn/riverbpmn/incident"
 	"github.com/riverbpmn/riverbpmn/liveness"
 	"github.com/riverbpmn/riverbpmn/priority"
 	"github.com/riverbpmn/riverbpmn/riverbpmntest"
@@ -222,7 +223,7 @@ func TestOpsVerbs(t *testing.T) {
 		code, out, errOut = cli(t, schema, "incidents", "list")
 		require.Equal(t, exitOK, code, errOut)
 		require.Regexp(t, `\d+\s+`+id(jobC)+`\s+failedJob\s+task-async\s+task\s+pi-2\s+\S+\s+-`, out)
-		incidents := cliItems[incidentJSON](t, schema, "incidents", "list", "--job", id(jobC))
+		incidents := cliItems[*incident.Incident](t, schema, "incidents", "list", "--job", id(jobC))
 		require.Equal(t, jobC, incidents[0].JobID)
 		require.Equal(t, "pi-2", incidents[0].ProcessInstanceID)
 		require.Len(t, incidents, 1)
@@ -232,9 +233,9 @@ func TestOpsVerbs(t *testing.T) {
 		cliJSON(t, schema, &done, "jobs", "set-retries", id(jobC), "2")
 		require.Equal(t, fmt.Sprintf("job %d has 2 retries left; it is available", jobC), done.Done)
 
-		incidents = cliItems[incidentJSON](t, schema, "incidents", "list")
+		incidents = cliItems[*incident.Incident](t, schema, "incidents", "list")
 		require.Empty(t, incidents, "SetJobRetries resolved it")
-		incidents = cliItems[incidentJSON](t, schema, "incidents", "list", "--resolved")
+		incidents = cliItems[*incident.Incident](t, schema, "incidents", "list", "--resolved")
 		require.Len(t, incidents, 1)
 		require.NotNil(t, incidents[0].ResolvedAt)
 

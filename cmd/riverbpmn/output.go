@@ -12,6 +12,10 @@ import (
 
 	"github.com/riverbpmn/riverbpmn/bpmn"
 	"github.com/riverbpmn/riverbpmn/deployment"
+	"github.com/riverbpmn/riverbpmn/incident"
+	"github.com/riverbpmn/riverbpmn/job"
+	"github.com/riverbpmn/riverbpmn/jobcontrol"
+	"github.com/riverbpmn/riverbpmn/timer"
 	"github.com/riverbpmn/riverbpmn/workflow"
 )
 
@@ -28,18 +32,35 @@ const (
 // the verb had begun opening the database when it failed: an error found
 // before is the command line's (a verb checks its flags and arguments
 // first), so it exits exitUsage without each verb having to say so. An
-// error wrapping workflow.ErrNotFound exits exitNotFound.
+// error wrapping workflow.ErrNotFound or a handle's ErrNotFound exits
+// exitNotFound.
 func exitCode(err error, opened bool) int {
 	switch {
 	case err == nil, errors.Is(err, flag.ErrHelp):
 		return exitOK
-	case errors.Is(err, workflow.ErrNotFound), errors.Is(err, deployment.ErrNotFound):
+	case isNotFound(err):
 		return exitNotFound
 	case !opened, errors.As(err, new(*usageError)), errors.As(err, new(*bpmn.Error)):
 		return exitUsage
 	default:
 		return exitError
 	}
+}
+
+// notFound are the errors that say an id or key names nothing: the
+// engine's and each handle's.
+var notFound = []error{
+	workflow.ErrNotFound, deployment.ErrNotFound, job.ErrNotFound, incident.ErrNotFound, jobcontrol.ErrNotFound, timer.ErrNotFound,
+}
+
+// isNotFound reports whether err wraps one of notFound.
+func isNotFound(err error) bool {
+	for _, target := range notFound {
+		if errors.Is(err, target) {
+			return true
+		}
+	}
+	return false
 }
 
 // usageError is a command line error a verb finds after it opened the

@@ -8,6 +8,7 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/stretchr/testify/require"
 
+	"github.com/riverbpmn/riverbpmn/incident"
 	"github.com/riverbpmn/riverbpmn/workflow"
 )
 
@@ -52,7 +53,7 @@ func TestListingPages(t *testing.T) {
 		{[]string{"instances", "jobs", "pi-pages", "--limit", "-1"}, "--limit -1 is out of range: 1 to 1000"},
 		{[]string{"instances", "jobs", "pi-pages", "--limit", "1001"}, "--limit 1001 is out of range"},
 		{[]string{"instances", "jobs", "pi-pages", "--after", "abc"}, `--after "abc" is not an id`},
-		{[]string{"instances", "timers", "pi-pages", "--after", "-3"}, `--after "-3" is not an id`},
+		{[]string{"instances", "timers", "pi-pages", "--after", "-3"}, `--after "-3": timer: ListParams.After "-3" is not a cursor`},
 		{[]string{"sessions", "list", "--after", "7"}, `--after "7": no such item`},
 	} {
 		code, _, errOut := cli(t, schema, tc.args...)
@@ -64,7 +65,7 @@ func TestListingPages(t *testing.T) {
 	for _, jobID := range ids[:2] {
 		require.NoError(t, engine.SetJobRetries(ctx, jobID, 0))
 	}
-	var incidents listOutput[incidentJSON]
+	var incidents listOutput[*incident.Incident]
 	cliJSON(t, schema, &incidents, "incidents", "list", "--limit", "1")
 	require.Len(t, incidents.Items, 1)
 	require.Equal(t, id(incidents.Items[0].ID), incidents.Next)

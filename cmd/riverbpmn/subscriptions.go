@@ -22,7 +22,7 @@ func runSubscription(ctx context.Context, args []string, stdout io.Writer) error
 		return err
 	}
 	defer closeDB()
-	sub, err := engine.EventSubscription(ctx, positionals[0])
+	sub, err := engine.Events().Subscription(ctx, positionals[0])
 	if err != nil {
 		return err
 	}

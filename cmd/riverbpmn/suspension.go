@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/riverbpmn/riverbpmn/suspension"
-	"github.com/riverbpmn/riverbpmn/workflow"
 )
 
 // suspensionTarget is the target flags of suspend and activate: exactly one.
@@ -34,10 +33,10 @@ func (f *suspensionTarget) register(fs *flag.FlagSet) {
 
 // suspensionOutput is what suspend and activate print.
 type suspensionOutput struct {
-	Action string                     `json:"action"`
-	Target string                     `json:"target"`
-	ID     string                     `json:"id"`
-	Result *workflow.SuspensionResult `json:"result,omitempty"`
+	Action string              `json:"action"`
+	Target string              `json:"target"`
+	ID     string              `json:"id"`
+	Result *suspension.Outcome `json:"result,omitempty"`
 	// Changed is set for a single job.
 	Changed *bool `json:"changed,omitempty"`
 }
@@ -71,7 +70,7 @@ func runSuspension(ctx context.Context, action string, args []string, stdout io.
 	if len(named) != 1 {
 		return fmt.Errorf("give exactly one of --job-definition, --process-definition, --process-instance, --job (got %d)", len(named))
 	}
-	opts := &workflow.SuspendOpts{IncludeJobs: target.includeJobs}
+	opts := &suspension.Opts{IncludeJobs: target.includeJobs}
 	if target.at != "" {
 		at, err := time.Parse(time.RFC3339Nano, target.at)
 		if err != nil {
@@ -95,37 +94,38 @@ func runSuspension(ctx context.Context, action string, args []string, stdout io.
 		return err
 	}
 	defer closeDB()
+	suspensions := engine.Suspensions()
 	suspend := action == "suspend"
 	output := &suspensionOutput{Action: action}
 	switch {
 	case target.jobDefinition != "":
 		output.Target, output.ID = string(suspension.JobDefinition), target.jobDefinition
 		if suspend {
-			output.Result, err = engine.SuspendJobDefinition(ctx, target.jobDefinition, opts)
+			output.Result, err = suspensions.SuspendJobDefinition(ctx, target.jobDefinition, opts)
 		} else {
-			output.Result, err = engine.ActivateJobDefinition(ctx, target.jobDefinition, opts)
+			output.Result, err = suspensions.ActivateJobDefinition(ctx, target.jobDefinition, opts)
 		}
 	case target.processDefinition != "":
 		output.Target, output.ID = string(suspension.ProcessDefinition), target.processDefinition
 		if suspend {
-			output.Result, err = engine.SuspendProcessDefinition(ctx, target.processDefinition, opts)
+			output.Result, err = suspensions.SuspendProcessDefinition(ctx, target.processDefinition, opts)
 		} else {
-			output.Result, err = engine.ActivateProcessDefinition(ctx, target.processDefinition, opts)
+			output.Result, err = suspensions.ActivateProcessDefinition(ctx, target.processDefinition, opts)
 		}
 	case target.processInstance != "":
 		output.Target, output.ID = string(suspension.ProcessInstance), target.processInstance
 		if suspend {
-			output.Result, err = engine.SuspendProcessInstance(ctx, target.processInstance)
+			output.Result, err = suspensions.SuspendProcessInstance(ctx, target.processInstance)
 		} else {
-			output.Result, err = engine.ActivateProcessInstance(ctx, target.processInstance)
+			output.Result, err = suspensions.ActivateProcessInstance(ctx, target.processInstance)
 		}
 	default:
 		output.Target, output.ID = "job", target.job
 		var changed bool
 		if suspend {
-			changed, err = engine.SuspendJob(ctx, jobID)
+			changed, err = suspensions.SuspendJob(ctx, jobID)
 		} else {
-			changed, err = engine.ActivateJob(ctx, jobID)
+			changed, err = suspensions.ActivateJob(ctx, jobID)
 		}
 		output.Changed = &changed
 	}

@@ -81,11 +81,11 @@ func runTimerSetDueDate(ctx context.Context, args []string, stdout io.Writer) er
 		return err
 	}
 	defer closeDB()
-	shift, err := engine.SetTimerDueDate(ctx, id, dueAt, cascade)
+	shift, err := engine.Timers().SetDueDate(ctx, id, dueAt, cascade)
 	if err != nil {
 		return err
 	}
-	info, err := engine.Timer(ctx, id)
+	info, err := engine.Timers().Get(ctx, id)
 	if err != nil {
 		return err
 	}
@@ -112,7 +112,7 @@ func runTimerCancel(ctx context.Context, args []string, stdout io.Writer) error 
 		return err
 	}
 	defer closeDB()
-	ids, err := engine.CancelTimer(ctx, id)
+	ids, err := engine.Timers().Cancel(ctx, id)
 	if err != nil {
 		return err
 	}
@@ -141,7 +141,7 @@ func runTimer(ctx context.Context, args []string, stdout io.Writer) error {
 		return err
 	}
 	defer closeDB()
-	info, err := engine.Timer(ctx, id)
+	info, err := engine.Timers().Get(ctx, id)
 	if err != nil {
 		return err
 	}
@@ -152,5 +152,7 @@ func runTimer(ctx context.Context, args []string, stdout io.Writer) error {
 
 // runTimerPrune deletes ended timers whose occurrences have all finished.
 func runTimerPrune(ctx context.Context, args []string, stdout io.Writer) error {
-	return runPrune(ctx, "timers prune", args, stdout, "timer(s)", (*workflow.Engine).PruneTimers)
+	return runPrune(ctx, "timers prune", args, stdout, "timer(s)", func(e *workflow.Engine, ctx context.Context, before time.Time) (int64, error) {
+		return e.Timers().Prune(ctx, before)
+	})
 }
