@@ -34,8 +34,12 @@
 // take (workflow.Acquisition says more, including what two clients with
 // different filters do).
 //
+// The settings are Config (workflow.Config.Exclusive); the management calls
+// are the handle Exclusive (workflow.Engine.Exclusive: Locks, Wait, Scope,
+// SetScope, Mechanism, ...).
+//
 // With the workflow engine's configuration, the scope is
-// workflow.Config.ExclusiveScope: the zero value is ProcessInstance, as in
+// workflow.Config.Exclusive.Scope: the zero value is ProcessInstance, as in
 // Camunda, and None opts out explicitly.
 //
 // The fetch step (sql/fetch_step.sql, rendered into the client's fetch
@@ -47,7 +51,7 @@
 // For every key K, at any moment at most one acquisition holds K. An
 // acquisition is a run of job attempts (J1, a1), ..., (Jn, an), n >= 1, in
 // run order: one job (n = 1) without batching, or, with
-// workflow.Config.ExclusiveBatch, the head of K and the key's next waiting jobs that
+// workflow.Config.Exclusive.Batch, the head of K and the key's next waiting jobs that
 // the same fetch took. It holds K from the commit of the fetch statement
 // that moved J1..Jn to running with attempts a1..an and wrote (K, J1, a1,
 // token t, and for n > 1 the run [J1..Jn], [a1..an]) into K's row of
@@ -134,7 +138,7 @@
 // # Which job of a key runs next
 //
 // A fetch takes, of each key that no running attempt holds, only its head
-// (with workflow.Config.ExclusiveBatch, the head and the key's next waiting jobs in
+// (with workflow.Config.Exclusive.Batch, the head and the key's next waiting jobs in
 // the same order under the same filters, a prefix of the key's waiting jobs
 // the client may take, cut at the first job another fetch has locked):
 // the first waiting job of the key in the client's order among the jobs the
@@ -189,12 +193,12 @@
 // with an order led by timers first or due date the probe reads the key's
 // waiting jobs in the queue),
 // stopping as soon as it has enough jobs and after at most
-// workflow.Config.ExclusiveLookahead rows. Lock rows are
+// workflow.Config.Exclusive.Lookahead rows. Lock rows are
 // kept when a key is given back, so taking and giving back a key are
 // in-place updates of one small row.//
 // # The key held by River's own row (RunningRow)
 //
-// With workflow.Config.ExclusiveMechanism RunningRow there is no lock row:
+// With workflow.Config.Exclusive.Mechanism RunningRow there is no lock row:
 // a key K is held exactly while a job of K is running in river_job. River's
 // own state changes move it: the fetch takes it, and the completer (or
 // river.JobCompleteTx, the rescuer, a snooze, a cancellation, the liveness
@@ -206,11 +210,16 @@
 // (as the lock-table fetch does, leaving out keys whose job runs in its
 // snapshot) and takes pg_try_advisory_xact_lock on each candidate's key,
 // skipping a key it cannot lock; statement 2, whose snapshot is taken after
-// statement 1 ended, takes for each locked key its head, in its own
-// snapshot, only if no job of the key runs there (one probe of the scope's
-// running-key index; see the refinement below), FOR UPDATE SKIP LOCKED, reads the key again from the
-// locked row version and requires it to be the key it locked, and moves the
-// job to running. pgx sends both as one batch with a single Sync: one round
+// statement 1 ended, takes of each locked key the head statement 1 picked
+// only if no job of the key runs in its own snapshot (one probe of the
+// scope's running-key index; see the refinement below), FOR UPDATE SKIP
+// LOCKED and still available on the latest row version, reads the key
+// again from the locked row version and requires it to be the key it
+// locked, and moves the job to running. It does not look the key's head up
+// again: the head is judged in statement 1's snapshot, as the lock table's
+// single statement judges it in its own (a per-key head probe under the
+// filters in statement 2 cost 6-15 us per key, measured in
+// docs/benchmarks.md). pgx sends both as one batch with a single Sync: one round
 // trip, one implicit transaction, one snapshot per statement (READ
 // COMMITTED); the advisory locks are held until that transaction ends.
 //
@@ -238,6 +247,7 @@
 //     running-row fetch F moves a job of K only in statement 2, only while
 //     it holds L(K), K's advisory lock, taken in statement 1 and held until
 //     F ends, and only if statement 2's snapshot shows no running job of K.
+//     Statement 1's own judgment (K free, J its head) only preselects.
 //  2. Let F1 and F2 be two fetches that each move a job of K (J1, J2) to
 //     running and commit. L(K) is exclusive, so the times they hold it are
 //     disjoint; say F1 held it first. F1 released it when it ended, and
@@ -255,8 +265,14 @@
 //     between the two statements, is simply seen (or not) by statement 2,
 //     which alone decides. Two fetches with different orders or filters
 //     pick different heads of one key: only the advisory lock keeps them
-//     apart, which TestExclusiveRunningRowRace shows (with statement 1's
-//     lock replaced by true, it finds overlaps).
+//     apart. TestExclusiveRunningRowTwoSnapshots plays both cases step by
+//     step on two connections: two fetches that each run statement 1, then
+//     statement 2, then commit (neither statement-2 snapshot sees the
+//     other's commit) take one job of K, and two with statement 1's lock
+//     replaced by true; and a fetch whose statement 1 judged K free in a
+//     snapshot before another's commit, granted the lock after it, takes
+//     nothing, and takes the job with statement 2's probe taken out.
+//     TestExclusiveRunningRowRace runs the same race with four nodes.
 //  4. Fetches never wait for each other: advisory locks are tried, not
 //     waited for, rows are locked SKIP LOCKED, and the update touches only
 //     rows locked by its own statement.
@@ -267,9 +283,14 @@
 //     the liveness give-back moves them (after the client has stopped its
 //     own work: fencing, liveness/doc.go) or River's rescuer does.
 //
-// Within a key, statement 2 takes the head in its own snapshot: the first
-// waiting job of K in the client's order under its filters, as with the
-// lock table. With the hierarchy scope, the key and the running-key index
+// Within a key, a fetch takes the head in statement 1's snapshot: the first
+// waiting job of K in the client's order under its filters, as the lock
+// table takes it in its statement's snapshot. A job of K that becomes
+// available between the two statements (due, or back from retryable or
+// scheduled) is not considered by this fetch, as one that becomes
+// available just after the lock table's snapshot is not; if it comes
+// before the head, the head runs first, as it would had the fetch started
+// a moment earlier. With the hierarchy scope, the key and the running-key index
 // are the root's; one scope is in force per schema (ScopeInForce).
 //
 // Its costs: a fetch holds up to max_to_lock advisory locks, each an entry
@@ -280,5 +301,5 @@
 // outcome (a batch every 50 ms or sooner), not when the work returns (the
 // engine wakes its producers that came back short when a key's work ends
 // and when outcomes are written, so it needs no poll). Batching
-// (workflow.Config.ExclusiveBatch) and fair fetching are not built for it.
+// (workflow.Config.Exclusive.Batch) and fair fetching are not built for it.
 package exclusive

@@ -11,6 +11,10 @@ import (
 
 var fetchRunningSQL = mustReadSQL("fetch_running.sql")
 
+// restorePlanCacheModeSQL gives plan_cache_mode back the value statement 1
+// of a running-row fetch kept before it set it for statement 2.
+const restorePlanCacheModeSQL = "SELECT set_config('plan_cache_mode', current_setting('riverbpmn.plan_cache_mode'), true)"
+
 // FetchRunningSQL is the running-row fetch (RunningRow): the text/template
 // definitions "running_candidates" and "running_take", its two statements,
 // which the engine renders over its fetch template, as FetchStepSQL.
@@ -26,6 +30,11 @@ type RunningFetchParams struct {
 	// Sender runs the fetch: a pool (the fetch's two statements then run in
 	// one implicit transaction, one round trip) or the caller's transaction.
 	Sender BatchSender
+	// InTx says Sender is the caller's transaction: the fetch then restores
+	// the plan_cache_mode statement 1 set for statement 2 (a third
+	// statement in the batch), which would otherwise last until the
+	// caller's transaction ends.
+	InTx bool
 	// Schema, Queue and MaxToLock are River's fetch parameters; Producer
 	// names the producer (any comparable value, the same at every fetch).
 	Schema    string
@@ -55,6 +64,9 @@ func (k *Keeper) FetchRunning(ctx context.Context, p RunningFetchParams) (short 
 	batch := &pgx.Batch{}
 	batch.Queue(p.CandidatesSQL, p.CandidatesArgs...)
 	batch.Queue(p.TakeSQL, p.TakeArgs...)
+	if p.InTx {
+		batch.Queue(restorePlanCacheModeSQL)
+	}
 	results := p.Sender.SendBatch(ctx, batch)
 	defer func() {
 		if closeErr := results.Close(); err == nil {
@@ -71,6 +83,11 @@ func (k *Keeper) FetchRunning(ctx context.Context, p RunningFetchParams) (short 
 	jobs, err := p.Scan(rows)
 	if err != nil {
 		return false, err
+	}
+	if p.InTx {
+		if _, err := results.Exec(); err != nil {
+			return false, err
+		}
 	}
 	for _, job := range jobs {
 		k.running.Store(attemptOf(job), p.Schema)

@@ -22,7 +22,7 @@ import (
 // releaseTimeout bounds one statement that gives keys back.
 const releaseTimeout = 10 * time.Second
 
-// MaxBatch bounds KeeperConfig.Batch (workflow.Config.ExclusiveBatch).
+// MaxBatch bounds KeeperConfig.Batch (workflow.Config.Exclusive.Batch).
 const MaxBatch = 1000
 
 // maxReleaseBatch bounds one release statement.

@@ -42,34 +42,34 @@ var ErrNoJob = errors.New("exclusive: no such job")
 type Lock struct {
 	// Key is the exclusive key: a process instance id, or a root process
 	// instance id with RootProcessInstance.
-	Key string
+	Key string `json:"key"`
 	// JobID and Attempt are the job attempt that took the key.
-	JobID   int64
-	Attempt int
+	JobID   int64 `json:"job_id"`
+	Attempt int   `json:"attempt"`
 	// ClientID and Queue say which River client took it, fetching which queue.
-	ClientID string
-	Queue    string
+	ClientID string `json:"client_id"`
+	Queue    string `json:"queue"`
 	// LockedAt is when the key was taken (the database's clock).
-	LockedAt time.Time
+	LockedAt time.Time `json:"locked_at"`
 	// HolderState and HolderAttempt are the holding job's state and attempt
 	// now; HolderState is empty when the job no longer exists.
-	HolderState   rivertype.JobState
-	HolderAttempt int
+	HolderState   rivertype.JobState `json:"holder_state,omitempty"`
+	HolderAttempt int                `json:"holder_attempt"`
 	// Stale is true when the holding job no longer runs the attempt that took
 	// the key (River recorded its outcome, or rescued it): the key is free,
 	// the next fetch takes it over, and the producers' keep-alive deletes it.
 	// For the lock of a run (RunJobIDs), when no job of the run still runs
 	// the attempt the fetch moved it to.
-	Stale bool
+	Stale bool `json:"stale,omitempty"`
 	// RunJobIDs are the jobs of the run that took the key, in the order the
 	// client runs them (JobID first), when the key was taken for a run of
-	// jobs (workflow.Config.ExclusiveBatch); nil for a key taken for one job.
-	RunJobIDs []int64
+	// jobs (workflow.Config.Exclusive.Batch); nil for a key taken for one job.
+	RunJobIDs []int64 `json:"run_job_ids,omitempty"`
 	// ClientGone is true when the client that took the key records liveness
 	// sessions and none of them is alive: the holding job still reads
 	// running, and the liveness takeover gives it back, with the key, within
 	// seconds. Set by workflow's listings, which read the sessions.
-	ClientGone bool
+	ClientGone bool `json:"client_gone,omitempty"`
 }
 
 // Wait says whether a job waits for its exclusive key, and for whom: what a

@@ -1,6 +1,6 @@
 package exclusive
 
-// Runs (KeeperConfig.Batch, workflow.Config.ExclusiveBatch). A fetch with
+// Runs (KeeperConfig.Batch, workflow.Config.Exclusive.Batch). A fetch with
 // batching takes, with the head of a key, the key's next waiting jobs, all
 // moved to running in the statement that takes the key (sql/fetch_step.sql,
 // "batch"). The client then runs them one after another, in the fetch's

@@ -179,7 +179,7 @@ func (p *pilot) JobInsertMany(ctx context.Context, execTx riverdriver.ExecutorTx
 			return nil, err
 		}
 	}
-	results, err := p.StandardPilot.JobInsertMany(ctx, execTx, params)
+	results, err := p.riverStandardPilot.JobInsertMany(ctx, execTx, params)
 	if err != nil {
 		return nil, err
 	}

@@ -102,6 +102,8 @@
 //   - [Engine.Jobs]: jobs: search, status, retries, priority, stop (package
 //     job);
 //   - [Engine.Incidents]: incidents (package incident);
+//   - [Engine.Exclusive]: exclusive jobs: held keys, waits, the scope and
+//     mechanism in force, head-of-key indexes (package exclusive);
 //
 // Acquisition options (by priority, timers first, due date, priority range,
 // deployment, fairness across tenants) are described by [Acquisition].

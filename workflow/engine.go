@@ -107,17 +107,23 @@ type Config struct {
 	// client of the schema is stopped. Give clients the engine's Middleware
 	// (NewClient does): it gives a key back the moment the job's work
 	// returns.
+	//
+	// Deprecated: use Exclusive.Scope.
 	ExclusiveScope exclusive.Scope
 
 	// ExclusiveLookahead bounds how many available jobs one fetch looks at to
 	// find jobs whose key is free (0 means exclusive.DefaultLookahead). Only a
 	// queue whose head is a long run of jobs of held keys reaches it; jobs
 	// behind that run then wait for the head to drain.
+	//
+	// Deprecated: use Exclusive.Lookahead.
 	ExclusiveLookahead int
 
 	// ExclusiveWakeCooldown is the shortest time between two notifications
 	// that wake a queue's producers when a key is given back while jobs of
 	// that key wait (0 means exclusive.DefaultWakeCooldown).
+	//
+	// Deprecated: use Exclusive.WakeCooldown.
 	ExclusiveWakeCooldown time.Duration
 
 	// ExclusiveBatch, above 1, makes a fetch take runs of exclusive jobs,
@@ -138,6 +144,8 @@ type Config struct {
 	// without batching may share a database. Keep a run's total duration
 	// well under River's RescueStuckJobsAfter: the rescuer judges every job
 	// of a run by the time the run was fetched.
+	//
+	// Deprecated: use Exclusive.Batch.
 	ExclusiveBatch int
 
 	// ExclusiveMechanism is how exclusivity is enforced (exclusive.Mechanism):
@@ -146,7 +154,18 @@ type Config struct {
 	// in River's table, and writes no lock row. Every client of a schema
 	// must use the same mechanism. RunningRow does not yet support
 	// ExclusiveBatch or fair fetching.
+	//
+	// Deprecated: use Exclusive.Mechanism.
 	ExclusiveMechanism exclusive.Mechanism
+
+	// Exclusive are the exclusive jobs' settings (exclusive.Config): the
+	// scope (the zero value exclusive per process instance, as in Camunda;
+	// exclusive.None opts out), the fetch's lookahead, the wake cooldown,
+	// batching and the mechanism. Each replaces the deprecated flat field
+	// of the same name above (ExclusiveScope, ...), whose documentation
+	// says more: a flat field is honoured when its nested one is zero, and
+	// NewEngine refuses the two set to different values, naming both.
+	Exclusive exclusive.Config
 
 	// Suspension are the suspensions' settings (see suspension.Config): how
 	// late a change scheduled by another process is applied at most.
@@ -254,13 +273,14 @@ type Engine struct {
 	// The feature handles (Events, Timers, Suspensions, Bulk, Lifecycle,
 	// Incidents, Jobs, ...), each built on e.db() at its accessor's first
 	// call.
-	events      lazy[*events.Events]
-	timers      lazy[*timer.Timers]
-	suspensions lazy[*suspension.Suspensions]
-	bulk        lazy[*bulk.Operations]
-	lifecycle   lazy[*lifecycle.Lifecycle]
-	incidents   lazy[*incident.Incidents]
-	jobs        lazy[*job.Jobs]
+	events          lazy[*events.Events]
+	timers          lazy[*timer.Timers]
+	suspensions     lazy[*suspension.Suspensions]
+	bulk            lazy[*bulk.Operations]
+	lifecycle       lazy[*lifecycle.Lifecycle]
+	incidents       lazy[*incident.Incidents]
+	jobs            lazy[*job.Jobs]
+	exclusiveHandle lazy[*exclusive.Exclusive]
 
 	// liveRuns maps the job attempts fetched by the engine's clients with
 	// liveness to their run (liveness.go), for the middleware.
@@ -290,6 +310,9 @@ func NewEngine(dbPool *pgxpool.Pool, config *Config) (*Engine, error) {
 		retryField = "DefaultRetryCycle"
 	}
 	if config, err = nestRetryAndPriority(config); err != nil {
+		return nil, err
+	}
+	if config, err = nestExclusive(config); err != nil {
 		return nil, err
 	}
 	defaultRetryCycle, err := parseDefaultRetryCycle(config.Retry.DefaultCycle, retryField)

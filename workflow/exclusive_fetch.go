@@ -75,7 +75,8 @@ func (p *pilot) jobGetAvailableRunning(
 	params *riverdriver.JobGetAvailableParams,
 ) (*riverdriver.JobGetAvailableResult, error) {
 	var sender exclusive.BatchSender
-	if execTx, ok := exec.(riverdriver.ExecutorTx); ok {
+	execTx, inTx := exec.(riverdriver.ExecutorTx)
+	if inTx {
 		sender = p.driver.UnwrapTx(execTx)
 	} else if p.driver.dbPool != nil {
 		sender = p.driver.dbPool
@@ -90,7 +91,7 @@ func (p *pilot) jobGetAvailableRunning(
 		decodeErrors map[int64]error
 	)
 	_, err := p.driver.engine.exclusive.FetchRunning(ctx, exclusive.RunningFetchParams{
-		Sender: sender,
+		Sender: sender, InTx: inTx,
 		Schema: params.Schema, Queue: params.Queue, MaxToLock: params.MaxToLock, Producer: p,
 		CandidatesSQL: query.candidatesSQL, CandidatesArgs: p.fetchArgs(query, query.candidatesArgs, params),
 		TakeSQL: query.sql, TakeArgs: p.fetchArgs(query, query.args, params),

@@ -110,15 +110,24 @@ func (e *Engine) EnableExclusiveHeadIndexesForScope(ctx context.Context, scope e
 // Exclusive fetches in those orders stay correct, but each candidate's head
 // probe reads every waiting job of its key; a client fetching in such an
 // order creates its index again when it starts.
+//
+// Deprecated: use [Engine.Exclusive] and [exclusive.Exclusive.DisableHeadIndexes].
 func (e *Engine) DisableExclusiveHeadIndexes(ctx context.Context) error {
-	return exclusiveHeadIndexes.disable(ctx, e)
+	return e.Exclusive().DisableHeadIndexes(ctx)
 }
 
 // ExclusiveHeadIndexes returns the names of the on-demand head-of-key
 // indexes (ExclusiveHeadIndex) that exist and are valid in the engine's
 // schema, sorted (none: nil). FetchOrderIndexes lists them too, with the
 // fetch-order indexes.
+//
+// Deprecated: use [Engine.Exclusive] and [exclusive.Exclusive.HeadIndexes].
 func (e *Engine) ExclusiveHeadIndexes(ctx context.Context) ([]string, error) {
+	return e.Exclusive().HeadIndexes(ctx)
+}
+
+// exclusiveHeadIndexNames is ExclusiveHeadIndexes' listing.
+func (e *Engine) exclusiveHeadIndexNames(ctx context.Context) ([]string, error) {
 	names, err := exclusiveHeadIndexes.valid(ctx, e)
 	if err != nil {
 		return nil, err

@@ -2,11 +2,9 @@ package workflow
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/riverbpmn/riverbpmn/exclusive"
-	"github.com/riverbpmn/riverbpmn/liveness"
 )
 
 // MaxExclusiveLocks caps how many locks ExclusiveLocks returns.
@@ -28,26 +26,17 @@ const FilteredWakeCooldown = exclusive.FilteredWakeCooldown
 // ExclusiveWait tells why the job jobID waits, as far as exclusivity goes,
 // judging keys by the scope in force in the schema (ExclusiveScopeInForce).
 // It returns an error wrapping ErrNotFound when there is no such job.
+//
+// Deprecated: use [Engine.Exclusive] and [exclusive.Exclusive.Wait].
 func (e *Engine) ExclusiveWait(ctx context.Context, jobID int64) (*ExclusiveWait, error) {
-	if e.dbPool == nil {
-		return nil, errNoPool
-	}
-	scope, err := e.ExclusiveScopeInForce(ctx)
-	if err != nil {
-		return nil, err
-	}
-	wait, err := exclusive.ReadWait(ctx, e.dbPool, e.config.Schema, scope, jobID)
-	if errors.Is(err, exclusive.ErrNoJob) {
-		return nil, fmt.Errorf("workflow: job %d: %w", jobID, ErrNotFound)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("workflow: %w", err)
-	}
-	return wait, nil
+	return e.Exclusive().Wait(ctx, jobID)
 }
 
 // ExclusiveLocks returns every held exclusive key (at most
 // MaxExclusiveLocks), oldest first, stale ones included.
+//
+// Deprecated: use [Engine.Exclusive] and [exclusive.Exclusive.Locks], which
+// pages through them by key.
 func (e *Engine) ExclusiveLocks(ctx context.Context) ([]*ExclusiveLock, error) {
 	if e.dbPool == nil {
 		return nil, errNoPool
@@ -56,28 +45,7 @@ func (e *Engine) ExclusiveLocks(ctx context.Context) ([]*ExclusiveLock, error) {
 	if err != nil {
 		return nil, fmt.Errorf("workflow: %w", err)
 	}
-	return e.markClientsGone(ctx, locks)
-}
-
-// markClientsGone sets ClientGone on the locks whose client records
-// liveness sessions, none of them alive.
-func (e *Engine) markClientsGone(ctx context.Context, locks []*ExclusiveLock) ([]*ExclusiveLock, error) {
-	if len(locks) == 0 {
-		return locks, nil
-	}
-	sessions, err := liveness.Sessions(ctx, e.dbPool, e.config.Schema)
-	if err != nil {
-		return nil, fmt.Errorf("workflow: %w", err)
-	}
-	alive := map[string]bool{}
-	for _, s := range sessions {
-		alive[s.ClientID] = alive[s.ClientID] || (s.Alive && s.DeadSince == nil && s.Superseded == nil)
-	}
-	for _, l := range locks {
-		isAlive, known := alive[l.ClientID]
-		l.ClientGone = known && !isAlive && !l.Stale
-	}
-	return locks, nil
+	return locks, e.Exclusive().MarkClientsGone(ctx, locks)
 }
 
 // DeleteStaleExclusiveLocks deletes every stale exclusive lock (see
@@ -86,15 +54,10 @@ func (e *Engine) markClientsGone(ctx context.Context, locks []*ExclusiveLock) ([
 // ProducerReportInterval (keeping rows given back within the last minute),
 // and fetches take stale locks over anyway; this is for tidying up by hand,
 // say after removing every client.
+//
+// Deprecated: use [Engine.Exclusive] and [exclusive.Exclusive.DeleteStaleLocks].
 func (e *Engine) DeleteStaleExclusiveLocks(ctx context.Context) (int, error) {
-	if e.dbPool == nil {
-		return 0, errNoPool
-	}
-	n, err := exclusive.SweepLocks(ctx, e.dbPool, e.config.Schema, 0)
-	if err != nil {
-		return 0, fmt.Errorf("workflow: deleting stale exclusive locks: %w", err)
-	}
-	return n, nil
+	return e.Exclusive().DeleteStaleLocks(ctx)
 }
 
 // initExclusive sets up the engine's key keeper.

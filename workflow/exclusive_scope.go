@@ -59,32 +59,19 @@ func (e *Engine) recordExclusiveScope(ctx context.Context, schema, clientID stri
 // client has started on the schema yet, the engine's own. Tools that say
 // whether a job waits for its key (ExclusiveWait, the CLI, the console) use
 // it, so that they judge keys as the schema's clients take them.
+//
+// Deprecated: use [Engine.Exclusive] and [exclusive.Exclusive.Scope].
 func (e *Engine) ExclusiveScopeInForce(ctx context.Context) (exclusive.Scope, error) {
-	if e.dbPool == nil {
-		return 0, errNoPool
-	}
-	scope, recorded, err := exclusive.ScopeInForce(ctx, e.dbPool, e.config.Schema)
-	if err != nil {
-		return 0, fmt.Errorf("workflow: %w", err)
-	}
-	if !recorded {
-		return e.config.ExclusiveScope, nil
-	}
-	return scope, nil
+	return e.Exclusive().Scope(ctx)
 }
 
 // RecordedExclusiveScope returns the exclusive scope recorded in the
 // engine's schema, with when and by whom it was recorded, or nil when none
 // is (no client has started on the schema since migration riverbpmn/021).
+//
+// Deprecated: use [Engine.Exclusive] and [exclusive.Exclusive.RecordedScope].
 func (e *Engine) RecordedExclusiveScope(ctx context.Context) (*exclusive.RecordedScope, error) {
-	if e.dbPool == nil {
-		return nil, errNoPool
-	}
-	recorded, err := exclusive.ReadScope(ctx, e.dbPool, e.config.Schema)
-	if err != nil {
-		return nil, fmt.Errorf("workflow: %w", err)
-	}
-	return recorded, nil
+	return e.Exclusive().RecordedScope(ctx)
 }
 
 // AdvisoryLockClassExclusiveScope is the first key of the two-key advisory
@@ -113,16 +100,20 @@ var exclusiveScopeLockSQL = mustReadSQL("exclusive_scope_lock.sql")
 // again. So a client that starts meanwhile is either alive when the check
 // looks (refused) or reads the new scope (and refuses to start if its own
 // differs).
+//
+// Deprecated: use [Engine.Exclusive] and [exclusive.Exclusive.SetScope].
 func (e *Engine) SetExclusiveScope(ctx context.Context, scope exclusive.Scope) (*exclusive.Scope, error) {
-	return e.setExclusiveScope(ctx, scope, false)
+	return e.Exclusive().SetScope(ctx, scope)
 }
 
 // ForceExclusiveScope records scope as SetExclusiveScope does, even while
 // clients of the schema are alive: they keep enforcing the scope they
 // started with until they restart, and then refuse to start if their
 // engine's scope differs.
+//
+// Deprecated: use [Engine.Exclusive] and [exclusive.Exclusive.ForceScope].
 func (e *Engine) ForceExclusiveScope(ctx context.Context, scope exclusive.Scope) (*exclusive.Scope, error) {
-	return e.setExclusiveScope(ctx, scope, true)
+	return e.Exclusive().ForceScope(ctx, scope)
 }
 
 func (e *Engine) setExclusiveScope(ctx context.Context, scope exclusive.Scope, force bool) (*exclusive.Scope, error) {
@@ -240,14 +231,10 @@ func (e *ClientsAliveError) Is(target error) bool { return target == ErrClientsA
 // exclusive.LockTable). A client whose engine enforces exclusivity with
 // another mechanism refuses to start. Change it only while no client works
 // the schema.
+//
+// Deprecated: use [Engine.Exclusive] and [exclusive.Exclusive.SetMechanism].
 func (e *Engine) SetExclusiveMechanism(ctx context.Context, m exclusive.Mechanism) error {
-	if e.dbPool == nil {
-		return errNoPool
-	}
-	if err := exclusive.SetMechanism(ctx, e.dbPool, e.config.Schema, m, ""); err != nil {
-		return fmt.Errorf("workflow: %w", err)
-	}
-	return nil
+	return e.Exclusive().SetMechanism(ctx, m)
 }
 
 // ExclusiveScope returns the engine's own exclusive scope

@@ -17,8 +17,6 @@ import (
 	"time"
 
 	"github.com/riverqueue/river/riverdriver"
-	"github.com/riverqueue/river/rivershared/baseservice"
-	"github.com/riverqueue/river/rivershared/riverpilot"
 	"github.com/riverqueue/river/rivershared/startstop"
 	"github.com/riverqueue/river/rivertype"
 
@@ -65,7 +63,7 @@ type livenessPilot struct {
 }
 
 // wrapPilot gives p the liveness wrapper when the engine has liveness on.
-func (d *Driver) wrapPilot(p *pilot) riverpilot.Pilot {
+func (d *Driver) wrapPilot(p *pilot) riverPilot {
 	if d.engine == nil || !d.engine.livenessOn() {
 		return p
 	}
@@ -73,14 +71,14 @@ func (d *Driver) wrapPilot(p *pilot) riverpilot.Pilot {
 }
 
 // PilotInit records the client's logger.
-func (p *livenessPilot) PilotInit(archetype *baseservice.Archetype, params *riverpilot.PilotInitParams) {
+func (p *livenessPilot) PilotInit(archetype *riverArchetype, params *riverPilotInitParams) {
 	p.logger = archetype.Logger
 	p.pilot.PilotInit(archetype, params)
 }
 
 // ProducerInit opens the client's liveness session before its first producer
 // fetches anything.
-func (p *livenessPilot) ProducerInit(ctx context.Context, exec riverdriver.Executor, params *riverpilot.ProducerInitParams) (int64, riverpilot.ProducerState, error) {
+func (p *livenessPilot) ProducerInit(ctx context.Context, exec riverdriver.Executor, params *riverProducerInitParams) (int64, riverProducerState, error) {
 	// A client that refuses to start (pilot.ProducerInit) opens no session.
 	if err := p.checkSchemaWiring(params.Schema); err != nil {
 		return 0, nil, err
@@ -149,7 +147,7 @@ func (p *livenessPilot) session() (*liveness.Keeper, string) {
 
 // JobGetAvailable fetches only while the client's session is live, and
 // records which session generation fetched each job.
-func (p *livenessPilot) JobGetAvailable(ctx context.Context, exec riverdriver.Executor, state riverpilot.ProducerState, params *riverdriver.JobGetAvailableParams) (*riverdriver.JobGetAvailableResult, error) {
+func (p *livenessPilot) JobGetAvailable(ctx context.Context, exec riverdriver.Executor, state riverProducerState, params *riverdriver.JobGetAvailableParams) (*riverdriver.JobGetAvailableResult, error) {
 	keeper, _ := p.session()
 	if keeper == nil {
 		return &riverdriver.JobGetAvailableResult{}, nil

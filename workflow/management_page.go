@@ -105,7 +105,7 @@ func (e *Engine) ExclusiveLocksPage(ctx context.Context, afterKey string, limit 
 	if err != nil {
 		return nil, fmt.Errorf("workflow: %w", err)
 	}
-	return e.markClientsGone(ctx, locks)
+	return locks, e.Exclusive().MarkClientsGone(ctx, locks)
 }
 
 // ProcessInstanceTimersPage returns the timers of a process instance whose

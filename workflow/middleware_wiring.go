@@ -4,8 +4,6 @@ import (
 	"log/slog"
 	"slices"
 	"sync"
-
-	"github.com/riverqueue/river/rivershared/baseservice"
 )
 
 // How a starting client knows it has the engine's middleware without
@@ -13,7 +11,7 @@ import (
 // audit or metrics middleware would count an insert nobody made).
 //
 // river.NewClient hands the client's archetype to every middleware that
-// embeds a baseservice.BaseService (baseservice.Init copies the archetype's
+// embeds a riverBaseService (baseservice.Init copies the archetype's
 // logger into it), then to the driver and the pilot (PilotInit), in that
 // order and in the same call. The engine's middleware records each base it
 // hands River; the pilot claims the newest unclaimed one holding its
@@ -35,15 +33,15 @@ const maxMiddlewareBases = 64
 // pilot claimed yet.
 type middlewareBases struct {
 	mu    sync.Mutex
-	bases []*baseservice.BaseService
+	bases []*riverBaseService
 }
 
 // GetBaseService is River's hook to give a middleware its client's archetype
 // (river.NewClient calls it); riverbpmn uses it to know, when a client
 // starts, that the client has the engine's middleware. It returns a new base
 // on each call. It is not meant to be called otherwise.
-func (m *middleware) GetBaseService() *baseservice.BaseService {
-	base := &baseservice.BaseService{}
+func (m *middleware) GetBaseService() *riverBaseService {
+	base := &riverBaseService{}
 	b := &m.engine.middlewareBases
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -70,4 +68,4 @@ func (b *middlewareBases) claim(logger *slog.Logger) bool {
 	return false
 }
 
-var _ baseservice.WithBaseService = (*middleware)(nil)
+var _ riverWithBaseService = (*middleware)(nil)

@@ -12,8 +12,6 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/puddle/v2"
 	"github.com/riverqueue/river/riverdriver"
-	"github.com/riverqueue/river/rivershared/baseservice"
-	"github.com/riverqueue/river/rivershared/riverpilot"
 	"github.com/riverqueue/river/rivertype"
 
 	"github.com/riverbpmn/riverbpmn/exclusive"
@@ -25,7 +23,7 @@ const fetchTimeout = 10 * time.Second
 // pilot is riverbpmn's per-client River pilot. Everything but fetching is
 // River's StandardPilot.
 type pilot struct {
-	riverpilot.StandardPilot
+	riverStandardPilot
 
 	driver *Driver
 
@@ -54,8 +52,8 @@ type schemaFetchQuery struct {
 func newPilot(driver *Driver) *pilot { return &pilot{driver: driver} }
 
 // PilotInit is called by River when the client is built.
-func (p *pilot) PilotInit(archetype *baseservice.Archetype, params *riverpilot.PilotInitParams) {
-	p.StandardPilot.PilotInit(archetype, params)
+func (p *pilot) PilotInit(archetype *riverArchetype, params *riverPilotInitParams) {
+	p.riverStandardPilot.PilotInit(archetype, params)
 	p.insert = params.Insert
 	if p.driver.engine == nil {
 		return
@@ -74,7 +72,7 @@ func (p *pilot) PilotInit(archetype *baseservice.Archetype, params *riverpilot.P
 func (p *pilot) JobGetAvailable(
 	ctx context.Context,
 	exec riverdriver.Executor,
-	_ riverpilot.ProducerState,
+	_ riverProducerState,
 	params *riverdriver.JobGetAvailableParams,
 ) (*riverdriver.JobGetAvailableResult, error) {
 	if params.MaxToLock <= 0 {
@@ -216,7 +214,7 @@ func interpretError(err error) error {
 // gives back the key it took. A client whose schema is not the engine's, or
 // whose engine's exclusive scope differs from the one recorded in the
 // schema, refuses to start.
-func (p *pilot) ProducerInit(ctx context.Context, exec riverdriver.Executor, params *riverpilot.ProducerInitParams) (int64, riverpilot.ProducerState, error) {
+func (p *pilot) ProducerInit(ctx context.Context, exec riverdriver.Executor, params *riverProducerInitParams) (int64, riverProducerState, error) {
 	if err := p.checkSchemaWiring(params.Schema); err != nil {
 		return 0, nil, err // the client refuses to start (client.go)
 	}
@@ -230,33 +228,33 @@ func (p *pilot) ProducerInit(ctx context.Context, exec riverdriver.Executor, par
 			return 0, nil, err // the client refuses to start
 		}
 	}
-	id, state, err := p.StandardPilot.ProducerInit(ctx, exec, params)
+	id, state, err := p.riverStandardPilot.ProducerInit(ctx, exec, params)
 	if err != nil || !p.exclusiveEnabled() {
 		return id, state, err
 	}
-	return id, &exclusiveProducerState{ProducerState: state, keeper: p.driver.engine.exclusive}, nil
+	return id, &exclusiveProducerState{riverProducerState: state, keeper: p.driver.engine.exclusive}, nil
 }
 
 // exclusiveProducerState gives back the key of every finished job whose work
 // middleware did not (River calls JobFinish for every job it ran).
 type exclusiveProducerState struct {
-	riverpilot.ProducerState
+	riverProducerState
 
 	keeper *exclusive.Keeper
 }
 
 // JobFinish is called by River for every job its producer ran.
 func (s *exclusiveProducerState) JobFinish(job *rivertype.JobRow) {
-	s.ProducerState.JobFinish(job)
+	s.riverProducerState.JobFinish(job)
 	s.keeper.JobFinished(job)
 }
 
 // ProducerShutdown forgets the stopping producer's fetch state.
-func (p *pilot) ProducerShutdown(ctx context.Context, exec riverdriver.Executor, params *riverpilot.ProducerShutdownParams) error {
+func (p *pilot) ProducerShutdown(ctx context.Context, exec riverdriver.Executor, params *riverProducerShutdownParams) error {
 	if p.exclusiveEnabled() {
 		p.driver.engine.exclusive.ForgetProducer(params.Schema, params.Queue, p)
 	}
-	return p.StandardPilot.ProducerShutdown(ctx, exec, params)
+	return p.riverStandardPilot.ProducerShutdown(ctx, exec, params)
 }
 
 // ProducerKeepAlive is called by each of the client's producers every
@@ -266,7 +264,7 @@ func (p *pilot) ProducerShutdown(ctx context.Context, exec riverdriver.Executor,
 // running attempt holds (stale: the job ended without writing the key free,
 // after a crash or as ended keys do; or free), so that they do not linger.
 func (p *pilot) ProducerKeepAlive(ctx context.Context, exec riverdriver.Executor, params *riverdriver.ProducerKeepAliveParams) error {
-	if err := p.StandardPilot.ProducerKeepAlive(ctx, exec, params); err != nil {
+	if err := p.riverStandardPilot.ProducerKeepAlive(ctx, exec, params); err != nil {
 		return err
 	}
 	if !p.exclusiveEnabled() || p.runningRow() {
@@ -287,7 +285,7 @@ func (p *pilot) ProducerKeepAlive(ctx context.Context, exec riverdriver.Executor
 // locks of those jobs are stale, so the keeper forgets the ended keys they
 // held (exclusive/ended.go).
 func (p *pilot) JobSetStateIfRunningMany(ctx context.Context, exec riverdriver.Executor, params *riverdriver.JobSetStateIfRunningManyParams) ([]*rivertype.JobRow, error) {
-	rows, err := p.StandardPilot.JobSetStateIfRunningMany(ctx, exec, params)
+	rows, err := p.riverStandardPilot.JobSetStateIfRunningMany(ctx, exec, params)
 	if err != nil || !p.exclusiveEnabled() {
 		return rows, err
 	}

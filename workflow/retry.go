@@ -9,7 +9,6 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/riverqueue/river"
-	"github.com/riverqueue/river/rivershared/baseservice"
 	"github.com/riverqueue/river/rivertype"
 
 	"github.com/riverbpmn/riverbpmn/job"
@@ -150,7 +149,7 @@ type RetryPolicy struct {
 
 	// bases are those GetBaseService handed River (retry_wiring.go),
 	// guarded by retryPolicyBases' lock.
-	bases []*baseservice.BaseService
+	bases []*riverBaseService
 }
 
 var _ river.ClientRetryPolicy = (*RetryPolicy)(nil)

@@ -5,8 +5,6 @@ import (
 	"log/slog"
 	"sync"
 	"weak"
-
-	"github.com/riverqueue/river/rivershared/baseservice"
 )
 
 // How a client that retries riverbpmn jobs with another policy than the
@@ -14,7 +12,7 @@ import (
 // River's exponential backoff in place of its retry cycle.
 //
 // river.NewClient hands the client's archetype to the pilot (PilotInit), then
-// to config.RetryPolicy if it embeds a baseservice.BaseService
+// to config.RetryPolicy if it embeds a riverBaseService
 // (baseservice.Init copies the archetype's logger into it). The pilot gives
 // the archetype a logger of its own (a new *slog.Logger on the same handler:
 // it logs exactly as before), and RetryPolicy.GetBaseService records every
@@ -27,7 +25,7 @@ import (
 // weakly: the policy holding one keeps it alive.
 var retryPolicyBases struct {
 	sync.Mutex
-	bases []weak.Pointer[baseservice.BaseService]
+	bases []weak.Pointer[riverBaseService]
 }
 
 // GetBaseService is River's hook to give a retry policy its client's
@@ -35,8 +33,8 @@ var retryPolicyBases struct {
 // client starts, that the client's retries are this policy's. It returns a
 // new base on each call, so one policy may serve several clients. It is not
 // meant to be called otherwise.
-func (p *RetryPolicy) GetBaseService() *baseservice.BaseService {
-	base := &baseservice.BaseService{}
+func (p *RetryPolicy) GetBaseService() *riverBaseService {
+	base := &riverBaseService{}
 	retryPolicyBases.Lock()
 	defer retryPolicyBases.Unlock()
 	p.bases = append(p.bases, base)
@@ -66,7 +64,7 @@ func retryPolicyOfLogger(logger *slog.Logger) bool {
 // markArchetype gives the client's archetype a logger of its own, on the
 // same handler, before River initializes the client's retry policy with it
 // (see above). The pilot keeps it to recognize the policy's base.
-func (p *pilot) markArchetype(archetype *baseservice.Archetype) {
+func (p *pilot) markArchetype(archetype *riverArchetype) {
 	logger := archetype.Logger
 	if logger == nil {
 		logger = slog.Default()

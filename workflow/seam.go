@@ -191,3 +191,17 @@ var (
 		PluginServices() []startstop.Service
 	} = (*pilot)(nil)
 )
+
+// River's internal plugin types, named here once so that the rest of the
+// package uses them without importing the seam's packages.
+type (
+	riverArchetype              = baseservice.Archetype
+	riverBaseService            = baseservice.BaseService
+	riverWithBaseService        = baseservice.WithBaseService
+	riverPilot                  = riverpilot.Pilot
+	riverStandardPilot          = riverpilot.StandardPilot
+	riverPilotInitParams        = riverpilot.PilotInitParams
+	riverProducerInitParams     = riverpilot.ProducerInitParams
+	riverProducerShutdownParams = riverpilot.ProducerShutdownParams
+	riverProducerState          = riverpilot.ProducerState
+)

@@ -47,6 +47,7 @@ func runBench(ctx context.Context, args []string, stdout io.Writer) error {
 	fs.IntVar(&opts.PriorityLevels, "priority-levels", 0, fmt.Sprintf("distinct job priorities, spread over [%d, %d] (0: every priority of the range, scattered, so an instance's jobs all differ; 1: every job priority 0, Camunda's default)", bench.PriorityMin, bench.PriorityMax))
 	fs.IntVar(&workMs, "work-ms", 0, "milliseconds each job sleeps (0: trivial work function)")
 	fs.Var(&modes, "mode", fmt.Sprintf("riverbpmn mode to measure, repeatable or comma separated (known: %s; default: all but the diagnostic ones)", strings.Join(bench.ModeNames(), ", ")))
+	fs.IntVar(&opts.Statements, "statements", 0, "after every run, print the `n` statements that took the most server time per job (pg_stat_statements)")
 	fs.DurationVar(&opts.FetchCooldown, "fetch-cooldown", defaults.FetchCooldown, "river.Config.FetchCooldown of both sides")
 	fs.DurationVar(&opts.FetchPollInterval, "fetch-poll-interval", defaults.FetchPollInterval, "river.Config.FetchPollInterval of both sides")
 	fs.BoolVar(&opts.FetchLatency, "fetch-latency", false, "time single fetches of 100 jobs with large backlogs instead of throughput")

@@ -618,7 +618,10 @@ var bulkList = &listSpec[*bulk.Operation]{
 	path:    "bulk list",
 	summary: "the bulk actions' history (the console's and the application's), newest first",
 	cursor:  "operation id",
-	filters: noFilters(byID((*workflow.Engine).BulkOperations, func(op *bulk.Operation) int64 { return op.ID })),
+	filters: noFilters(func(engine *workflow.Engine, ctx context.Context, p page) ([]*bulk.Operation, string, error) {
+		out, err := engine.Bulk().List(ctx, &bulk.ListParams{Limit: p.Limit, After: p.After})
+		return fromHandle(func() ([]*bulk.Operation, string) { return out.Items, out.Next }, err)
+	}),
 	columns: []column{
 		col("id"), col("action"), col("state"),
 		{key: "progress", text: func(r row) string {

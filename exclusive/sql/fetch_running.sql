@@ -96,51 +96,47 @@ locked AS MATERIALIZED (
         heads.exclusive_key IS NULL
         OR pg_try_advisory_xact_lock(1919054968, hashtext(heads.exclusive_key))
 )
+-- The picked jobs: their ids, and aligned with them (one aggregation) their
+-- keys, NULL for a job without a key. And statement 2 runs a generic plan
+-- (planned once per connection, not at every fetch: its custom plans cost
+-- as much planning as its execution, and are no better, since its rows are
+-- found by id): plan_cache_mode is set for the rest of the transaction,
+-- the value it had kept in riverbpmn.plan_cache_mode, so that a fetch in a
+-- caller's transaction can restore it (exclusive.Keeper.FetchRunning).
 SELECT
-    set_config('riverbpmn.fetch_keys',
-        coalesce((SELECT array_agg(locked.exclusive_key) FROM locked WHERE locked.exclusive_key IS NOT NULL), '{}'::text[])::text, true),
-    set_config('riverbpmn.fetch_ids',
-        coalesce((SELECT array_agg(locked.id) FROM locked WHERE locked.exclusive_key IS NULL), '{}'::bigint[])::text, true);
+    set_config('riverbpmn.fetch_ids', coalesce(picks.ids, '{}'::bigint[])::text, true),
+    set_config('riverbpmn.fetch_keys', coalesce(picks.keys, '{}'::text[])::text, true),
+    set_config('riverbpmn.plan_cache_mode', current_setting('plan_cache_mode'), true),
+    set_config('plan_cache_mode', 'force_generic_plan', true)
+FROM (
+    SELECT
+        array_agg(locked.id) AS ids,
+        array_agg(locked.exclusive_key) AS keys
+    FROM
+        locked
+) AS picks;
 {{- end}}
 {{- define "running_take"}}
 -- Statement 2 of a running-row fetch, with a snapshot taken after statement
--- 1's key locks were granted: of each locked key that no running job holds,
--- its head (the first waiting job of the key the client may take, in the
--- client's order, off the head-of-key index of the order), and the jobs
--- without a key statement 1 picked; locked as River locks, the key read
--- again from the locked row version and required to be the one picked;
--- moved to running.
-WITH head AS (
+-- 1's key locks were granted: the jobs statement 1 picked (of each locked
+-- key its head in statement 1's snapshot, and the jobs without a key), a
+-- job with a key only if no job of the key runs in this snapshot; locked
+-- as River locks, still available, the key read again from the locked row
+-- version and required to be the one picked; moved to running. The head is
+-- not looked up again: statement 1 found it in its snapshot, as the lock
+-- table's single statement finds it in its own (exclusive/doc.go).
+WITH picked AS (
     SELECT
-        held.exclusive_key
+        pick.id,
+        pick.exclusive_key
     FROM
-        unnest(current_setting('riverbpmn.fetch_keys')::text[]) AS held (exclusive_key)
+        unnest(
+            current_setting('riverbpmn.fetch_ids')::bigint[],
+            current_setting('riverbpmn.fetch_keys')::text[]
+        ) AS pick (id, exclusive_key)
     WHERE
-        {{template "running_of_key" "held.exclusive_key"}}
-),
-picked AS (
-    SELECT
-        first.id,
-        head.exclusive_key
-    FROM
-        head
-        CROSS JOIN LATERAL (
-            SELECT
-                first.id
-            FROM
-                /* TEMPLATE: schema */river_job AS first
-            WHERE
-{{- template "waiting_of_key" "first"}}
-            ORDER BY
-                {{headOrderBy "first"}}
-            LIMIT 1
-        ) AS first
-    UNION ALL
-    SELECT
-        unkeyed.id,
-        NULL::text
-    FROM
-        unnest(current_setting('riverbpmn.fetch_ids')::bigint[]) AS unkeyed (id)
+        pick.exclusive_key IS NULL
+        OR {{template "running_of_key" "pick.exclusive_key"}}
 ),
 locked_jobs AS (
     SELECT

@@ -82,11 +82,21 @@ type Options struct {
 	// indexes of migration riverbpmn/011).
 	InsertCostIndexes []string
 
+	// Statements, when set, prints on Progress after every run the
+	// statements that took the most server time (pg_stat_statements),
+	// per job: where a side's time goes.
+	Statements int
+
 	// Progress receives progress lines; nil discards them.
 	Progress io.Writer
 
 	// noCheckpoint is set once CHECKPOINT was refused.
 	noCheckpoint bool
+	// statsSchema is where pg_stat_statements is installed ("" when the
+	// server does not load it: no server times then); statsChecked says
+	// it was looked up.
+	statsSchema  string
+	statsChecked bool
 }
 
 // DefaultOptions are the command's defaults.

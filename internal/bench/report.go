@@ -29,11 +29,11 @@ func (r *Report) WriteTable(w io.Writer) error {
 		fmt.Fprintf(w, "throughput: %s queued jobs, %d workers, %d rounds, work %gms, fetch cooldown %gms, poll interval %gms\n\n",
 			jobs, s.Workers, s.Rounds, s.WorkMs, s.FetchCooldownMs, s.FetchPollIntervalMs)
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "mode\tside\tjobs/s median\tmin-max\tIQR\tfetch p50\tfetch p99\tWAL/job\tjobs/s vs stock\tpaired\tp50 vs stock\tp99 vs stock\ttarget\t")
+		fmt.Fprintln(tw, "mode\tside\tjobs/s median\tmin-max\tIQR\tfetch p50\tfetch p99\tWAL/job\tfetch plan/job\tfetch exec/job\tall stmts/job\tstmt WAL/job\tjobs/s vs stock\tpaired\tp50 vs stock\tp99 vs stock\ttarget\t")
 		for _, res := range r.Throughput {
 			writeSide(tw, res.Mode, "stock", res.Stock)
 			writeSide(tw, res.Mode, "riverbpmn", res.RiverBPMN)
-			fmt.Fprintf(tw, "\t\t\t\t\t\t\t\t%.1f%%\t%.1f%%\tx%.2f\tx%.2f\t%s\t\n",
+			fmt.Fprintf(tw, "\t\t\t\t\t\t\t\t\t\t\t\t%.1f%%\t%.1f%%\tx%.2f\tx%.2f\t%s\t\n",
 				100*res.Ratio.JobsPerSecond, 100*res.Ratio.JobsPerSecondPaired,
 				res.Ratio.FetchP50, res.Ratio.FetchP99, targetText(res.Target, res.MeetsTarget, ">= %.0f%%", 100*res.Target))
 		}
@@ -94,8 +94,21 @@ func (r *Report) WriteTable(w io.Writer) error {
 
 func writeSide(w io.Writer, mode, side string, res SideResult) {
 	j := res.JobsPerSecond
-	fmt.Fprintf(w, "%s\t%s\t%.0f\t%.0f-%.0f\t%.0f-%.0f\t%.2fms\t%.2fms\t%.0f B\t\t\t\t\t\t\n",
-		mode, side, j.Median, j.Min, j.Max, j.Q1, j.Q3, res.FetchLatency.P50Ms, res.FetchLatency.P99Ms, res.WALBytesPerJob.Median)
+	bytesOf := func(s *Summary) string {
+		if s == nil {
+			return "-"
+		}
+		return fmt.Sprintf("%.0f B", s.Median)
+	}
+	micros := func(s *Summary) string {
+		if s == nil {
+			return "-"
+		}
+		return fmt.Sprintf("%.1f us", s.Median)
+	}
+	fmt.Fprintf(w, "%s\t%s\t%.0f\t%.0f-%.0f\t%.0f-%.0f\t%.2fms\t%.2fms\t%.0f B\t%s\t%s\t%s\t%s\t\t\t\t\t\t\n",
+		mode, side, j.Median, j.Min, j.Max, j.Q1, j.Q3, res.FetchLatency.P50Ms, res.FetchLatency.P99Ms, res.WALBytesPerJob.Median,
+		micros(res.FetchPlanUs), micros(res.FetchExecUs), micros(res.ServerUs), bytesOf(res.StatementWAL))
 }
 
 // targetText describes a target and whether it is met ("" without one).

@@ -63,6 +63,16 @@ type SideResult struct {
 	// Each run starts right after a CHECKPOINT, so both sides pay the same
 	// full-page images.
 	WALBytesPerJob Summary `json:"wal_bytes_per_job"`
+	// FetchPlanUs, FetchExecUs and ServerUs have one sample per round (when
+	// pg_stat_statements is loaded): the fetch statements' planning and
+	// execution time per job, and every statement's time per job, in
+	// microseconds (ServerTime). FetchPlansPerCall is the share of fetch
+	// statements that were planned (1: a custom plan at every call).
+	FetchPlanUs       *Summary `json:"fetch_plan_us,omitempty"`
+	FetchExecUs       *Summary `json:"fetch_exec_us,omitempty"`
+	ServerUs          *Summary `json:"server_us,omitempty"`
+	StatementWAL      *Summary `json:"statement_wal_bytes_per_job,omitempty"`
+	FetchPlansPerCall *Summary `json:"fetch_plans_per_call,omitempty"`
 	// SmallTenantsDone, for a workload with small tenants (the fairness
 	// modes), is when their last job completed: seconds from the client's
 	// start, and the number of fetches (that locked a job) until then.
@@ -104,6 +114,9 @@ type runResult struct {
 	// backlog off (every session's, so a quiet database is assumed), over
 	// the jobs worked.
 	walPerJob float64
+	// server is the database's time on the run's statements per job (nil
+	// without pg_stat_statements).
+	server *ServerTime
 }
 
 func runThroughput(ctx context.Context, pool *pgxpool.Pool, opts *Options) ([]ModeResult, error) {
@@ -297,6 +310,19 @@ func sideResult(runs []*runResult) SideResult {
 		empty += r.emptyFetches
 	}
 	res := SideResult{JobsPerSecond: summarize(perSec), FetchLatency: latencyOf(fetches), EmptyFetches: empty, WALBytesPerJob: summarize(wal)}
+	var plan, exec, all, plans, wal2 []float64
+	for _, r := range runs {
+		if s := r.server; s != nil {
+			plan, exec, all = append(plan, s.FetchPlanUs), append(exec, s.FetchExecUs), append(all, s.AllUs)
+			wal2 = append(wal2, s.WALBytes)
+			plans = append(plans, s.FetchPlans/max(s.FetchCalls, 1))
+		}
+	}
+	if len(plan) > 0 {
+		p, e, a, n := summarize(plan), summarize(exec), summarize(all), summarize(plans)
+		w := summarize(wal2)
+		res.FetchPlanUs, res.FetchExecUs, res.ServerUs, res.FetchPlansPerCall, res.StatementWAL = &p, &e, &a, &n, &w
+	}
 	if len(runs) > 0 && runs[0].smallDone > 0 {
 		secs, counts := make([]float64, len(runs)), make([]float64, len(runs))
 		for i, r := range runs {
@@ -309,8 +335,13 @@ func sideResult(runs []*runResult) SideResult {
 
 func progressRun(opts *Options, round int, mode, side string, jobs int, r *runResult) {
 	l := latencyOf(r.fetches)
-	fmt.Fprintf(opts.Progress, "round %d/%d %-27s %-9s %d jobs in %6.2fs: %8.0f jobs/s, %d fetches p50 %.2fms p99 %.2fms, WAL %.0f B/job\n",
-		round, opts.Rounds, mode, side, jobs, r.elapsed.Seconds(), r.jobsPerSec, l.Count, l.P50Ms, l.P99Ms, r.walPerJob)
+	server := ""
+	if s := r.server; s != nil {
+		server = fmt.Sprintf(", fetch server %.1f+%.1f us/job (plan+exec, %.0f of %.0f calls planned), all statements %.1f us/job and %.0f B WAL/job, %d evicted",
+			s.FetchPlanUs, s.FetchExecUs, s.FetchPlans, s.FetchCalls, s.AllUs, s.WALBytes, s.Evicted)
+	}
+	fmt.Fprintf(opts.Progress, "round %d/%d %-27s %-9s %d jobs in %6.2fs: %8.0f jobs/s, %d fetches p50 %.2fms p99 %.2fms, WAL %.0f B/job%s\n",
+		round, opts.Rounds, mode, side, jobs, r.elapsed.Seconds(), r.jobsPerSec, l.Count, l.P50Ms, l.P99Ms, r.walPerJob, server)
 	if r.smallDone > 0 {
 		fmt.Fprintf(opts.Progress, "  small tenants' jobs all completed after %.2fs, fetch %d\n", r.smallDone.Seconds(), r.smallDoneFetches)
 	}
@@ -383,6 +414,18 @@ func runOnce(ctx context.Context, pool *pgxpool.Pool, opts *Options, side *Side,
 	if err := checkpoint(ctx, pool, opts); err != nil {
 		return nil, err
 	}
+	if !opts.statsChecked {
+		opts.statsSchema, opts.statsChecked = statementsSchema(ctx, pool), true
+		if opts.statsSchema == "" {
+			fmt.Fprintln(opts.Progress, "bench: pg_stat_statements is not loaded: no server times per job")
+		}
+	}
+	var statsStart statementsByQuery
+	if opts.statsSchema != "" {
+		if statsStart, err = readStatementsByQuery(ctx, pool, opts.statsSchema); err != nil {
+			return nil, err
+		}
+	}
 	walStart, err := walLSN(ctx, pool)
 	if err != nil {
 		return nil, err
@@ -432,6 +475,21 @@ func runOnce(ctx context.Context, pool *pgxpool.Pool, opts *Options, side *Side,
 	if walErr != nil && waitErr == nil {
 		waitErr = walErr
 	}
+	var server *ServerTime
+	if statsStart != nil {
+		// Read before the client stops: its shutdown statements are not
+		// the run's.
+		statsEnd, err := readStatementsByQuery(ctx, pool, opts.statsSchema)
+		if err != nil && waitErr == nil {
+			waitErr = err
+		}
+		if err == nil {
+			server = serverTimePerJob(statsStart, statsEnd, jobs)
+			if opts.Statements > 0 {
+				writeTopStatements(opts.Progress, statsStart, statsEnd, jobs, opts.Statements)
+			}
+		}
+	}
 
 	stopCtx, stopCancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 	defer stopCancel()
@@ -455,6 +513,7 @@ func runOnce(ctx context.Context, pool *pgxpool.Pool, opts *Options, side *Side,
 		smallDone:        smallDone,
 		smallDoneFetches: smallDoneFetches,
 		walPerJob:        float64(walEnd-walStart) / float64(max(jobs, 1)),
+		server:           server,
 	}, nil
 }
 
