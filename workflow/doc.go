@@ -64,9 +64,9 @@
 // reference text live in its own package:
 //
 //   - [github.com/riverbpmn/riverbpmn/retrypolicy]: ISO 8601 retry time
-//     cycles and Camunda's retry bookkeeping;
+//     cycles and Camunda's retry bookkeeping ([Config].Retry);
 //   - [github.com/riverbpmn/riverbpmn/priority]: priority sources and
-//     ranges;
+//     ranges ([Config].Priority);
 //   - [github.com/riverbpmn/riverbpmn/exclusive]: exclusive keys and scopes;
 //   - [github.com/riverbpmn/riverbpmn/timer] and
 //     [github.com/riverbpmn/riverbpmn/handlers]: timers, asynchronous
@@ -101,7 +101,17 @@
 //   - [Engine.Lifecycle]: pending jobs and prerequisites (package lifecycle);
 //   - [Engine.Jobs]: jobs: search, status, retries, priority, stop (package
 //     job);
-//   - [Engine.Incidents]: incidents (package incident);
+//   - [Engine.Incidents]: incidents, with Cockpit's filters, groups and
+//     counts (package incident);
+//   - [Engine.Definitions]: job definitions and their overriding
+//     priorities (package definition);
+//   - [Engine.Instances]: process instances: search, their jobs, call
+//     trees, status (package instance);
+//   - [Engine.Indexes]: the on-demand fetch-order, tenant fairness,
+//     head-of-key and running-key indexes (package index);
+//   - [Engine.Queues]: River's queues, paused and resumed (package queue);
+//   - [Engine.Sessions]: the liveness sessions of clients (package
+//     session);
 //   - [Engine.Exclusive]: exclusive jobs: held keys, waits, the scope and
 //     mechanism in force, head-of-key indexes (package exclusive);
 //
