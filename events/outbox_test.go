@@ -156,7 +156,7 @@ func TestEventsOutbox(t *testing.T) {
 				require.Equal(t, "packed", ev.Kind)
 				require.Equal(t, "default", ev.Queue)
 				require.Equal(t, fmt.Sprintf("pi-%d", ev.JobID%3), ev.ProcessInstanceID)
-				require.JSONEq(t, fmt.Sprintf(`{"process_instance_id": "pi-%d", "process_definition_key": "packed_process"}`, ev.JobID%3), string(ev.JobContext))
+				require.JSONEq(t, fmt.Sprintf(`{"process_instance_id": "pi-%d", "process_definition_key": "packed_process", "exclusive": false}`, ev.JobID%3), string(ev.JobContext))
 				require.NotZero(t, ev.At)
 				switch {
 				case i < 2500:

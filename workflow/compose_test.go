@@ -350,8 +350,20 @@ func TestExclusiveKeyOfAgreesWithSQL(t *testing.T) {
 		{`{"bpmn": ["42", "p", null, null, "high", true]}`, "42", "42", false},
 		{`{"bpmn": ["sub", "p", null, null, null, true, null, null, null, null, 7]}`, "sub", "", false},
 		{`{"bpmn": ["42", "p", null, null, null, true, null, null, null, null, null, "caller"]}`, "42", "42", true},
-		{`{"bpmn": ["42", "p", null, null, null, true, null, null, null, null, null, "caller", "extra"]}`, "42", "42", false},
+		// Rewritten to the labelled form on insert (migration 028), the
+		// elements past the known fields left out.
+		{`{"bpmn": ["42", "p", null, null, null, true, null, null, null, null, null, "caller", "extra"]}`, "42", "42", true},
 		{`{"bpmn": []}`, "", "", false},
+		// The labelled form, valid and corrupt: exclusive by default with an
+		// instance.
+		{`{"bpmn": {"instance": "42", "process": "p"}}`, "42", "42", true},
+		{`{"bpmn": {"instance": "sub", "process": "p", "root": "top"}}`, "sub", "top", true},
+		{`{"bpmn": {"instance": "42", "process": "p", "exclusive": false}}`, "", "", true},
+		{`{"bpmn": {"instance": "42", "process": "p", "exclusive": "yes"}}`, "", "", false},
+		{`{"bpmn": {"instance": 42, "process": "p"}}`, "", "", false},
+		{`{"bpmn": {"instance": "sub", "process": "p", "root": 7}}`, "sub", "", false},
+		{`{"bpmn": {"instance": "42", "process": "p", "priority": "high"}}`, "42", "42", false},
+		{`{"bpmn": {"process": "p", "exclusive": true}}`, "", "", true},
 		{`{"bpmn": "42"}`, "", "", false},
 		{`{"bpmn": 42}`, "", "", false},
 	}

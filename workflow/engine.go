@@ -292,6 +292,9 @@ type Engine struct {
 	middlewareBases middlewareBases
 	// clientLogger is the logger of the most recently built client.
 	clientLogger atomic.Pointer[slog.Logger]
+	// contextForm is the form of the job context the schema holds
+	// (jobcontext_form.go).
+	contextForm contextForm
 }
 
 // NewEngine builds an engine on dbPool. dbPool may be nil, as with

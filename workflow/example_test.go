@@ -116,7 +116,7 @@ func ExampleJobContext_InsertOpts() {
 
 	fmt.Println(string(opts.Metadata))
 	// Output:
-	// {"bpmn":["pi-7","invoice","send_reminder"]}
+	// {"bpmn":{"instance":"pi-7","process":"invoice","activity":"send_reminder"}}
 }
 
 // ExampleJobContext_Validate shows the error for a bad value: it names the

@@ -74,7 +74,7 @@ func TestTenantInheritedFromProcess(t *testing.T) {
 	jc, err := JobContextOf(inherited.Job)
 	require.NoError(t, err)
 	require.Equal(t, "acme", jc.TenantID)
-	require.Contains(t, string(inherited.Job.Metadata), `"acme"]`, "the tenant, last in the compact form")
+	require.Contains(t, string(inherited.Job.Metadata), `"tenant": "acme"`, "the tenant, labelled")
 	jc, err = JobContextOf(own.Job)
 	require.NoError(t, err)
 	require.Equal(t, "globex", jc.TenantID)

@@ -7,23 +7,27 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"unicode"
 	"unicode/utf8"
 
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
+
+	"github.com/riverbpmn/riverbpmn/priority"
 )
 
 // MetadataKey is the key of river_job.metadata under which riverbpmn keeps a
-// job's BPMN identity, in the compact form described at JobContext. River UI
+// job's BPMN identity, in the labelled form described at JobContext. River UI
 // shows metadata as JSON, so the value under this key is meant to be read by
 // people too.
 const MetadataKey = "bpmn"
 
 // compactFields are the JSON names of JobContext's fields in the order of the
-// compact form (see JobContext): the position of a name is the field's index
-// in the array. Migration riverbpmn/016's accessor functions use the same
-// positions; never reorder, only append.
+// array form of migration riverbpmn/016 (see JobContext): the position of a
+// name is the field's index in the array, and the index of its label in
+// contextLabels. The SQL accessor functions take the same positions; never
+// reorder, only append.
 var compactFields = [...]string{
 	"process_instance_id",
 	"process_definition_key",
@@ -39,6 +43,42 @@ var compactFields = [...]string{
 	"parent_process_instance_id",
 }
 
+// contextLabels are the labels of the labelled form (see JobContext), at the
+// positions of compactFields. Migration riverbpmn/028's accessor functions
+// use the same labels.
+var contextLabels = [len(compactFields)]string{
+	"instance",
+	"process",
+	"activity",
+	"job",
+	"priority",
+	"exclusive",
+	"deployment",
+	"type",
+	"retry",
+	"tenant",
+	"root",
+	"parent",
+}
+
+// isEarlierObject reports whether a job context object, by its keys, is in
+// the object form of migrations before riverbpmn/016: it holds a field by
+// its JSON name (json.Marshal of JobContext wrote "process_definition_key"
+// in every one). Priority and exclusive are spelled alike in both forms and
+// tell nothing. Migration riverbpmn/028's river_bpmn_ctx_is_earlier_form
+// tells them apart the same way.
+func isEarlierObject(object map[string]json.RawMessage) bool {
+	for i, name := range compactFields {
+		if i == priorityPosition || i == exclusivePosition {
+			continue
+		}
+		if _, ok := object[name]; ok {
+			return true
+		}
+	}
+	return false
+}
+
 // MaxIdentifierBytes is the longest value, in bytes, of any JobContext field.
 const MaxIdentifierBytes = 255
 
@@ -51,24 +91,37 @@ const MaxIdentifierBytes = 255
 // # Stored form
 //
 // The middleware stores the resolved context in the job's metadata under
-// MetadataKey as one JSON array, each field at a fixed position, empty
-// fields as null and trailing nulls left out:
+// MetadataKey as one JSON object with labels, so that a person reading the
+// job in River UI sees who it is without a table of positions:
 //
-//	"bpmn": [instance, process definition key, activity, job definition,
-//	         priority, exclusive, deployment, job type, retry cycle, tenant,
-//	         root instance, parent instance]
+//	"bpmn": {"instance": "order-4711", "process": "order",
+//	         "job": "order:reserve", "priority": 10,
+//	         "deployment": "dep-2026-11", "tenant": "acme"}
 //
-// for example ["order-2", "invoice", "approve", "invoice:approve", 50, true,
-// "dep-7", "async"]. Who, then what, then how it is acquired: a person
-// reading the job in River UI finds the instance, the definition, the
-// activity and the priority in the first five places. The root comes last
-// because it is stored only when it differs from the instance (a top-level
-// instance is its own root), so it is almost always trimmed away. River's
-// GIN index on metadata takes one entry per distinct element at every state
-// change of a job, against one per key and one per value for an object
-// (a cost on every fetch and completion). Jobs inserted before migration riverbpmn/016 keep the object
-// form, {"process_instance_id": ..., ...} with the JSON names below; every
-// reader, in Go and in SQL, accepts both forms.
+// The labels are instance, process, activity, job (the job definition),
+// priority, exclusive, deployment, type (the job type), retry (the retry
+// cycle), tenant, root and parent. What a reader tells without it is left
+// out, since River's GIN index on metadata takes one entry per label and one
+// per value at every state change of a job: empty fields; the priority when
+// it is 0 (JSON null: no priority, prioritised job creation switched off);
+// exclusive when it is true in a context with an instance (so
+// "exclusive": false marks a job that is not exclusive); the root when the
+// instance is its own root; and the activity when the job definition's id is
+// the process definition key, a colon and the activity id (the usual
+// "order:reserve"; a job definition of that shape without an activity
+// stores "activity": null). River's JobListParams.Metadata finds a job by
+// its labels, for example {"bpmn": {"instance": "order-4711"}}.
+//
+// A schema holds one form: migration riverbpmn/028 rewrites contexts stored
+// in earlier forms to the labelled one, and its SQL accessors read only
+// that. Until a schema has that migration, the engine writes the array of
+// migration riverbpmn/016 there (instance, process definition key,
+// activity, job definition, priority, exclusive, deployment, job type, retry
+// cycle, tenant, root, parent, each at its position; an absent exclusive
+// means not exclusive). Go reads every form ever written: the labelled
+// object, that array, and the object of migrations before 016, with the
+// fields' JSON names below (it holds at least one of them, which tells it
+// apart from the labelled form).
 //
 // Every string field is an identifier: at most MaxIdentifierBytes bytes of
 // valid UTF-8 without control characters. ProcessDefinitionKey is required
@@ -92,7 +145,7 @@ type JobContext struct {
 	// `riverbpmn instances tree`. It requires ProcessInstanceID and must
 	// differ from it; when RootProcessInstanceID is empty, the parent is
 	// taken as the root (the caller of a top-level caller). Stored when set,
-	// last in the compact form.
+	// labelled "parent".
 	ParentProcessInstanceID string `json:"parent_process_instance_id,omitempty"`
 
 	// ProcessDefinitionKey is the key of the process definition (required).
@@ -291,19 +344,138 @@ func (jc JobContext) InsertOpts() *river.InsertOpts {
 }
 
 // AddToMetadata returns metadata (a JSON object, or empty) with jc stored
-// under MetadataKey in the compact form, replacing any context already
-// there.
+// under MetadataKey in the labelled form (see JobContext), replacing any
+// context already there.
 func (jc JobContext) AddToMetadata(metadata []byte) ([]byte, error) {
-	encoded, err := jc.compactJSON()
+	encoded, err := jc.labelledJSON(false)
 	if err != nil {
 		return nil, err
 	}
 	return setMetadataKey(metadata, encoded)
 }
 
-// compactJSON encodes jc in the compact form (see JobContext): an array of
-// its fields in the order of compactFields, empty ones null, trailing nulls
-// left out, the root left out when it is the instance itself.
+// addResolvedToMetadata is AddToMetadata for a context the middleware
+// resolved, in the labelled form or, for a schema without migration
+// riverbpmn/028, the array: a nil priority there means prioritised job
+// creation is switched off, and is stored as null (absent would read as 0).
+func (jc JobContext) addResolvedToMetadata(metadata []byte, labelled bool) ([]byte, error) {
+	var (
+		encoded json.RawMessage
+		err     error
+	)
+	if labelled {
+		encoded, err = jc.labelledJSON(true)
+	} else {
+		encoded, err = jc.compactJSON()
+	}
+	if err != nil {
+		return nil, err
+	}
+	return setMetadataKey(metadata, encoded)
+}
+
+// labelledJSON encodes jc in the labelled form (see JobContext): an object
+// of its fields under contextLabels, in the order of compactFields, without
+// what a reader tells without it (storedPresence; resolved says whether the
+// middleware resolved jc).
+func (jc JobContext) labelledJSON(resolved bool) (json.RawMessage, error) {
+	jc = jc.stored()
+	strs := jc.compactStrings()
+	buf := make([]byte, 0, 160)
+	buf = append(buf, '{')
+	for i, presence := range jc.storedPresence(resolved) {
+		if presence == fieldOmitted {
+			continue
+		}
+		if len(buf) > 1 {
+			buf = append(buf, ',')
+		}
+		buf = append(buf, '"')
+		buf = append(buf, contextLabels[i]...)
+		buf = append(buf, '"', ':')
+		switch {
+		case presence == fieldNull:
+			buf = append(buf, "null"...)
+		case i == priorityPosition:
+			buf = strconv.AppendInt(buf, *jc.Priority, 10)
+		case i == exclusivePosition:
+			buf = strconv.AppendBool(buf, *jc.Exclusive)
+		default:
+			var err error
+			if buf, err = appendJSONString(buf, *strs[i]); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return append(buf, '}'), nil
+}
+
+// How a field of the labelled form is stored (storedPresence).
+const (
+	fieldOmitted = iota // left out: empty, or what a reader tells without it
+	fieldValue          // its value
+	fieldNull           // JSON null: empty where a reader would otherwise derive a value
+)
+
+// storedPresence says how each field of jc (already stored()) is written in
+// the labelled form, by position. Left out: empty fields; a priority of 0
+// and, in a context with an instance, an exclusive that is true (the
+// defaults: absent reads as them); a nil priority or exclusive (not given:
+// the middleware resolves them), except a nil priority of a resolved
+// context, written as null; and the activity when the job definition's id
+// is "<process definition key>:<activity id>" (derivedActivity). An empty
+// activity that would be derived so is written as null.
+func (jc JobContext) storedPresence(resolved bool) [len(compactFields)]int {
+	var presence [len(compactFields)]int
+	for i, str := range jc.compactStrings() {
+		if str != nil && *str != "" {
+			presence[i] = fieldValue
+		}
+	}
+	switch {
+	case jc.Priority == nil && resolved:
+		// Prioritised job creation switched off: none, unlike an absent
+		// priority.
+		presence[priorityPosition] = fieldNull
+	case jc.Priority != nil && *jc.Priority != priority.Default:
+		presence[priorityPosition] = fieldValue
+	}
+	switch {
+	case jc.Exclusive == nil:
+		// Not given (a context not resolved yet, which the middleware
+		// resolves from the declarations, exclusive by default).
+	case !*jc.Exclusive || jc.ProcessInstanceID == "":
+		// Absent reads as true only in a context with an instance (whose
+		// jobs have an exclusive key).
+		presence[exclusivePosition] = fieldValue
+	}
+	if derived, ok := derivedActivity(jc.ProcessDefinitionKey, jc.JobDefinitionID); ok {
+		switch jc.ActivityID {
+		case derived:
+			presence[activityPosition] = fieldOmitted
+		case "":
+			presence[activityPosition] = fieldNull
+		}
+	}
+	return presence
+}
+
+// derivedActivity is the activity id a reader of the labelled form derives
+// when the activity is left out: the rest of the job definition's id after
+// "<process definition key>:". ok is false when the job definition's id does
+// not start so (or either is empty): the activity is then stored as it is.
+// Migration riverbpmn/028's river_bpmn_ctx_activity derives it the same way.
+func derivedActivity(processDefinitionKey, jobDefinitionID string) (string, bool) {
+	if processDefinitionKey == "" {
+		return "", false
+	}
+	return strings.CutPrefix(jobDefinitionID, processDefinitionKey+":")
+}
+
+// compactJSON encodes jc in the array form of migration riverbpmn/016 (see
+// JobContext), which the engine writes to a schema without migration
+// riverbpmn/028: its fields in the order of compactFields, empty ones null,
+// trailing nulls left out, the root left out when it is the instance itself.
 func (jc JobContext) compactJSON() (json.RawMessage, error) {
 	jc = jc.stored()
 	strs := jc.compactStrings()
@@ -343,9 +515,11 @@ func (jc JobContext) compactJSON() (json.RawMessage, error) {
 	return append(buf, ']'), nil
 }
 
-// The positions of the compact form that hold a number and a boolean; every
-// other position holds a string (compactStrings).
+// The positions (compactFields) of the activity, and of the fields that
+// hold a number and a boolean; every other position holds a string
+// (compactStrings).
 const (
+	activityPosition  = 2
 	priorityPosition  = 4
 	exclusivePosition = 5
 )
@@ -377,14 +551,22 @@ func appendJSONString(buf []byte, s string) ([]byte, error) {
 	return append(buf, '"'), nil
 }
 
-// UnmarshalJSON decodes a job context in either stored form: the compact
-// array (see JobContext) or the object of migrations before riverbpmn/016,
-// with the JSON names of the fields. An array longer than the known fields
-// is an error naming its length.
+// UnmarshalJSON decodes a job context in any stored form (see JobContext):
+// the labelled object, the array of migration riverbpmn/016, or the object
+// of migrations before it, with the JSON names of the fields. An array
+// longer than the known fields is an error naming its length; a label this
+// version does not know is left out, as SQL's accessors leave it.
 func (jc *JobContext) UnmarshalJSON(data []byte) error {
 	if !isJSONArray(data) {
-		type jobContext JobContext // without this method
-		return json.Unmarshal(data, (*jobContext)(jc))
+		var object map[string]json.RawMessage
+		if err := json.Unmarshal(data, &object); err != nil {
+			return err
+		}
+		if object == nil || isEarlierObject(object) {
+			type jobContext JobContext // without this method
+			return json.Unmarshal(data, (*jobContext)(jc))
+		}
+		return jc.setLabelledFields(object)
 	}
 	var elements []json.RawMessage
 	if err := json.Unmarshal(data, &elements); err != nil {
@@ -400,6 +582,41 @@ func (jc *JobContext) UnmarshalJSON(data []byte) error {
 		if err := jc.setCompactField(i, element); err != nil {
 			return fmt.Errorf("field %q (position %d): %w", compactFields[i], i, err)
 		}
+	}
+	return nil
+}
+
+// setLabelledFields sets jc's fields from a context in the labelled form,
+// filling in what the form leaves out (storedPresence): an absent priority
+// is 0, an absent exclusive true in a context with an instance, an absent
+// activity the one the job definition's id names.
+func (jc *JobContext) setLabelledFields(object map[string]json.RawMessage) error {
+	if len(object) == 0 {
+		return nil // an empty context (Validate says so), no defaults
+	}
+	for i, label := range contextLabels {
+		value, ok := object[label]
+		if !ok || isJSONNull(value) {
+			continue
+		}
+		if err := jc.setCompactField(i, value); err != nil {
+			return fmt.Errorf("field %q (label %q): %w", compactFields[i], label, err)
+		}
+	}
+	absent := func(i int) bool {
+		_, ok := object[contextLabels[i]]
+		return !ok
+	}
+	if absent(priorityPosition) {
+		defaultPriority := priority.Default
+		jc.Priority = &defaultPriority
+	}
+	if absent(exclusivePosition) && !absent(0) {
+		exclusiveDefault := true
+		jc.Exclusive = &exclusiveDefault
+	}
+	if absent(activityPosition) {
+		jc.ActivityID, _ = derivedActivity(jc.ProcessDefinitionKey, jc.JobDefinitionID)
 	}
 	return nil
 }
@@ -454,13 +671,15 @@ func isJSONArray(raw []byte) bool {
 
 func isJSONNull(raw []byte) bool { return bytes.Equal(bytes.TrimSpace(raw), []byte("null")) }
 
-// contextFields are a stored job context's fields by JSON name, in either
-// form: the compact array's elements at their positions (compactFields), or
-// the object of migrations before riverbpmn/016. Elements past the known
-// fields are left out (SQL's accessors do not see them either).
+// contextFields are a stored job context's fields by JSON name, in any
+// form: an object (the labelled form, see JobContext, or the object of
+// migrations before riverbpmn/016), or the array's elements at their
+// positions (compactFields). Elements past the known fields are left out
+// (SQL's accessors do not see them either).
 type contextFields struct {
 	elements []json.RawMessage
 	object   map[string]json.RawMessage
+	labelled bool // object is in the labelled form (not isEarlierObject)
 }
 
 // parseContextFields parses a stored job context for reading single fields.
@@ -474,23 +693,57 @@ func parseContextFields(raw json.RawMessage) (contextFields, error) {
 	if err := json.Unmarshal(raw, &object); err != nil {
 		return contextFields{}, err
 	}
-	return contextFields{object: object}, nil
+	return contextFields{object: object, labelled: object != nil && !isEarlierObject(object)}, nil
 }
 
 // field returns the JSON value of the field named name, nil when it is
-// absent or null, as SQL's accessors (migration riverbpmn/016) read it: by
-// exact name in the object form.
+// absent or null, as SQL's accessors read it: in the labelled form by its
+// label, with the form's defaults for what it leaves out (as migration
+// riverbpmn/028's accessors read it); in an object of an earlier form by its
+// name; in an array by position (as migration riverbpmn/016's accessors
+// read those).
 func (f contextFields) field(name string) json.RawMessage {
 	var value json.RawMessage
-	if f.object != nil {
+	i := slices.Index(compactFields[:], name)
+	switch {
+	case f.labelled && i >= 0:
+		var ok bool
+		if value, ok = f.object[contextLabels[i]]; !ok {
+			value = f.labelledDefault(i)
+		}
+	case f.object != nil:
 		value = f.object[name]
-	} else if i := slices.Index(compactFields[:], name); i >= 0 && i < len(f.elements) {
+	case i >= 0 && i < len(f.elements):
 		value = f.elements[i]
 	}
 	if value == nil || isJSONNull(value) {
 		return nil
 	}
 	return value
+}
+
+// labelledDefault is the value of the field at position i that the labelled
+// form leaves out (storedPresence), nil when there is none.
+func (f contextFields) labelledDefault(i int) json.RawMessage {
+	switch i {
+	case priorityPosition:
+		return json.RawMessage(strconv.FormatInt(priority.Default, 10))
+	case exclusivePosition:
+		if _, ok := f.object[contextLabels[0]]; ok {
+			return json.RawMessage("true")
+		}
+	case activityPosition:
+		var process, job string
+		if json.Unmarshal(f.object[contextLabels[1]], &process) != nil ||
+			json.Unmarshal(f.object[contextLabels[3]], &job) != nil {
+			return nil
+		}
+		if activity, ok := derivedActivity(process, job); ok {
+			encoded, _ := json.Marshal(activity)
+			return encoded
+		}
+	}
+	return nil
 }
 
 // setMetadataKey returns metadata with MetadataKey set to value (compact
@@ -532,7 +785,7 @@ func JobContextOf(job *rivertype.JobRow) (JobContext, error) {
 
 // metadataContextFields returns the fields of the job context in metadata,
 // for readers of single fields, which read a field the way migration
-// riverbpmn/016's SQL accessors do (JobContextOf reads strictly). found is
+// riverbpmn/028's SQL accessors do (JobContextOf reads strictly). found is
 // false when there is no context, or when it is an array that cannot be
 // parsed (no field can be read, as in SQL); err is a context that is neither
 // an array nor an object.

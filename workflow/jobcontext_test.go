@@ -1,6 +1,7 @@
 package workflow
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -349,12 +350,14 @@ func TestJobContextOfTamperedRow(t *testing.T) {
 
 func ptr[T any](v T) *T { return &v }
 
-// TestJobContextCompactForm: a context with every field set is stored as the
-// documented array and read back whole; the object form of older rows reads
-// the same; an array longer than the known fields is an error naming its
-// length; and migration riverbpmn/016's SQL accessors read every field of
-// the array as Go does, river_bpmn_ctx_object giving Go's object form.
-func TestJobContextCompactForm(t *testing.T) {
+// TestJobContextLabelledForm: a context with every field set is stored as
+// the documented labelled object and read back whole; the array of
+// migration riverbpmn/016 and the object of earlier migrations read the
+// same; the defaults the form leaves out read back; a malformed context is
+// an error naming the field; and migration riverbpmn/028's SQL accessors
+// read every field as Go does, river_bpmn_ctx_object giving Go's object
+// form.
+func TestJobContextLabelledForm(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	priority, exclusiveFlag := int64(-7), false
@@ -365,7 +368,9 @@ func TestJobContextCompactForm(t *testing.T) {
 	}
 	metadata, err := full.AddToMetadata([]byte(`{"mine": 1}`))
 	require.NoError(t, err)
-	require.JSONEq(t, `{"mine": 1, "bpmn": ["sub", "invoice", "approve", "invoice:approve", -7, false, "dep-7", "timer", "R3/PT1S", "acme", "top"]}`, string(metadata))
+	require.JSONEq(t, `{"mine": 1, "bpmn": {"instance": "sub", "root": "top", "process": "invoice",
+		"job": "invoice:approve", "priority": -7, "exclusive": false, "deployment": "dep-7", "type": "timer",
+		"retry": "R3/PT1S", "tenant": "acme"}}`, string(metadata), "the activity the job definition names is left out")
 	got, err := JobContextOf(&rivertype.JobRow{ID: 1, Metadata: metadata})
 	require.NoError(t, err)
 	require.Equal(t, full, got)
@@ -374,66 +379,125 @@ func TestJobContextCompactForm(t *testing.T) {
 	require.NoError(t, err)
 	got, err = JobContextOf(&rivertype.JobRow{ID: 2, Metadata: object})
 	require.NoError(t, err)
-	require.Equal(t, full, got, "the object form reads the same")
-
-	short := JobContext{ProcessInstanceID: "pi", ProcessDefinitionKey: "p"}
-	metadata, err = short.AddToMetadata(nil)
+	require.Equal(t, full, got, "the object form of migrations before 016 reads the same")
+	array, err := full.compactJSON()
 	require.NoError(t, err)
-	require.JSONEq(t, `{"bpmn": ["pi", "p"]}`, string(metadata), "trailing nulls and the root equal to the instance are left out")
+	got, err = JobContextOf(&rivertype.JobRow{ID: 2, Metadata: []byte(`{"bpmn": ` + string(array) + `}`)})
+	require.NoError(t, err)
+	require.Equal(t, full, got, "the array of migration 016 reads the same")
+
+	zero, yes := int64(0), true
+	defaults := JobContext{ProcessInstanceID: "pi", ProcessDefinitionKey: "p", Priority: &zero, Exclusive: &yes}
+	metadata, err = defaults.AddToMetadata(nil)
+	require.NoError(t, err)
+	require.JSONEq(t, `{"bpmn": {"instance": "pi", "process": "p"}}`, string(metadata),
+		"priority 0, exclusive with an instance and the root equal to the instance are left out")
+	got, err = JobContextOf(&rivertype.JobRow{ID: 3, Metadata: metadata})
+	require.NoError(t, err)
+	defaults.RootProcessInstanceID = "pi"
+	require.Equal(t, defaults, got, "what is left out reads back")
+
+	noActivity := JobContext{ProcessInstanceID: "pi", ProcessDefinitionKey: "p", JobDefinitionID: "p:x", Exclusive: &yes}
+	metadata, err = noActivity.addResolvedToMetadata(nil, true)
+	require.NoError(t, err)
+	require.JSONEq(t, `{"bpmn": {"instance": "pi", "process": "p", "job": "p:x", "activity": null, "priority": null}}`, string(metadata),
+		"an activity that would be derived is null when there is none; a resolved nil priority is null")
+	got, err = JobContextOf(&rivertype.JobRow{ID: 4, Metadata: metadata})
+	require.NoError(t, err)
+	noActivity.RootProcessInstanceID = "pi"
+	require.Equal(t, noActivity, got)
+
+	plain := JobContext{Priority: &priority, Exclusive: &yes}
+	metadata, err = plain.AddToMetadata(nil)
+	require.NoError(t, err)
+	require.JSONEq(t, `{"bpmn": {"priority": -7, "exclusive": true}}`, string(metadata), "exclusive without an instance is written")
 
 	called := JobContext{ProcessInstanceID: "sub", RootProcessInstanceID: "top", ParentProcessInstanceID: "mid", ProcessDefinitionKey: "p"}
 	metadata, err = called.AddToMetadata(nil)
 	require.NoError(t, err)
-	require.JSONEq(t, `{"bpmn": ["sub", "p", null, null, null, null, null, null, null, null, "top", "mid"]}`, string(metadata), "the parent comes last")
-	got, err = JobContextOf(&rivertype.JobRow{ID: 5, Metadata: metadata})
-	require.NoError(t, err)
-	require.Equal(t, called, got)
+	require.JSONEq(t, `{"bpmn": {"instance": "sub", "process": "p", "root": "top", "parent": "mid"}}`, string(metadata))
 
-	_, err = JobContextOf(&rivertype.JobRow{ID: 3, Metadata: []byte(`{"bpmn": ["pi", "p", null, null, 1, true, null, null, null, null, null, "x", "y"]}`)})
+	_, err = JobContextOf(&rivertype.JobRow{ID: 5, Metadata: []byte(`{"bpmn": ["pi", "p", null, null, 1, true, null, null, null, null, null, "x", "y"]}`)})
 	require.ErrorContains(t, err, "job context array has 13 elements, more than the 12 known fields")
-	_, err = JobContextOf(&rivertype.JobRow{ID: 4, Metadata: []byte(`{"bpmn": ["pi", "p", null, null, "high"]}`)})
+	_, err = JobContextOf(&rivertype.JobRow{ID: 6, Metadata: []byte(`{"bpmn": {"instance": "pi", "process": "p", "priority": "high"}}`)})
 	require.ErrorContains(t, err, `job context in metadata["bpmn"] is malformed`)
-	require.ErrorContains(t, err, "priority")
+	require.ErrorContains(t, err, `field "priority" (label "priority")`)
+	_, err = JobContextOf(&rivertype.JobRow{ID: 7, Metadata: []byte(`{"bpmn": {"instance": 7, "process": "p"}}`)})
+	require.ErrorContains(t, err, `field "process_instance_id" (label "instance")`)
 
 	engine, _ := testEngine(t)
 	full.ParentProcessInstanceID = "mid"
-	metadata, err = full.AddToMetadata(nil)
-	require.NoError(t, err)
-	var (
-		instance, definition, activity, jobDefinition, deployment, retryCycle, tenant, root, parent string
-		gotPriority                                                                                 int64
-		isExclusive, isTimer                                                                        bool
-		asObject                                                                                    string
-	)
-	require.NoError(t, engine.dbPool.QueryRow(ctx, engine.sql(`
-		SELECT /* TEMPLATE: schema */river_bpmn_ctx_instance($1), /* TEMPLATE: schema */river_bpmn_ctx_definition($1),
-			/* TEMPLATE: schema */river_bpmn_ctx_activity($1), /* TEMPLATE: schema */river_bpmn_ctx_job_definition($1),
-			/* TEMPLATE: schema */river_bpmn_ctx_deployment($1), /* TEMPLATE: schema */river_bpmn_ctx_retry_cycle($1),
-			/* TEMPLATE: schema */river_bpmn_ctx_tenant($1), /* TEMPLATE: schema */river_bpmn_ctx_root($1),
-			/* TEMPLATE: schema */river_bpmn_ctx_parent($1), /* TEMPLATE: schema */river_bpmn_ctx_priority($1), /* TEMPLATE: schema */river_bpmn_ctx_exclusive($1),
-			/* TEMPLATE: schema */river_bpmn_ctx_is_timer($1), /* TEMPLATE: schema */river_bpmn_ctx_object($1::jsonb -> 'bpmn')::text`),
-		metadata).Scan(&instance, &definition, &activity, &jobDefinition, &deployment, &retryCycle, &tenant, &root, &parent,
-		&gotPriority, &isExclusive, &isTimer, &asObject))
-	require.Equal(t, []string{"sub", "invoice", "approve", "invoice:approve", "dep-7", "R3/PT1S", "acme", "top", "mid"},
-		[]string{instance, definition, activity, jobDefinition, deployment, retryCycle, tenant, root, parent})
-	require.Equal(t, priority, gotPriority)
-	require.False(t, isExclusive)
-	require.True(t, isTimer)
-	want, err := json.Marshal(full)
-	require.NoError(t, err)
-	require.JSONEq(t, string(want), asObject, "river_bpmn_ctx_object gives Go's object form")
+	contexts := map[string]JobContext{"full": full, "defaults": defaults, "noActivity": noActivity, "plain": plain, "called": called}
+	for name, jc := range contexts {
+		metadata, err = jc.addResolvedToMetadata(nil, true)
+		require.NoError(t, err)
+		want, err := JobContextOf(&rivertype.JobRow{ID: 8, Metadata: metadata})
+		require.NoError(t, err)
+		var (
+			instance, definition, activity, jobDefinition, deployment, retryCycle, tenant, root, parent *string
+			gotPriority                                                                                 int64
+			isExclusive                                                                                 *bool
+			isTimer                                                                                     bool
+			asObject                                                                                    string
+		)
+		require.NoError(t, engine.dbPool.QueryRow(ctx, engine.sql(`
+			SELECT /* TEMPLATE: schema */river_bpmn_ctx_instance($1), /* TEMPLATE: schema */river_bpmn_ctx_definition($1),
+				/* TEMPLATE: schema */river_bpmn_ctx_activity($1), /* TEMPLATE: schema */river_bpmn_ctx_job_definition($1),
+				/* TEMPLATE: schema */river_bpmn_ctx_deployment($1), /* TEMPLATE: schema */river_bpmn_ctx_retry_cycle($1),
+				/* TEMPLATE: schema */river_bpmn_ctx_tenant($1), /* TEMPLATE: schema */river_bpmn_ctx_root($1),
+				/* TEMPLATE: schema */river_bpmn_ctx_parent($1), /* TEMPLATE: schema */river_bpmn_ctx_priority($1),
+				/* TEMPLATE: schema */river_bpmn_ctx_exclusive($1),
+				/* TEMPLATE: schema */river_bpmn_ctx_is_timer($1), /* TEMPLATE: schema */river_bpmn_ctx_object($1::jsonb -> 'bpmn')::text`),
+			metadata).Scan(&instance, &definition, &activity, &jobDefinition, &deployment, &retryCycle, &tenant, &root, &parent,
+			&gotPriority, &isExclusive, &isTimer, &asObject))
+		str := func(s *string) string {
+			if s == nil {
+				return ""
+			}
+			return *s
+		}
+		stored := want.stored()
+		require.Equal(t, []string{want.ProcessInstanceID, want.ProcessDefinitionKey, want.ActivityID, want.JobDefinitionID,
+			want.DeploymentID, want.RetryCycle, want.TenantID, stored.RootProcessInstanceID, want.ParentProcessInstanceID},
+			[]string{str(instance), str(definition), str(activity), str(jobDefinition), str(deployment), str(retryCycle),
+				str(tenant), str(root), str(parent)}, name)
+		wantPriority := int64(0)
+		if want.Priority != nil {
+			wantPriority = *want.Priority
+		}
+		require.Equal(t, wantPriority, gotPriority, name)
+		require.Equal(t, want.Exclusive != nil && *want.Exclusive, isExclusive != nil && *isExclusive, name)
+		require.Equal(t, want.JobType == JobTypeTimer, isTimer, name)
+		wantObject, err := json.Marshal(stored)
+		require.NoError(t, err)
+		if stored.ProcessDefinitionKey == "" { // json.Marshal writes it empty; no stored form holds it so
+			wantObject = bytes.Replace(wantObject, []byte(`"process_definition_key":"",`), nil, 1)
+			wantObject = bytes.Replace(wantObject, []byte(`,"process_definition_key":""`), nil, 1)
+		}
+		require.JSONEq(t, string(wantObject), asObject, "%s: river_bpmn_ctx_object gives Go's object form", name)
+
+		// The field reader of single fields (exclusive key, retry cycle,
+		// telemetry) reads as the accessors do.
+		fields, found, err := metadataContextFields(metadata)
+		require.NoError(t, err)
+		require.True(t, found)
+		require.Equal(t, isExclusive != nil && *isExclusive, string(fields.field("exclusive")) == "true", name)
+		if activity != nil {
+			require.JSONEq(t, fmt.Sprintf("%q", *activity), string(fields.field("activity_id")), name)
+		} else {
+			require.Nil(t, fields.field("activity_id"), name)
+		}
+	}
 
 	// The priority accessor reads integers in bigint's range, 0 otherwise.
 	for value, want := range map[string]int64{
 		"7": 7, "-7": -7, "1e2": 100, "1.0": 0, "1.5": 0, `"7"`: 0, "true": 0, "null": 0, "1e30": 0,
 		"9223372036854775807": 9223372036854775807, "-9223372036854775808": -9223372036854775808, "9223372036854775808": 0,
 	} {
-		for _, form := range []string{`{"bpmn": [null, "p", null, null, %s]}`, `{"bpmn": {"priority": %s}}`} {
-			var got int64
-			require.NoError(t, engine.dbPool.QueryRow(ctx, engine.sql(`SELECT /* TEMPLATE: schema */river_bpmn_ctx_priority($1::jsonb)`),
-				fmt.Sprintf(form, value)).Scan(&got))
-			require.Equal(t, want, got, form, value)
-		}
+		var got int64
+		require.NoError(t, engine.dbPool.QueryRow(ctx, engine.sql(`SELECT /* TEMPLATE: schema */river_bpmn_ctx_priority($1::jsonb)`),
+			fmt.Sprintf(`{"bpmn": {"process": "p", "priority": %s}}`, value)).Scan(&got))
+		require.Equal(t, want, got, value)
 	}
 }
 

@@ -22,6 +22,10 @@ import (
 // which made the job context a JSON array.
 const compactContextVersion = 16
 
+// labelledContextVersion is the version of migration 028_labelled_job_context,
+// which made it the labelled object.
+const labelledContextVersion = 28
+
 // insertObjectFormJobs inserts n available exclArgs jobs in the object form
 // of the job context, as clients before migration riverbpmn/016 stored it,
 // by raw SQL (this build cannot write that form): job i belongs to instance
@@ -93,7 +97,7 @@ func TestCompactJobContextUpgrade(t *testing.T) {
 	})
 
 	time.Sleep(200 * time.Millisecond) // the clients run (their fetches fail) before the migration
-	res, err := MigrateUp(ctx, pool, &MigrateOpts{Schema: schema})
+	res, err := MigrateUp(ctx, pool, &MigrateOpts{Schema: schema, TargetVersion: labelledContextVersion - 1})
 	require.NoError(t, err)
 	require.True(t, slices.ContainsFunc(res.BPMN.Versions, func(v rivermigrate.MigrateVersion) bool { return v.Version == compactContextVersion }),
 		"migrated through %d", compactContextVersion)

@@ -235,7 +235,7 @@ func (e *Engine) prepareInsert(ctx context.Context, params *rivertype.JobInsertP
 	if err != nil {
 		return err
 	}
-	params.Metadata, err = jc.AddToMetadata(params.Metadata)
+	params.Metadata, err = jc.addResolvedToMetadata(params.Metadata, e.labelledContext(ctx))
 	return err
 }
 

@@ -116,9 +116,10 @@ func TestPriorityPrecedence(t *testing.T) {
 	t.Run("VisibleInRiverUIMetadata", func(t *testing.T) {
 		res, err := client.Insert(ctx, paymentArgs{CustomerStatus: "VIP"}, defContext("pi-3", "charge").InsertOpts())
 		require.NoError(t, err)
-		// The compact form, in the documented order; the root is left out: a
-		// top-level instance is its own root.
-		require.JSONEq(t, `{"bpmn": ["pi-3", "order", "charge", "charge", 10, true, "dep-1"]}`, string(res.Job.Metadata))
+		// The labelled form; the root is left out (a top-level instance is
+		// its own root), and exclusive, true by default with an instance.
+		require.JSONEq(t, `{"bpmn": {"instance": "pi-3", "process": "order", "activity": "charge", "job": "charge",
+			"priority": 10, "deployment": "dep-1"}}`, string(res.Job.Metadata))
 		jc, err := JobContextOf(res.Job)
 		require.NoError(t, err)
 		require.Equal(t, "pi-3", jc.RootProcessInstanceID, "read back, a top-level instance is its own root")
@@ -128,7 +129,8 @@ func TestPriorityPrecedence(t *testing.T) {
 		called.RootProcessInstanceID = "pi-top"
 		res, err = client.Insert(ctx, paymentArgs{CustomerStatus: "VIP"}, called.InsertOpts())
 		require.NoError(t, err)
-		require.JSONEq(t, `{"bpmn": ["pi-4", "order", "charge", "charge", 10, true, "dep-1", null, null, null, "pi-top"]}`, string(res.Job.Metadata))
+		require.JSONEq(t, `{"bpmn": {"instance": "pi-4", "process": "order", "activity": "charge", "job": "charge",
+			"priority": 10, "deployment": "dep-1", "root": "pi-top"}}`, string(res.Job.Metadata))
 		jc, err = JobContextOf(res.Job)
 		require.NoError(t, err)
 		require.Equal(t, "pi-top", jc.RootProcessInstanceID)

@@ -90,13 +90,15 @@ func TestRawRows(t *testing.T) {
 		}
 		id := insertRawJob(ctx, t, engine, `{"bpmn": null}`, "available")
 		require.NoError(t, engine.SetJobPriority(ctx, id, 5), "an object with a malformed context gets one")
-		require.JSONEq(t, `{"bpmn": [null, null, null, null, 5]}`, rawMetadata(ctx, t, engine, id), "in the compact form")
+		require.JSONEq(t, `{"bpmn": {"priority": 5}}`, rawMetadata(ctx, t, engine, id), "in the labelled form")
 		id = insertRawJob(ctx, t, engine, `{"bpmn": {"process_instance_id": "pi", "priority": 1}}`, "available")
 		require.NoError(t, engine.SetJobPriority(ctx, id, 5))
-		require.JSONEq(t, `{"bpmn": {"process_instance_id": "pi", "priority": 5}}`, rawMetadata(ctx, t, engine, id), "an object-form context keeps its form")
+		require.JSONEq(t, `{"bpmn": {"instance": "pi", "exclusive": false, "priority": 5}}`, rawMetadata(ctx, t, engine, id),
+			"an object of the form before migration 016, rewritten on insert (without exclusive: not exclusive)")
 		id = insertRawJob(ctx, t, engine, `{"bpmn": ["pi", "p"]}`, "available")
 		require.NoError(t, engine.SetJobPriority(ctx, id, 5))
-		require.JSONEq(t, `{"bpmn": ["pi", "p", null, null, 5]}`, rawMetadata(ctx, t, engine, id), "a short array is padded")
+		require.JSONEq(t, `{"bpmn": {"instance": "pi", "process": "p", "exclusive": false, "priority": 5}}`, rawMetadata(ctx, t, engine, id),
+			"an array of migration 016, rewritten on insert")
 	})
 
 	t.Run("JobIncidentsNotFound", func(t *testing.T) {

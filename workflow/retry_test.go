@@ -131,7 +131,7 @@ func TestRetryCycleAtInsert(t *testing.T) {
 			}
 			require.Equal(t, forms[id].maxAttempts, res.Job.MaxAttempts, id)
 			require.Equal(t, forms[id].stored, jc.RetryCycle, id)
-			require.Contains(t, string(res.Job.Metadata), fmt.Sprintf(`null, %q]`, forms[id].stored), "readable in River UI, at its place")
+			require.Contains(t, string(res.Job.Metadata), fmt.Sprintf(`"retry": %q`, forms[id].stored), "readable in River UI, labelled")
 		}
 	})
 

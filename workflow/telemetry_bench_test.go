@@ -2,6 +2,7 @@ package workflow
 
 import (
 	"context"
+	"encoding/json"
 	"syscall"
 	"testing"
 	"time"
@@ -18,7 +19,11 @@ import (
 // function). Sub-benchmarks: no meter provider ("off": the global no-ops),
 // and an SDK meter provider for a job with a job context that takes no
 // exclusive key ("sdk"), one that takes a key ("sdk-exclusive": two more
-// histograms and a clock read), and a plain River job ("sdk-plain"). The
+// histograms and a clock read), and a plain River job ("sdk-plain"). Job
+// contexts are in the labelled form, as the middleware writes them; the
+// "-array" variants carry the array form of earlier versions, and
+// "sdk-object" the object form of migrations before riverbpmn/016 (read the
+// general way). The
 // cpu-ns/op figure is the process's CPU time per job (garbage collection
 // included), the one that holds on a loaded machine; divide it by a job's
 // whole cost for the share (riverbpmn bench at the 1 ms cooldown runs about
@@ -26,14 +31,25 @@ import (
 // the database's included).
 func BenchmarkTelemetryPerJob(b *testing.B) {
 	ctx := context.Background()
-	makeJobs := func(b *testing.B, jc *JobContext) []*rivertype.JobRow {
+	makeJobs := func(b *testing.B, jc *JobContext, form string) []*rivertype.JobRow {
 		b.Helper()
 		jobs := make([]*rivertype.JobRow, 10)
 		for i := range jobs {
 			metadata := []byte(`{}`)
 			if jc != nil {
+				var stored []byte
 				var err error
-				metadata, err = jc.AddToMetadata(nil)
+				switch form {
+				case "labelled":
+					stored, err = jc.labelledJSON(true)
+				case "array":
+					stored, err = jc.compactJSON()
+				case "object":
+					type jobContext JobContext // json.Marshal wrote this form
+					stored, err = json.Marshal((*jobContext)(jc))
+				}
+				require.NoError(b, err)
+				metadata, err = setMetadataKey(nil, stored)
 				require.NoError(b, err)
 			}
 			attempted := time.Now()
@@ -41,8 +57,9 @@ func BenchmarkTelemetryPerJob(b *testing.B) {
 		}
 		return jobs
 	}
-	exclusiveYes := true
-	withContext := &JobContext{ProcessInstanceID: "order-4711", ProcessDefinitionKey: "order", ActivityID: "charge", JobDefinitionID: "charge-async", TenantID: "acme", RetryCycle: "R3/PT5M"}
+	exclusiveNo, exclusiveYes := false, true
+	// Resolved contexts, as the middleware writes them (exclusive is set).
+	withContext := &JobContext{ProcessInstanceID: "order-4711", ProcessDefinitionKey: "order", ActivityID: "charge", JobDefinitionID: "charge-async", TenantID: "acme", RetryCycle: "R3/PT5M", Exclusive: &exclusiveNo}
 	withKey := *withContext
 	withKey.Exclusive = &exclusiveYes
 	work := func(context.Context) error { return nil }
@@ -75,10 +92,13 @@ func BenchmarkTelemetryPerJob(b *testing.B) {
 		var rm metricdata.ResourceMetrics
 		require.NoError(b, reader.Collect(ctx, &rm))
 	}
-	b.Run("off", func(b *testing.B) { run(b, &Config{}, makeJobs(b, &withKey)) })
-	b.Run("sdk", func(b *testing.B) { sdk(b, makeJobs(b, withContext)) })
-	b.Run("sdk-exclusive", func(b *testing.B) { sdk(b, makeJobs(b, &withKey)) })
-	b.Run("sdk-plain", func(b *testing.B) { sdk(b, makeJobs(b, nil)) })
+	b.Run("off", func(b *testing.B) { run(b, &Config{}, makeJobs(b, &withKey, "labelled")) })
+	b.Run("sdk", func(b *testing.B) { sdk(b, makeJobs(b, withContext, "labelled")) })
+	b.Run("sdk-array", func(b *testing.B) { sdk(b, makeJobs(b, withContext, "array")) })
+	b.Run("sdk-object", func(b *testing.B) { sdk(b, makeJobs(b, withContext, "object")) })
+	b.Run("sdk-exclusive", func(b *testing.B) { sdk(b, makeJobs(b, &withKey, "labelled")) })
+	b.Run("sdk-exclusive-array", func(b *testing.B) { sdk(b, makeJobs(b, &withKey, "array")) })
+	b.Run("sdk-plain", func(b *testing.B) { sdk(b, makeJobs(b, nil, "labelled")) })
 }
 
 // cpuTime is the process's user and system CPU time so far.

@@ -1,10 +1,12 @@
 package workflow
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -384,41 +386,53 @@ func TestTelemetryOffRecordsNothing(t *testing.T) {
 
 // With an SDK meter provider, once a series has been seen, measuring a
 // job allocates nothing: its fetch, its span hook and its work, for a job
-// with a key and for a retried failure; with no provider either.
+// with a key and for a retried failure; with no provider either. The job
+// carries its context as the middleware writes it (the labelled form, the
+// key from its default exclusive flag), and in the array form of earlier
+// versions.
 func TestTelemetryPerJobAllocatesNothing(t *testing.T) {
 	ctx := context.Background()
 	exclusiveYes := true
-	metadata, err := JobContext{ProcessInstanceID: "order-4711", ProcessDefinitionKey: "order", JobDefinitionID: "charge-async", RetryCycle: "R3/PT5M", Exclusive: &exclusiveYes}.AddToMetadata(nil)
+	jc := JobContext{ProcessInstanceID: "order-4711", ProcessDefinitionKey: "order", ActivityID: "charge", JobDefinitionID: "order:charge", RetryCycle: "R3/PT5M", Exclusive: &exclusiveYes}
+	labelled, err := jc.addResolvedToMetadata(nil, true)
 	require.NoError(t, err)
-	attempted := time.Now()
-	job := &rivertype.JobRow{ID: 1, Kind: "charge_card", Queue: "default", Attempt: 1, MaxAttempts: 3, Metadata: metadata, ScheduledAt: attempted.Add(-time.Second), AttemptedAt: &attempted}
-	jobs := []*rivertype.JobRow{job, job, job}
-	failure := errors.New("fails")
-	for _, withProvider := range []bool{false, true} {
-		config := &Config{}
-		tr := newTelReader(t)
-		if withProvider {
-			config.Telemetry.MeterProvider = tr.provider
-		}
-		engine, err := NewEngine(nil, config)
-		require.NoError(t, err)
-		hook, ok := engine.telHook.(rivertype.HookWorkBegin)
-		require.True(t, ok)
-		measure := func() {
-			engine.tel.Fetched(ctx, "default", telemetry.OrderRiver, jobs)
-			_ = hook.WorkBegin(ctx, job)
-			_ = engine.tel.Work(ctx, job, func(context.Context) error { return nil })
-			_ = engine.tel.Work(ctx, job, func(context.Context) error { return failure })
-		}
-		measure() // the first measurement of each series makes it
-		// AllocsPerRun measures once more before its 100 runs.
-		require.Zero(t, testing.AllocsPerRun(100, measure), "provider: %t", withProvider)
-		if withProvider {
-			metrics := tr.collect(t)
-			require.Equal(t, int64(3*102), sum(metrics[telemetry.NameJobsTaken]))
-			require.Equal(t, int64(102), sum(metrics[telemetry.NameRetries], telemetry.AttrRetryCycle.String("R3/PT5M")))
-			count, _ := histogram(metrics[telemetry.NameKeyHeld])
-			require.Equal(t, uint64(2*102), count)
+	require.JSONEq(t, `{"bpmn": {"instance": "order-4711", "process": "order", "job": "order:charge", "priority": null, "retry": "R3/PT5M"}}`, string(labelled),
+		"the labelled form, exclusive and activity left out")
+	array, err := jc.compactJSON()
+	require.NoError(t, err)
+	array, err = setMetadataKey(nil, array)
+	require.NoError(t, err)
+	for _, metadata := range [][]byte{labelled, array} {
+		attempted := time.Now()
+		job := &rivertype.JobRow{ID: 1, Kind: "charge_card", Queue: "default", Attempt: 1, MaxAttempts: 3, Metadata: metadata, ScheduledAt: attempted.Add(-time.Second), AttemptedAt: &attempted}
+		jobs := []*rivertype.JobRow{job, job, job}
+		failure := errors.New("fails")
+		for _, withProvider := range []bool{false, true} {
+			config := &Config{}
+			tr := newTelReader(t)
+			if withProvider {
+				config.Telemetry.MeterProvider = tr.provider
+			}
+			engine, err := NewEngine(nil, config)
+			require.NoError(t, err)
+			hook, ok := engine.telHook.(rivertype.HookWorkBegin)
+			require.True(t, ok)
+			measure := func() {
+				engine.tel.Fetched(ctx, "default", telemetry.OrderRiver, jobs)
+				_ = hook.WorkBegin(ctx, job)
+				_ = engine.tel.Work(ctx, job, func(context.Context) error { return nil })
+				_ = engine.tel.Work(ctx, job, func(context.Context) error { return failure })
+			}
+			measure() // the first measurement of each series makes it
+			// AllocsPerRun measures once more before its 100 runs.
+			require.Zero(t, testing.AllocsPerRun(100, measure), "provider: %t, metadata %s", withProvider, metadata)
+			if withProvider {
+				metrics := tr.collect(t)
+				require.Equal(t, int64(3*102), sum(metrics[telemetry.NameJobsTaken], telemetry.AttrJobDefinition.String("order:charge")))
+				require.Equal(t, int64(102), sum(metrics[telemetry.NameRetries], telemetry.AttrRetryCycle.String("R3/PT5M")))
+				count, _ := histogram(metrics[telemetry.NameKeyHeld])
+				require.Equal(t, uint64(2*102), count, "metadata %s", metadata)
+			}
 		}
 	}
 }
@@ -440,8 +454,10 @@ func (c countingJobs) Class(job *rivertype.JobRow) telemetry.Class {
 	return c.telemetryJobs.Class(job)
 }
 
-// jobIdentity's and jobClass's compact fast path read what the general
-// reader reads, whatever the metadata around the context.
+// jobIdentity's and jobClass's one-pass reader (readJobContext) reads what
+// the general reader reads, for every stored form of the job context and
+// whatever the metadata around it, and reads the labelled and array forms
+// itself unless a string has escapes.
 func TestTelemetryJobIdentity(t *testing.T) {
 	engines := telemetryIdentityEngines(t)
 	engine := engines[0]
@@ -449,60 +465,156 @@ func TestTelemetryJobIdentity(t *testing.T) {
 	exclusiveNo, exclusiveYes := false, true
 	contexts := []JobContext{
 		{ProcessInstanceID: "order-4711", ProcessDefinitionKey: "order", ActivityID: "charge", JobDefinitionID: "charge-async", TenantID: "acme", RetryCycle: "R3/PT5M", Priority: &priority, Exclusive: &exclusiveYes},
-		{ProcessInstanceID: "sub-1", RootProcessInstanceID: "root-1", ProcessDefinitionKey: "order", JobType: JobTypeTimer, Exclusive: &exclusiveYes},
+		{ProcessInstanceID: "sub-1", RootProcessInstanceID: "root-1", ParentProcessInstanceID: "mid-1", ProcessDefinitionKey: "order", JobType: JobTypeTimer, Exclusive: &exclusiveYes},
 		{ProcessInstanceID: "order, with a comma", ProcessDefinitionKey: "order", Exclusive: &exclusiveNo},
 		{ProcessInstanceID: `quote " and \ backslash`, ProcessDefinitionKey: "order"},
 		{ProcessInstanceID: "commande-été", ProcessDefinitionKey: "commande", TenantID: "société", Exclusive: &exclusiveYes},
 		{ProcessDefinitionKey: "order"},
+		// The activity left out (derived from the job definition), and
+		// stored as null when empty.
+		{ProcessInstanceID: "pi-1", ProcessDefinitionKey: "order", ActivityID: "reserve", JobDefinitionID: "order:reserve", DeploymentID: "dep-1", JobType: JobTypeAsync, Exclusive: &exclusiveYes},
+		{ProcessInstanceID: "pi-1", ProcessDefinitionKey: "order", JobDefinitionID: "order:reserve", Exclusive: &exclusiveNo},
+		{ProcessDefinitionKey: "order", JobDefinitionID: "order:start", JobType: JobTypeTimer, Exclusive: &exclusiveYes}, // exclusive without an instance
+		{Priority: &priority, RetryCycle: "R1/PT1S"},
 	}
 	for _, jc := range contexts {
-		for _, around := range []string{``, `{"other": {"bpmn": [1]}, "x": "\"bpmn\":[\"no\"]"}`, `{"z": [{"a": "}"}, 1.5e3, null], "y": "]"}`} {
-			metadata, err := jc.AddToMetadata([]byte(around))
-			require.NoError(t, err)
-			for _, e := range engines {
-				requireTelemetryIdentityAsGeneral(t, e, metadata)
+		labelled, err := jc.labelledJSON(false)
+		require.NoError(t, err)
+		resolved, err := jc.labelledJSON(true)
+		require.NoError(t, err)
+		array, err := jc.compactJSON()
+		require.NoError(t, err)
+		for _, stored := range []json.RawMessage{labelled, resolved, array} {
+			for _, around := range []string{``, `{"other": {"bpmn": [1]}, "x": "\"bpmn\":[\"no\"]"}`, `{"z": [{"a": "}"}, 1.5e3, null], "y": "]"}`} {
+				metadata, err := setMetadataKey([]byte(around), stored)
+				require.NoError(t, err)
+				for _, e := range engines {
+					requireTelemetryIdentityAsGeneral(t, e, metadata)
+				}
+				var c contextText
+				found, ok := readJobContext(metadata, &c)
+				require.Equal(t, !bytes.ContainsRune(stored, '\\'), ok, "read in one pass unless escaped: %s", metadata)
+				require.Equal(t, ok, found, "%s", metadata)
+				got := engine.jobIdentity(&rivertype.JobRow{Metadata: metadata})
+				require.True(t, got.HasContext)
+				require.Equal(t, jc.ProcessInstanceID, got.ProcessInstanceID)
+				require.Equal(t, jc.ActivityID, got.ActivityID, "%s", metadata)
+				require.Equal(t, jc.TenantID, got.TenantID)
 			}
-			got := engine.jobIdentity(&rivertype.JobRow{Metadata: metadata})
-			require.True(t, got.HasContext)
-			require.Equal(t, jc.ProcessInstanceID, got.ProcessInstanceID)
-			require.Equal(t, jc.TenantID, got.TenantID)
 		}
 	}
-	for _, metadata := range []string{
+	// read says whether readJobContext reads the metadata itself (true) or
+	// leaves it to the general reader.
+	for metadata, read := range map[string]bool{
 		// As River's jsonb column gives it back: spaces after colons and commas.
-		`{"bpmn": ["pi-1", "order", "task", "order:task", 50, true, null, "timer", "R1/PT1S", "acme"], "river:log": [{"log": "x"}]}`,
-		`{"bpmn": {"process_instance_id": "pi-1", "process_definition_key": "order", "exclusive": true}}`, // the object form of earlier migrations
-		`{"bpmn": ["pi-1", "order"], "bpmn": null}`, // the last of duplicate keys
-		`{"bpmn": null, "bpmn": ["pi-2", "order", null, "d"]}`,
-		`{"bp\u006dn": ["pi-1", "order"]}`, // a key with escapes
-		`{"bpmn": ["pi-1", "order", "a", "d", 1, true, "dep", "async", "R1/PT1S", "t", "root", "extra", 12]}`,
-		`{"bpmn": []}`, `{"bpmn": 5}`, `{"bpmn": "pi-1"}`, `{"bpmn": [["nested"]]}`, `{"bpmn": [1, 2, 3, 4, 5, "true"]}`,
-		`{"a": 1}`, `{"bpmn": null}`, `{}`, `[]`, `"bpmn"`, `null`,
+		`{"bpmn": ["pi-1", "order", "task", "order:task", 50, true, null, "timer", "R1/PT1S", "acme"], "river:log": [{"log": "x"}]}`:                                                  true,
+		`{"bpmn": {"instance": "pi-1", "process": "order", "job": "order:task", "priority": 50, "type": "timer", "retry": "R1/PT1S", "tenant": "acme"}, "river:log": [{"log": "x"}]}`: true,
+		// The labelled form: labels in any order, spacing, defaults, null.
+		`{"bpmn": {"tenant": "acme", "job": "order:task", "process": "order", "instance": "pi-1"}}`:              true,
+		`{"bpmn":{"instance":"pi-1","process":"order","exclusive":false}}`:                                       true,
+		`{"bpmn" : { "instance" : "pi-1" , "process" : "order" , "exclusive" : null } }`:                         true,
+		`{"bpmn": {"instance": null, "process": "order"}}`:                                                       true,
+		`{"bpmn": {"process": "order", "exclusive": true}}`:                                                      true,
+		`{"bpmn": {"process": "order", "job": "order:task", "activity": null}}`:                                  true,
+		`{"bpmn": {"process": "order", "job": "order:task", "activity": "other"}}`:                               true,
+		`{"bpmn": {"process": "order", "job": "order:"}}`:                                                        true,
+		`{"bpmn": {"process": "order", "job": "orders:task"}}`:                                                   true,
+		`{"bpmn": {"process": "order", "job": "order"}}`:                                                         true,
+		`{"bpmn": {"process": "", "job": ":task"}}`:                                                              true,
+		`{"bpmn": {"process": 5, "job": "5:task"}}`:                                                              true,
+		`{"bpmn": {"process": null, "job": "order:task"}}`:                                                       true,
+		`{"bpmn": {"job": "order:task"}}`:                                                                        true,
+		`{"bpmn": {"process": "order", "job": null}}`:                                                            true,
+		`{"bpmn": {"instance": "sub-1", "root": "root-1", "parent": "root-1", "process": "order"}}`:              true,
+		`{"bpmn": {"instance": "pi-1", "root": null, "priority": null, "deployment": "dep-1", "type": "timer"}}`: true,
+		`{"bpmn": {"instance": "pi-1", "instance": null, "process": "order"}}`:                                   true, // the last of duplicate labels
+		`{"bpmn": {"instance": null, "instance": "pi-2", "exclusive": true, "exclusive": false}}`:                true,
+		`{"bpmn": {"instance": 7, "tenant": true, "retry": -1.5e3, "type": false}}`:                              true,
+		`{"bpmn": {}}`: true,
+		`{"bpmn": {"instance": "pi-1"}, "bpmn": ["pi-2", "order"]}`: true,
+		`{"bpmn": ["pi-2", "order"], "bpmn": {"instance": "pi-1"}}`: true,
+		`{"bpmn": {"instance": "pi-1"}, "bpmn": null}`:              true,
+		`{"bpmn": null, "bpmn": {"instance": "pi-1"}}`:              true,
+		// The object form of earlier migrations, alone or mixed with labels.
+		`{"bpmn": {"process_instance_id": "pi-1", "process_definition_key": "order", "exclusive": true}}`: false,
+		`{"bpmn": {"process_instance_id": "pi-1"}}`:                                                       false,
+		`{"bpmn": {"instance": "pi-1", "process_instance_id": "pi-2", "process": "order"}}`:               false,
+		`{"bpmn": {"instance": "pi-1", "activity_id": "task", "process": "order", "job": "order:x"}}`:     false,
+		`{"bpmn": {"instance": "pi-1", "a_later_label": "x"}}`:                                            false,
+		`{"bpmn": {"instance": "a\"b", "process": "order"}}`:                                              false, // escapes
+		`{"bpmn": {"inst\u0061nce": "pi-1"}}`:                                                             false,
+		`{"bpmn": {"instance": "pi-1", "tenant": {"id": "acme"}}}`:                                        false, // not a plain value
+		`{"bpmn": {"instance": "pi-1", "tenant": ["acme"]}}`:                                              false,
+		"{\"bpmn\": {\"instance\": \"pi-\xff\"}}":                                                         false, // not UTF-8
+		// The array form.
+		`{"bpmn": ["pi-1", "order"], "bpmn": null}`:                                                           true, // the last of duplicate keys
+		`{"bpmn": null, "bpmn": ["pi-2", "order", null, "d"]}`:                                                true,
+		`{"bp\u006dn": ["pi-1", "order"]}`:                                                                    true,  // a key with escapes: no context, to both readers
+		`{"\u0062pmn": ["pi-2"], "bpmn": {"instance": "pi-1"}}`:                                               false, // a key with escapes and a context
+		`{"bpmn": ["pi-1", "order", "a", "d", 1, true, "dep", "async", "R1/PT1S", "t", "root", "extra", 12]}`: true,
+		`{"bpmn": []}`: true, `{"bpmn": 5}`: false, `{"bpmn": "pi-1"}`: false, `{"bpmn": [["nested"]]}`: false, `{"bpmn": [1, 2, 3, 4, 5, "true"]}`: true,
+		`{"a": 1}`: true, `{"bpmn": null}`: true, `{}`: true, `[]`: true, `"bpmn"`: false, `null`: true,
 	} {
 		for _, e := range engines {
 			requireTelemetryIdentityAsGeneral(t, e, []byte(metadata))
 		}
+		var c contextText
+		_, ok := readJobContext([]byte(metadata), &c)
+		require.Equal(t, read, ok, "read in one pass: %s", metadata)
 	}
 	legacy := []byte(`{"bpmn": {"process_instance_id": "pi-1", "process_definition_key": "order", "exclusive": true}}`)
 	require.Equal(t, "pi-1", engine.jobIdentity(&rivertype.JobRow{Metadata: legacy}).ExclusiveKey, "the object form of earlier migrations")
 	require.True(t, engine.jobClass(&rivertype.JobRow{Metadata: legacy}).Exclusive)
 	require.Equal(t, telemetry.Identity{}, engine.jobIdentity(&rivertype.JobRow{Metadata: []byte(`{"a": 1}`)}))
 	require.Equal(t, telemetry.Identity{}, engine.jobIdentity(&rivertype.JobRow{Metadata: []byte(`{"bpmn": null}`)}))
+	wantClass := telemetry.Class{HasContext: true, Timer: true, Exclusive: true, JobDefinitionID: []byte("order:a"),
+		ProcessDefinitionKey: []byte("order"), TenantID: []byte("acme"), RetryCycle: []byte("R1/PT1S")}
 	class := engine.jobClass(&rivertype.JobRow{Metadata: []byte(`{"bpmn": ["pi-1", "order", "a", "order:a", null, true, null, "timer", "R1/PT1S", "acme"]}`)})
-	require.Equal(t, telemetry.Class{HasContext: true, Timer: true, Exclusive: true, JobDefinitionID: []byte("order:a"),
-		ProcessDefinitionKey: []byte("order"), TenantID: []byte("acme"), RetryCycle: []byte("R1/PT1S")}, class)
+	require.Equal(t, wantClass, class)
+	// The same in the labelled form: exclusive by default, the activity
+	// derived from the job definition.
+	labelled := []byte(`{"bpmn": {"retry": "R1/PT1S", "type": "timer", "tenant": "acme", "job": "order:a", "process": "order", "instance": "pi-1"}}`)
+	require.Equal(t, wantClass, engine.jobClass(&rivertype.JobRow{Metadata: labelled}))
+	require.Equal(t, telemetry.Identity{HasContext: true, ProcessInstanceID: "pi-1", ActivityID: "a", JobDefinitionID: "order:a", ProcessDefinitionKey: "order",
+		TenantID: "acme", RetryCycle: "R1/PT1S", Timer: true, ExclusiveKey: "pi-1"}, engine.jobIdentity(&rivertype.JobRow{Metadata: labelled}))
+	notExclusive := []byte(`{"bpmn": {"instance": "pi-1", "process": "order", "exclusive": null}}`)
+	require.False(t, engine.jobClass(&rivertype.JobRow{Metadata: notExclusive}).Exclusive, "null: not set")
 
 	for position, name := range map[int]string{processInstancePosition: "process_instance_id", processDefinitionPosition: "process_definition_key",
-		jobDefinitionPosition: "job_definition_id", exclusivePosition: "exclusive", jobTypePosition: "job_type", retryCyclePosition: "retry_cycle",
-		tenantPosition: "tenant_id", rootProcessInstancePosition: "root_process_instance_id"} {
+		activityPosition: "activity_id", jobDefinitionPosition: "job_definition_id", exclusivePosition: "exclusive", jobTypePosition: "job_type",
+		retryCyclePosition: "retry_cycle", tenantPosition: "tenant_id", rootProcessInstancePosition: "root_process_instance_id"} {
 		require.Equal(t, name, compactFields[position])
 	}
+	require.Equal(t, "exclusive", contextLabels[exclusivePosition], "read by its JSON name and its label alike")
 
-	// The compact form is read without allocating.
-	metadata, err := contexts[0].AddToMetadata([]byte(`{"river:log": [{"log": "x"}]}`))
-	require.NoError(t, err)
-	job := &rivertype.JobRow{Metadata: metadata}
-	require.Zero(t, testing.AllocsPerRun(100, func() { _ = engine.jobClass(job) }))
+	// Both forms are read without allocating.
+	for _, jc := range contexts[:1] {
+		labelled, err := jc.AddToMetadata([]byte(`{"river:log": [{"log": "x"}]}`))
+		require.NoError(t, err)
+		array, err := jc.compactJSON()
+		require.NoError(t, err)
+		array, err = setMetadataKey([]byte(`{"river:log": [{"log": "x"}]}`), array)
+		require.NoError(t, err)
+		for _, metadata := range [][]byte{labelled, array} {
+			job := &rivertype.JobRow{Metadata: metadata}
+			require.Zero(t, testing.AllocsPerRun(100, func() { _ = engine.jobClass(job) }), "%s", metadata)
+		}
+	}
+}
+
+// TestTelemetryLabels: the one-pass reader knows each label of the labelled
+// form at its position, and nothing else as a label (the JSON names of the
+// object form of earlier migrations included).
+func TestTelemetryLabels(t *testing.T) {
+	for position, label := range contextLabels {
+		require.Equal(t, position, labelPosition([]byte(label)), label)
+	}
+	for _, notLabel := range append([]string{"", "Instance", "instances", "inst", "bpmn", "process_key"}, compactFields[:]...) {
+		if slices.Contains(contextLabels[:], notLabel) {
+			continue // priority and exclusive: a label and a JSON name
+		}
+		require.Equal(t, -1, labelPosition([]byte(notLabel)), notLabel)
+	}
 }
 
 // FuzzTelemetryJobClass: for any metadata River can hold (a JSON value),
@@ -513,6 +625,11 @@ func FuzzTelemetryJobClass(f *testing.F) {
 		`{"bpmn": ["pi-1", "order"], "x": {"bpmn": [1]}, "y": "\"bpmn\""}`,
 		`{"bpmn": {"process_instance_id": "pi-1", "exclusive": true}}`,
 		`{"bpmn": null}`, `{"bpmn": ["a\"b"]}`, `{"bpmn": [], "bpmn": ["x"]}`, `[]`, `{}`,
+		`{"bpmn":{"instance":"pi-1","process":"order","job":"order:task","priority":50,"type":"timer","retry":"R1/PT1S","tenant":"acme","root":"r","parent":"p"}}`,
+		`{"bpmn": {"job": "order:task", "process": "order", "exclusive": null, "activity": null, "instance": null}, "x": [1]}`,
+		`{"bpmn": {"instance": "pi-1", "process_definition_key": "order"}}`,
+		`{"bpmn": {"instance": "pi-1", "instance": null, "deployment": 5, "tenant": {"id": "t"}}}`,
+		`{"bpmn": {}}`,
 	} {
 		f.Add([]byte(seed))
 	}

@@ -119,7 +119,7 @@ func runBulkRetry(ctx context.Context, args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	p, err := engine.BulkRetryIncidents(ctx, &bulk.Incidents{JobIDs: ids, JobDefinitionID: jobDef, InstancePrefix: prefix},
+	p, err := engine.Bulk().RetryIncidents(ctx, &bulk.Incidents{JobIDs: ids, JobDefinitionID: jobDef, InstancePrefix: prefix},
 		&bulk.RetryOpts{Retries: retries, BatchSize: batchN, OnProgress: progressPrinter(ctx)})
 	if err != nil {
 		if p != nil {
@@ -173,13 +173,13 @@ func bulkJobsVerb(action string) func(ctx context.Context, args []string, stdout
 		var p *bulk.Progress
 		switch action {
 		case "suspend":
-			p, err = engine.BulkSuspendJobs(ctx, sel, opts)
+			p, err = engine.Bulk().SuspendJobs(ctx, sel, opts)
 		case "activate":
-			p, err = engine.BulkActivateJobs(ctx, sel, opts)
+			p, err = engine.Bulk().ActivateJobs(ctx, sel, opts)
 		case "stop":
-			p, err = engine.BulkStopJobs(ctx, sel, opts)
+			p, err = engine.Bulk().StopJobs(ctx, sel, opts)
 		case "set-priority":
-			p, err = engine.BulkSetJobPriority(ctx, sel, prio, opts)
+			p, err = engine.Bulk().SetJobPriority(ctx, sel, prio, opts)
 		}
 		if err != nil {
 			if p != nil {

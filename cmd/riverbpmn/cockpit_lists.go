@@ -110,7 +110,7 @@ func runBulkShow(ctx context.Context, args []string, stdout io.Writer) error {
 		return err
 	}
 	defer closeDB()
-	op, err := engine.BulkOperation(ctx, id)
+	op, err := engine.Bulk().Get(ctx, id)
 	if err != nil {
 		return err
 	}

@@ -32,7 +32,7 @@ SELECT '{}', 'cli_task', 3,
         'process_definition_key', x.def, 'activity_id', x.act)),
     1, 'default', 'scheduled', now() + interval '1 day'
 FROM (VALUES ('root-9', 'order', 'charge'), ('child-9a', 'payment', 'charge'), ('child-9b', 'payment', 'ship')) x (inst, def, act)
-RETURNING id, metadata -> 'bpmn' ->> 'process_instance_id'`)
+RETURNING id, metadata -> 'bpmn' ->> 'instance'`) // rewritten to the labelled form on insert (migration 028)
 	require.NoError(t, err)
 	for rows.Next() {
 		var (

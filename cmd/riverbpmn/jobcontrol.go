@@ -139,7 +139,7 @@ func runJobStop(ctx context.Context, args []string, stdout io.Writer) error {
 		return err
 	}
 	defer closeDB()
-	res, err := engine.StopJob(ctx, jobID)
+	res, err := engine.Jobs().Stop(ctx, jobID)
 	if err != nil {
 		return err
 	}
@@ -154,7 +154,7 @@ func runInstanceStop(ctx context.Context, args []string, stdout io.Writer) error
 		return err
 	}
 	defer closeDB()
-	results, err := engine.StopProcessInstance(ctx, instance)
+	results, err := engine.Jobs().StopProcessInstance(ctx, instance)
 	if err != nil {
 		return err
 	}

@@ -35,7 +35,7 @@ func runJobsQueue(ctx context.Context, args []string, stdout io.Writer) error {
 		return err
 	}
 	defer closeDB()
-	results, err := engine.QueueJobs(ctx, ids...)
+	results, err := engine.Lifecycle().Queue(ctx, ids...)
 	if err != nil {
 		return err
 	}
@@ -50,7 +50,7 @@ func runInstanceQueue(ctx context.Context, args []string, stdout io.Writer) erro
 		return err
 	}
 	defer closeDB()
-	results, err := engine.QueueProcessInstance(ctx, instance)
+	results, err := engine.Lifecycle().QueueProcessInstance(ctx, instance)
 	if err != nil {
 		return err
 	}
@@ -117,7 +117,7 @@ func runDeps(ctx context.Context, args []string, stdout io.Writer) error {
 		return err
 	}
 	defer closeDB()
-	p, err := engine.JobDependencies(ctx, id)
+	p, err := engine.Lifecycle().Dependencies(ctx, id)
 	if err != nil {
 		return err
 	}

@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -389,8 +391,8 @@ func TestTargetFor(t *testing.T) {
 }
 
 // TestOneStringContext checks the stock-metadata-string workload: each job's
-// context is one string, the compact array's elements joined by tabs (empty
-// for null), under the same key.
+// context is one string, the labelled form's values joined by tabs in the
+// order of their labels, under the same key.
 func TestOneStringContext(t *testing.T) {
 	t.Parallel()
 	w := Workload{Instances: 3, OneStringContext: true}
@@ -399,18 +401,15 @@ func TestOneStringContext(t *testing.T) {
 		require.NoError(t, err)
 		var stored map[string]string
 		require.NoError(t, json.Unmarshal(metadata, &stored))
-		var array struct {
-			Context []any `json:"bpmn"`
+		var labelled struct {
+			Context map[string]any `json:"bpmn"`
 		}
-		require.NoError(t, json.Unmarshal(w.JobContext(i).InsertOpts().Metadata, &array))
+		require.NoError(t, json.Unmarshal(w.JobContext(i).InsertOpts().Metadata, &labelled))
 		parts := strings.Split(stored[workflow.MetadataKey], "\t")
-		require.Len(t, parts, len(array.Context), "job %d: %q", i, stored)
-		for k, element := range array.Context {
-			if element == nil {
-				require.Empty(t, parts[k])
-			} else {
-				require.Equal(t, fmt.Sprint(element), parts[k])
-			}
+		labels := slices.Sorted(maps.Keys(labelled.Context))
+		require.Len(t, parts, len(labels), "job %d: %q", i, stored)
+		for k, label := range labels {
+			require.Equal(t, fmt.Sprint(labelled.Context[label]), parts[k], "job %d, %s", i, label)
 		}
 	}
 	plain, err := Workload{Instances: 3}.Metadata(1)

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -65,11 +67,12 @@ type Workload struct {
 	// scattered (a process instance's jobs then all differ).
 	PriorityLevels int
 
-	// OneStringContext stores each job's context as one JSON string, its
-	// compact form's elements joined by tabs, instead of the array
-	// (diagnostic, stock-metadata-string): River's GIN index on metadata then
-	// takes two entries per row version instead of one per element, which
-	// is what the job context costs stock River beyond its bytes.
+	// OneStringContext stores each job's context as one JSON string, the
+	// values of its stored (labelled) form joined by tabs in the order of
+	// their labels, instead of the object (diagnostic,
+	// stock-metadata-string): River's GIN index on metadata then takes two
+	// entries per row version instead of one per label and one per value,
+	// which is what the job context costs stock River beyond its bytes.
 	OneStringContext bool
 }
 
@@ -81,14 +84,15 @@ func (w Workload) Metadata(i int) ([]byte, error) {
 		return metadata, nil
 	}
 	var stored struct {
-		Context []any `json:"bpmn"`
+		Context map[string]any `json:"bpmn"`
 	}
 	if err := json.Unmarshal(metadata, &stored); err != nil {
 		return nil, err
 	}
-	parts := make([]string, len(stored.Context))
-	for k, v := range stored.Context {
-		if v != nil {
+	labels := slices.Sorted(maps.Keys(stored.Context))
+	parts := make([]string, len(labels))
+	for k, label := range labels {
+		if v := stored.Context[label]; v != nil {
 			parts[k] = fmt.Sprint(v)
 		}
 	}
@@ -175,14 +179,16 @@ func (w Workload) metadataSQL(iExpr string) string {
 	if w.Instances > 0 {
 		instance = fmt.Sprintf(`'bench-pi-' || (%[1]s %% %[2]d)`, iExpr, w.Instances)
 	}
-	// The compact form (workflow.JobContext): instance, process definition,
-	// activity, job definition (none), priority, exclusive, deployment, job type.
+	// The labelled form (workflow.JobContext): instance, process definition,
+	// activity, priority (left out when 0), exclusive (true, the default of
+	// a job of an instance, left out then), deployment, job type.
 	levels, step, base := w.priorityLevels()
-	return fmt.Sprintf(`jsonb_build_object('bpmn', jsonb_build_array(%[2]s, %[3]s, %[4]s, NULL::text,
-		(%[1]s * %[9]d) %% %[10]d * %[12]d + %[11]d,
-		true,
-		'bench-dep-' || (%[1]s %% %[5]d),
-		CASE WHEN %[1]s %% %[6]d = 0 THEN %[7]s ELSE %[8]s END))`,
+	return fmt.Sprintf(`jsonb_build_object('bpmn', jsonb_strip_nulls(jsonb_build_object(
+		'instance', %[2]s, 'process', %[3]s, 'activity', %[4]s,
+		'priority', nullif((%[1]s * %[9]d) %% %[10]d * %[12]d + %[11]d, 0),
+		'exclusive', CASE WHEN %[2]s IS NULL THEN true END,
+		'deployment', 'bench-dep-' || (%[1]s %% %[5]d),
+		'type', CASE WHEN %[1]s %% %[6]d = 0 THEN %[7]s ELSE %[8]s END)))`,
 		iExpr, instance, quoteLiteral(ProcessDefinitionKey), quoteLiteral(ActivityID),
 		Deployments, TimerEvery, quoteLiteral(workflow.JobTypeTimer), quoteLiteral(workflow.JobTypeAsync),
 		prioritySpreadFactor, levels, base, step)
