@@ -59,9 +59,9 @@
 //
 // # Features and where they live
 //
-// The engine's methods are the management API (the riverbpmn CLI and the
-// console call them); each feature's mechanism and reference text live in
-// its own package:
+// The engine's feature handles (below) are the management API (the
+// riverbpmn CLI and the console call them); each feature's mechanism and
+// reference text live in its own package:
 //
 //   - [github.com/riverbpmn/riverbpmn/retrypolicy]: ISO 8601 retry time
 //     cycles and Camunda's retry bookkeeping;
@@ -99,6 +99,9 @@
 //   - [Engine.Suspensions]: suspension and activation (package suspension);
 //   - [Engine.Bulk]: bulk actions and bulk operations (package bulk);
 //   - [Engine.Lifecycle]: pending jobs and prerequisites (package lifecycle);
+//   - [Engine.Jobs]: jobs: search, status, retries, priority, stop (package
+//     job);
+//   - [Engine.Incidents]: incidents (package incident);
 //   - [Engine.Exclusive]: exclusive jobs: held keys, waits, the scope and
 //     mechanism in force, head-of-key indexes (package exclusive);
 //

@@ -49,11 +49,15 @@ var indexKinds = map[string]indexKind{
 	},
 	"head-of-key": {
 		whose: "exclusive clients",
-		list:  (*workflow.Engine).ExclusiveHeadIndexes,
+		list: func(engine *workflow.Engine, ctx context.Context) ([]string, error) {
+			return engine.Exclusive().HeadIndexes(ctx)
+		},
 		enable: func(engine *workflow.Engine, ctx context.Context, order workflow.Acquisition) error {
 			return engine.EnableExclusiveHeadIndexes(ctx, order)
 		},
-		disable: (*workflow.Engine).DisableExclusiveHeadIndexes,
+		disable: func(engine *workflow.Engine, ctx context.Context) error {
+			return engine.Exclusive().DisableHeadIndexes(ctx)
+		},
 	},
 }
 

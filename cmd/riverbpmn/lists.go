@@ -18,6 +18,7 @@ import (
 	"github.com/riverbpmn/riverbpmn/bulk"
 	"github.com/riverbpmn/riverbpmn/deployment"
 	"github.com/riverbpmn/riverbpmn/events"
+	"github.com/riverbpmn/riverbpmn/exclusive"
 	"github.com/riverbpmn/riverbpmn/incident"
 	"github.com/riverbpmn/riverbpmn/job"
 	"github.com/riverbpmn/riverbpmn/liveness"
@@ -524,18 +525,14 @@ var scheduledList = &listSpec[suspension.Scheduled]{
 	empty: "no scheduled suspensions",
 }
 
-var locksList = &listSpec[lockJSON]{
+var locksList = &listSpec[*exclusive.Lock]{
 	path:    "exclusive locks list",
 	summary: "held exclusive locks, stale ones marked",
 	cursor:  "key",
-	filters: noFilters(byKey(func(engine *workflow.Engine, ctx context.Context, after string, limit int) ([]lockJSON, error) {
-		locks, err := engine.ExclusiveLocksPage(ctx, after, limit)
-		out := make([]lockJSON, len(locks))
-		for i, l := range locks {
-			out[i] = toLockJSON(l)
-		}
-		return out, err
-	}, func(l lockJSON) string { return l.Key })),
+	filters: noFilters(func(engine *workflow.Engine, ctx context.Context, p page) ([]*exclusive.Lock, string, error) {
+		out, err := engine.Exclusive().Locks(ctx, &exclusive.LocksParams{Limit: p.Limit, After: p.After})
+		return fromHandle(func() ([]*exclusive.Lock, string) { return out.Items, out.Next }, err)
+	}),
 	columns: []column{
 		col("key"), colAs("job_id", "JOB"), col("attempt"), colAs("client_id", "CLIENT"), col("queue"), col("locked_at"),
 		{key: "holder_state", header: "HOLDER NOW", text: func(r row) string {

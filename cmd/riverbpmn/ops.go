@@ -87,12 +87,12 @@ type jobJSON struct {
 
 // waitJSON is a job's exclusive wait as `job --json` prints it.
 type waitJSON struct {
-	Scope        string    `json:"exclusive_scope"`
-	Key          string    `json:"key,omitempty"`
-	Holder       *lockJSON `json:"holder,omitempty"`
-	KeyJobsAhead int       `json:"key_jobs_ahead"`
-	Waiting      bool      `json:"waiting"`
-	Summary      string    `json:"summary"`
+	Scope        string          `json:"exclusive_scope"`
+	Key          string          `json:"key,omitempty"`
+	Holder       *exclusive.Lock `json:"holder,omitempty"`
+	KeyJobsAhead int             `json:"key_jobs_ahead"`
+	Waiting      bool            `json:"waiting"`
+	Summary      string          `json:"summary"`
 }
 
 type jobDetailsJSON struct {
@@ -114,10 +114,7 @@ func toWaitJSON(w *workflow.ExclusiveWait) *waitJSON {
 		return nil
 	}
 	out := &waitJSON{Scope: w.Scope.Name(), Key: w.Key, KeyJobsAhead: w.KeyJobsAhead, Waiting: w.Waiting, Summary: w.String()}
-	if w.Holder != nil {
-		lock := toLockJSON(w.Holder)
-		out.Holder = &lock
-	}
+	out.Holder = w.Holder
 	return out
 }
 
@@ -371,25 +368,8 @@ type definitionJSON struct {
 
 // ---- locks ----
 
-type lockJSON struct {
-	Key           string             `json:"key"`
-	JobID         int64              `json:"job_id"`
-	Attempt       int                `json:"attempt"`
-	ClientID      string             `json:"client_id"`
-	Queue         string             `json:"queue"`
-	LockedAt      time.Time          `json:"locked_at"`
-	HolderState   rivertype.JobState `json:"holder_state,omitempty"`
-	HolderAttempt int                `json:"holder_attempt,omitempty"`
-	Stale         bool               `json:"stale"`
-	ClientGone    bool               `json:"client_gone,omitempty"`
-}
-
-func toLockJSON(l *workflow.ExclusiveLock) lockJSON {
-	return lockJSON{l.Key, l.JobID, l.Attempt, l.ClientID, l.Queue, l.LockedAt, l.HolderState, l.HolderAttempt, l.Stale, l.ClientGone}
-}
-
 // runLocksDeleteStale deletes every stale exclusive lock, and the rows kept
-// for keys given back (Engine.DeleteStaleExclusiveLocks).
+// for keys given back (Exclusive().DeleteStaleLocks).
 func runLocksDeleteStale(ctx context.Context, args []string, stdout io.Writer) error {
 	v := newVerb("exclusive locks delete-stale")
 	engine, closeDB, err := v.open(ctx, args)
@@ -397,7 +377,7 @@ func runLocksDeleteStale(ctx context.Context, args []string, stdout io.Writer) e
 		return err
 	}
 	defer closeDB()
-	n, err := engine.DeleteStaleExclusiveLocks(ctx)
+	n, err := engine.Exclusive().DeleteStaleLocks(ctx)
 	if err != nil {
 		return err
 	}
@@ -439,7 +419,7 @@ func describeRecordedScope(r *exclusive.RecordedScope) string {
 }
 
 // runExclusiveScopeShow shows the exclusive scope recorded in the schema
-// (Engine.RecordedExclusiveScope).
+// (Exclusive().RecordedScope).
 func runExclusiveScopeShow(ctx context.Context, args []string, stdout io.Writer) error {
 	v := newVerb("exclusive scope show")
 	engine, closeDB, err := v.open(ctx, args)
@@ -451,7 +431,7 @@ func runExclusiveScopeShow(ctx context.Context, args []string, stdout io.Writer)
 }
 
 // runExclusiveScopeSet records another exclusive scope
-// (Engine.SetExclusiveScope, Engine.ForceExclusiveScope).
+// (Exclusive().SetScope, Exclusive().ForceScope).
 func runExclusiveScopeSet(ctx context.Context, args []string, stdout io.Writer) error {
 	v := newVerb("exclusive scope set")
 	force := v.fs.Bool("force", false, "record it even while clients of the schema are alive (they keep their scope until they restart, then refuse to start)")
@@ -468,9 +448,9 @@ func runExclusiveScopeSet(ctx context.Context, args []string, stdout io.Writer) 
 		return err
 	}
 	defer closeDB()
-	set := engine.SetExclusiveScope
+	set := engine.Exclusive().SetScope
 	if *force {
-		set = engine.ForceExclusiveScope
+		set = engine.Exclusive().ForceScope
 	}
 	previous, err := set(ctx, scope)
 	if err != nil {
@@ -487,7 +467,7 @@ func runExclusiveScopeSet(ctx context.Context, args []string, stdout io.Writer) 
 // not nil) in place of previous.
 func printScope(ctx context.Context, v *verb, engine *workflow.Engine, stdout io.Writer, set *exclusive.Scope, previous string) error {
 	out := scopeJSON{Previous: previous}
-	recorded, err := engine.RecordedExclusiveScope(ctx)
+	recorded, err := engine.Exclusive().RecordedScope(ctx)
 	if err != nil {
 		return err
 	}
@@ -508,7 +488,7 @@ func printScope(ctx context.Context, v *verb, engine *workflow.Engine, stdout io
 	})
 }
 
-// runExclusiveWait prints a job's exclusive wait (Engine.ExclusiveWait),
+// runExclusiveWait prints a job's exclusive wait (Exclusive().Wait),
 // judged by the scope in force: its key, the job holding it, the jobs of
 // the key ahead of it.
 func runExclusiveWait(ctx context.Context, args []string, stdout io.Writer) error {
@@ -518,7 +498,7 @@ func runExclusiveWait(ctx context.Context, args []string, stdout io.Writer) erro
 		return err
 	}
 	defer closeDB()
-	wait, err := engine.ExclusiveWait(ctx, jobID)
+	wait, err := engine.Exclusive().Wait(ctx, jobID)
 	if err != nil {
 		return err
 	}

@@ -190,7 +190,7 @@ func TestOpsVerbs(t *testing.T) {
 		code, out, errOut = cli(t, schema, "exclusive", "locks", "list")
 		require.Equal(t, exitOK, code, errOut)
 		require.Regexp(t, `pi-1\s+`+id(jobA)+`\s+1\s+dead-client\s+default\s+\S+\s+retryable \(attempt 1\)\s+STALE`, out)
-		locks := cliItems[lockJSON](t, schema, "exclusive", "locks", "list")
+		locks := cliItems[*exclusive.Lock](t, schema, "exclusive", "locks", "list")
 		require.Len(t, locks, 1)
 		require.True(t, locks[0].Stale)
 

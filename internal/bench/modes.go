@@ -184,11 +184,11 @@ func eventsSide(ctx context.Context, env *Env) (*Side, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := env.Engine.EnableEvents(ctx); err != nil {
+	if err := env.Engine.Events().Enable(ctx); err != nil {
 		return nil, err
 	}
 	side.Cleanup = func(ctx context.Context) error {
-		if err := env.Engine.DisableEvents(ctx); err != nil {
+		if err := env.Engine.Events().Disable(ctx); err != nil {
 			return err
 		}
 		_, err := env.Pool.Exec(ctx, "TRUNCATE "+table(env.Options.Schema, "river_bpmn_event"))
