@@ -184,6 +184,11 @@
 // wakes the queue's producers with River's own insert notification (Waker,
 // keeper.go).
 //
+// The fetch statement runs a generic plan (Keeper.Fetch sets
+// plan_cache_mode before it, transaction-locally, and restores it in a
+// caller's transaction): planned once per connection instead of at many
+// calls. The same holds for statement 2 of the running-row fetch.
+//
 // The fetch streams available jobs in the client's order over that order's
 // index (River's fetch index, or one of migration riverbpmn/003) and keeps a
 // job with a key only if no running attempt holds the key and no earlier job

@@ -141,31 +141,37 @@ func withoutRunningProbe(t *testing.T, sql string) string {
 	return strings.Replace(sql, probe, "AND false", 1)
 }
 
-// TestExclusiveRunningRowPlanCacheMode checks what the running-row fetch
-// does to plan_cache_mode: statement 1 sets force_generic_plan for
-// statement 2 (transaction-local), and a fetch in a caller's transaction
-// gives the caller's value back, so that the caller's later statements are
-// planned as before.
-func TestExclusiveRunningRowPlanCacheMode(t *testing.T) {
+// TestExclusiveFetchPlanCacheMode checks what an exclusive fetch does to
+// plan_cache_mode, with either mechanism: the fetch statement (statement 2
+// of a running-row fetch) runs a generic plan, set transaction-locally
+// before it, and a fetch in a caller's transaction gives the caller's value
+// back, so that the caller's later statements are planned as before.
+func TestExclusiveFetchPlanCacheMode(t *testing.T) {
 	ctx := context.Background()
-	schema := exclSchema(t)
-	node := newExclNode(t, schema, newExclRecorder(exclusive.ProcessInstance), exclNodeOpts{
-		scope: exclusive.ProcessInstance, mechanism: exclusive.RunningRow, maxWorkers: 1, poolConns: 2,
-	})
-	require.NoError(t, node.engine.EnableExclusiveRunningIndex(ctx))
-	_, err := node.client.Insert(ctx, exclArgs{Instance: "pi-k"}, nil)
-	require.NoError(t, err)
+	for _, mechanism := range []exclusive.Mechanism{exclusive.LockTable, exclusive.RunningRow} {
+		t.Run(mechanism.String(), func(t *testing.T) {
+			schema := exclSchema(t)
+			node := newExclNode(t, schema, newExclRecorder(exclusive.ProcessInstance), exclNodeOpts{
+				scope: exclusive.ProcessInstance, mechanism: mechanism, maxWorkers: 1, poolConns: 2,
+			})
+			if mechanism == exclusive.RunningRow {
+				require.NoError(t, node.engine.EnableExclusiveRunningIndex(ctx))
+			}
+			_, err := node.client.Insert(ctx, exclArgs{Instance: "pi-k"}, nil)
+			require.NoError(t, err)
 
-	tx, err := node.pool.Begin(ctx)
-	require.NoError(t, err)
-	defer func() { _ = tx.Rollback(ctx) }()
-	_, err = tx.Exec(ctx, "SET LOCAL plan_cache_mode = force_custom_plan")
-	require.NoError(t, err)
-	res, err := newPilot(node.engine.Driver()).JobGetAvailable(ctx, node.engine.Driver().UnwrapExecutor(tx), nil,
-		&riverdriver.JobGetAvailableParams{ClientID: "c", MaxAttemptedBy: 3, MaxToLock: 10, Queue: river.QueueDefault, Schema: schema})
-	require.NoError(t, err)
-	require.Len(t, res.Jobs, 1)
-	var mode string
-	require.NoError(t, tx.QueryRow(ctx, "SHOW plan_cache_mode").Scan(&mode))
-	require.Equal(t, "force_custom_plan", mode, "the caller's plan_cache_mode is given back")
+			tx, err := node.pool.Begin(ctx)
+			require.NoError(t, err)
+			defer func() { _ = tx.Rollback(ctx) }()
+			_, err = tx.Exec(ctx, "SET LOCAL plan_cache_mode = force_custom_plan")
+			require.NoError(t, err)
+			res, err := newPilot(node.engine.Driver()).JobGetAvailable(ctx, node.engine.Driver().UnwrapExecutor(tx), nil,
+				&riverdriver.JobGetAvailableParams{ClientID: "c", MaxAttemptedBy: 3, MaxToLock: 10, Queue: river.QueueDefault, Schema: schema})
+			require.NoError(t, err)
+			require.Len(t, res.Jobs, 1)
+			var mode string
+			require.NoError(t, tx.QueryRow(ctx, "SHOW plan_cache_mode").Scan(&mode))
+			require.Equal(t, "force_custom_plan", mode, "the caller's plan_cache_mode is given back")
+		})
+	}
 }
