@@ -158,7 +158,7 @@ func TestEvents(t *testing.T) {
 				got[ev.JobID] = append(got[ev.JobID], step{Status: ev.Status, RetriesLeft: ev.RetriesLeft, Error: ev.Error})
 			}
 			return len(received) >= 13
-		}, 30*time.Second, 10*time.Millisecond)
+		}, heldBackBound, 10*time.Millisecond)
 		require.Equal(t, want, got)
 
 		mu.Lock()
