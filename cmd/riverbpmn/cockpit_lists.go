@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/riverbpmn/riverbpmn/bulk"
+	"github.com/riverbpmn/riverbpmn/instance"
 	"github.com/riverbpmn/riverbpmn/workflow"
 )
 
@@ -20,28 +21,13 @@ import (
 type instanceTreeOutput struct {
 	// Root is the root process instance of the one asked for (itself when
 	// it is a root).
-	Root    string               `json:"root"`
-	Members []instanceMemberJSON `json:"members"`
-}
-
-// instanceMemberJSON is one process instance under the root, in tree order.
-type instanceMemberJSON struct {
-	ProcessInstanceID string `json:"process_instance_id"`
-	// Parent is the instance that called it (empty for the root, or when
-	// its jobs name none).
-	Parent        string `json:"parent_process_instance_id,omitempty"`
-	Depth         int    `json:"depth"`
-	Unfinished    int64  `json:"unfinished_jobs"`
-	Failed        int64  `json:"failed_jobs"`
-	OpenIncidents int64  `json:"open_incidents"`
-	// SubtreeOpenIncidents counts the open incidents of the instance and of
-	// every instance under it.
-	SubtreeOpenIncidents int64 `json:"subtree_open_incidents"`
+	Root    string                 `json:"root"`
+	Members []*instance.TreeMember `json:"members"`
 }
 
 // runInstancesTree prints the call hierarchy of a process instance, as the
-// console's instance page shows it (Engine.ProcessInstanceTree under the
-// root its jobs record).
+// console's instance page shows it (Instances().Tree under the root its
+// jobs record).
 func runInstancesTree(ctx context.Context, args []string, stdout io.Writer) error {
 	v := newVerb("instances tree")
 	positionals, err := v.parse(args, "ID")
@@ -54,26 +40,22 @@ func runInstancesTree(ctx context.Context, args []string, stdout io.Writer) erro
 		return err
 	}
 	defer closeDB()
-	jobs, err := engine.ProcessInstanceJobsPage(ctx, id, 0, 1)
+	jobs, err := engine.Instances().Jobs(ctx, &instance.JobsParams{ProcessInstanceID: id, Limit: 1})
 	if err != nil {
 		return err
 	}
-	if len(jobs) == 0 {
+	if len(jobs.Items) == 0 {
 		return instanceNotFound(id)
 	}
-	out := &instanceTreeOutput{Root: id, Members: []instanceMemberJSON{}}
-	if jc, err := workflow.JobContextOf(jobs[0]); err == nil && jc.RootProcessInstanceID != "" {
+	out := &instanceTreeOutput{Root: id}
+	if jc, err := workflow.JobContextOf(jobs.Items[0]); err == nil && jc.RootProcessInstanceID != "" {
 		out.Root = jc.RootProcessInstanceID
 	}
-	members, err := engine.ProcessInstanceTree(ctx, out.Root, workflow.MaxPageSize)
-	if err != nil {
+	if out.Members, err = engine.Instances().Tree(ctx, &instance.TreeParams{Root: out.Root, Limit: workflow.MaxPageSize}); err != nil {
 		return err
 	}
-	for _, m := range members {
-		out.Members = append(out.Members, instanceMemberJSON{
-			ProcessInstanceID: m.ProcessInstanceID, Parent: m.ParentProcessInstanceID, Depth: m.Depth,
-			Unfinished: m.Unfinished, Failed: m.Failed, OpenIncidents: m.OpenIncidents, SubtreeOpenIncidents: m.SubtreeOpenIncidents,
-		})
+	if out.Members == nil {
+		out.Members = []*instance.TreeMember{}
 	}
 	return v.print(stdout, out, func(w io.Writer) error {
 		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)

@@ -9,6 +9,7 @@ import (
 	"github.com/riverqueue/river/rivershared/riversharedtest"
 	"github.com/stretchr/testify/require"
 
+	"github.com/riverbpmn/riverbpmn/index"
 	"github.com/riverbpmn/riverbpmn/workflow"
 )
 
@@ -142,15 +143,15 @@ func TestHeadIndexCommands(t *testing.T) {
 
 	code, _, errOut = runCLI(t, append([]string{"indexes", "enable", "fetch-order", "--by-priority"}, db...)...)
 	require.Equal(t, exitOK, code, errOut)
-	var all listOutput[indexJSON]
+	var all listOutput[*index.Index]
 	code, out, errOut = runCLI(t, append([]string{"indexes", "list", "--json"}, db...)...)
 	require.Equal(t, exitOK, code, errOut)
 	require.NoError(t, json.Unmarshal([]byte(out), &all))
-	require.ElementsMatch(t, []indexJSON{
-		{Name: "river_bpmn_fetch_p", Kind: "fetch-order"},
-		{Name: "river_bpmn_job_exclusive_instance_pd", Kind: "head-of-key"},
-		{Name: "river_bpmn_job_exclusive_root_t", Kind: "head-of-key"},
-	}, all.Items, "every on-demand index, of each kind")
+	require.ElementsMatch(t, []*index.Index{
+		{Name: "river_bpmn_fetch_p", Family: "fetch-order", Enabled: true},
+		{Name: "river_bpmn_job_exclusive_instance_pd", Family: "exclusive-head-of-key", Enabled: true},
+		{Name: "river_bpmn_job_exclusive_root_t", Family: "exclusive-head-of-key", Enabled: true},
+	}, all.Items, "every on-demand index present, with its family")
 	code, out, errOut = runCLI(t, append([]string{"exclusive", "indexes", "list"}, db...)...)
 	require.Equal(t, exitOK, code, errOut)
 	require.Contains(t, out, "river_bpmn_job_exclusive_root_t")

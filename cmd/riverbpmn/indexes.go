@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/riverbpmn/riverbpmn/exclusive"
+	"github.com/riverbpmn/riverbpmn/index"
 	"github.com/riverbpmn/riverbpmn/workflow"
 )
 
@@ -26,26 +27,66 @@ type indexKind struct {
 	disable func(*workflow.Engine, context.Context) error
 }
 
-// indexKinds are the kinds of on-demand index, by the name the verbs take.
+// headIndexFamily is the index family of the exclusive head-of-key
+// indexes (index.Index.Family).
+const headIndexFamily = "exclusive-head-of-key"
+
+// namesOfFamily returns the names of the indexes of family present.
+func namesOfFamily(engine *workflow.Engine, ctx context.Context, family string) ([]string, error) {
+	var names []string
+	for p := (&index.ListParams{Family: family, Enabled: true, Limit: workflow.MaxPageSize}); ; {
+		out, err := engine.Indexes().List(ctx, p)
+		if err != nil {
+			return nil, err
+		}
+		for _, ix := range out.Items {
+			names = append(names, ix.Name)
+		}
+		if out.Next == "" {
+			return names, nil
+		}
+		p.After = out.Next
+	}
+}
+
+// indexKinds are the kinds of on-demand index, by the name the verbs take,
+// each through the index handle (Engine.Indexes) by the names of the
+// order's indexes.
 var indexKinds = map[string]indexKind{
 	"fetch-order": {
 		whose: "clients",
-		list:  (*workflow.Engine).FetchOrderIndexes,
+		list: func(engine *workflow.Engine, ctx context.Context) ([]string, error) {
+			return namesOfFamily(engine, ctx, index.FetchOrder.Name())
+		},
 		enable: func(engine *workflow.Engine, ctx context.Context, order workflow.Acquisition) error {
-			if workflow.FetchOrderIndex(order) == "" {
+			name := workflow.FetchOrderIndex(order)
+			if name == "" {
 				return usagef("give --by-priority, --timers-first and/or --by-due-date: River's order reads River's own index")
 			}
-			return engine.EnableFetchOrderIndexes(ctx, order)
+			if err := engine.Indexes().Enable(ctx, name); err != nil {
+				return err
+			}
+			// With exclusive jobs, the order's head-of-key index too.
+			return engine.EnableExclusiveHeadIndexes(ctx, order)
 		},
-		disable: (*workflow.Engine).DisableFetchOrderIndexes,
+		disable: func(engine *workflow.Engine, ctx context.Context) error {
+			if err := engine.Indexes().Disable(ctx, index.FetchOrder.Names()...); err != nil {
+				return err
+			}
+			return engine.Exclusive().DisableHeadIndexes(ctx)
+		},
 	},
 	"fairness": {
 		whose: "fair clients",
-		list:  (*workflow.Engine).TenantFairnessIndexes,
-		enable: func(engine *workflow.Engine, ctx context.Context, order workflow.Acquisition) error {
-			return engine.EnableTenantFairness(ctx, order)
+		list: func(engine *workflow.Engine, ctx context.Context) ([]string, error) {
+			return namesOfFamily(engine, ctx, index.TenantFairness.Name())
 		},
-		disable: (*workflow.Engine).DisableTenantFairness,
+		enable: func(engine *workflow.Engine, ctx context.Context, order workflow.Acquisition) error {
+			return engine.Indexes().Enable(ctx, workflow.TenantFairnessIndex(order))
+		},
+		disable: func(engine *workflow.Engine, ctx context.Context) error {
+			return engine.Indexes().Disable(ctx, index.TenantFairness.Names()...)
+		},
 	},
 	"head-of-key": {
 		whose: "exclusive clients",

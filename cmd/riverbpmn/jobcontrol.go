@@ -45,7 +45,7 @@ func runInstanceStatus(ctx context.Context, args []string, stdout io.Writer) err
 		return err
 	}
 	defer closeDB()
-	statuses, err := engine.ProcessInstanceStatus(ctx, instance)
+	statuses, err := engine.Instances().Status(ctx, instance)
 	if err != nil {
 		return err
 	}

@@ -376,23 +376,3 @@ func pageOf[I any](items []I, p page, key func(I) string) ([]I, string, error) {
 	}
 	return items, "", nil
 }
-
-// nextOf returns the page and the cursor of the next one from rows fetched
-// with p.fetchSize(): the key of the page's last row when a row beyond the
-// page came (there is a next page), "" otherwise. At the engine's cap
-// (--limit workflow.MaxPageSize) no extra row can be fetched: a full page
-// then names a next page, which may come back empty.
-func nextOf[I any](rows []I, p page, key func(I) string) ([]I, string) {
-	switch {
-	case len(rows) > p.size():
-		rows = rows[:p.size()]
-		return rows, key(rows[len(rows)-1])
-	case len(rows) == p.size() && p.fetchSize() == p.size():
-		return rows, key(rows[len(rows)-1])
-	}
-	return rows, ""
-}
-
-// fetchSize is the number of rows to fetch for a page: one more than its
-// size, to learn whether a next page exists, within the engine's cap.
-func (p page) fetchSize() int { return min(p.size()+1, workflow.MaxPageSize) }

@@ -9,72 +9,29 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/riverqueue/river/rivertype"
 
 	"github.com/riverbpmn/riverbpmn/bulk"
+	"github.com/riverbpmn/riverbpmn/definition"
 	"github.com/riverbpmn/riverbpmn/deployment"
 	"github.com/riverbpmn/riverbpmn/events"
 	"github.com/riverbpmn/riverbpmn/exclusive"
 	"github.com/riverbpmn/riverbpmn/incident"
+	"github.com/riverbpmn/riverbpmn/index"
+	"github.com/riverbpmn/riverbpmn/instance"
 	"github.com/riverbpmn/riverbpmn/job"
 	"github.com/riverbpmn/riverbpmn/liveness"
 	"github.com/riverbpmn/riverbpmn/overview"
+	"github.com/riverbpmn/riverbpmn/queue"
 	"github.com/riverbpmn/riverbpmn/search"
+	"github.com/riverbpmn/riverbpmn/session"
 	"github.com/riverbpmn/riverbpmn/suspension"
 	"github.com/riverbpmn/riverbpmn/timer"
 	"github.com/riverbpmn/riverbpmn/workflow"
 )
-
-// afterID returns the cursor p.After as an id (0 for the first page), or a
-// usage error naming --after.
-func (p page) afterID() (int64, error) {
-	if p.After == "" {
-		return 0, nil
-	}
-	id, err := strconv.ParseInt(p.After, 10, 64)
-	if err != nil || id <= 0 {
-		return 0, usagef("--after %q is not an id (a positive integer, the previous page's next)", p.After)
-	}
-	return id, nil
-}
-
-// idOf is the cursor of an item keyed by an int64 id.
-func idOf(id int64) string { return strconv.FormatInt(id, 10) }
-
-// byID is the lister of a listing keyed by an int64 id: list returns up
-// to limit rows after the id after (0: from the start); byID fetches one
-// row more than the page to learn whether a next page exists.
-func byID[I any](list func(engine *workflow.Engine, ctx context.Context, after int64, limit int) ([]I, error), id func(I) int64) lister[I] {
-	return func(engine *workflow.Engine, ctx context.Context, p page) ([]I, string, error) {
-		after, err := p.afterID()
-		if err != nil {
-			return nil, "", err
-		}
-		rows, err := list(engine, ctx, after, p.fetchSize())
-		if err != nil {
-			return nil, "", err
-		}
-		rows, next := nextOf(rows, p, func(row I) string { return idOf(id(row)) })
-		return rows, next, nil
-	}
-}
-
-// byKey is byID for a listing keyed by a string (a job definition id, an
-// exclusive key).
-func byKey[I any](list func(engine *workflow.Engine, ctx context.Context, after string, limit int) ([]I, error), key func(I) string) lister[I] {
-	return func(engine *workflow.Engine, ctx context.Context, p page) ([]I, string, error) {
-		rows, err := list(engine, ctx, p.After, p.fetchSize())
-		if err != nil {
-			return nil, "", err
-		}
-		rows, next := nextOf(rows, p, key)
-		return rows, next, nil
-	}
-}
 
 // whole is the lister of a listing the engine returns whole: pageOf pages
 // it by key.
@@ -85,21 +42,6 @@ func whole[I any](list func(engine *workflow.Engine, ctx context.Context) ([]I, 
 			return nil, "", err
 		}
 		return pageOf(all, p, key)
-	}
-}
-
-// mapped is list with each row converted by convert (to its JSON view).
-func mapped[R, I any](list func(engine *workflow.Engine, ctx context.Context, after int64, limit int) ([]R, error), convert func(R) I) func(*workflow.Engine, context.Context, int64, int) ([]I, error) {
-	return func(engine *workflow.Engine, ctx context.Context, after int64, limit int) ([]I, error) {
-		rows, err := list(engine, ctx, after, limit)
-		if err != nil {
-			return nil, err
-		}
-		out := make([]I, len(rows))
-		for i, row := range rows {
-			out[i] = convert(row)
-		}
-		return out, nil
 	}
 }
 
@@ -164,19 +106,8 @@ var instancesList = &listSpec[*search.Instance]{
 	cursor:  "job id",
 	filters: searchFilters(func(f *search.Filter) lister[*search.Instance] {
 		return func(engine *workflow.Engine, ctx context.Context, p page) ([]*search.Instance, string, error) {
-			after, err := p.afterID()
-			if err != nil {
-				return nil, "", err
-			}
-			out, err := engine.SearchProcessInstances(ctx, f, after, p.size())
-			if err != nil {
-				return nil, "", err
-			}
-			next := ""
-			if out.Next != 0 {
-				next = idOf(out.Next)
-			}
-			return out.Instances, next, nil
+			out, err := engine.Instances().List(ctx, &instance.ListParams{Filter: *f, Limit: p.Limit, After: p.After})
+			return fromHandle(func() ([]*search.Instance, string) { return out.Items, out.Next }, err)
 		}
 	}),
 	columns: []column{
@@ -212,14 +143,21 @@ var instanceJobsList = &listSpec[instanceJobJSON]{
 	cursor:      "job id",
 	filters: func(fs *flag.FlagSet) func([]string) (lister[instanceJobJSON], error) {
 		return func(args []string) (lister[instanceJobJSON], error) {
-			instance := args[0]
-			return byID(mapped(func(engine *workflow.Engine, ctx context.Context, after int64, limit int) ([]*rivertype.JobRow, error) {
-				jobs, err := engine.ProcessInstanceJobsPage(ctx, instance, after, limit)
-				if err == nil && len(jobs) == 0 && after == 0 {
-					return nil, instanceNotFound(instance)
+			id := args[0]
+			return func(engine *workflow.Engine, ctx context.Context, p page) ([]instanceJobJSON, string, error) {
+				out, err := engine.Instances().Jobs(ctx, &instance.JobsParams{ProcessInstanceID: id, Limit: p.Limit, After: p.After})
+				if err != nil {
+					return nil, "", err
 				}
-				return jobs, err
-			}, toInstanceJobJSON), func(j instanceJobJSON) int64 { return j.ID }), nil
+				if len(out.Items) == 0 && p.After == "" {
+					return nil, "", instanceNotFound(id)
+				}
+				jobs := make([]instanceJobJSON, len(out.Items))
+				for i, job := range out.Items {
+					jobs[i] = toInstanceJobJSON(job)
+				}
+				return jobs, out.Next, nil
+			}, nil
 		}
 	},
 	columns: []column{
@@ -262,17 +200,17 @@ var instanceTimersList = &listSpec[*timer.Info]{
 	cursor:      "timer id",
 	filters: func(fs *flag.FlagSet) func([]string) (lister[*timer.Info], error) {
 		return func(args []string) (lister[*timer.Info], error) {
-			instance := args[0]
+			id := args[0]
 			return func(engine *workflow.Engine, ctx context.Context, p page) ([]*timer.Info, string, error) {
-				out, err := engine.Timers().List(ctx, &timer.ListParams{Filter: timer.Filter{ProcessInstanceID: instance}, Limit: p.Limit, After: p.After})
+				out, err := engine.Timers().List(ctx, &timer.ListParams{Filter: timer.Filter{ProcessInstanceID: id}, Limit: p.Limit, After: p.After})
 				if err != nil || len(out.Items) > 0 || p.After != "" {
 					return fromHandle(func() ([]*timer.Info, string) { return out.Items, out.Next }, err)
 				}
 				// No timer: an instance no job belongs to is not found;
 				// one with jobs but no timer lists none.
-				jobs, err := engine.ProcessInstanceJobsPage(ctx, instance, 0, 1)
-				if err == nil && len(jobs) == 0 {
-					err = instanceNotFound(instance)
+				jobs, err := engine.Instances().Jobs(ctx, &instance.JobsParams{ProcessInstanceID: id, Limit: 1})
+				if err == nil && len(jobs.Items) == 0 {
+					err = instanceNotFound(id)
 				}
 				return nil, "", err
 			}, nil
@@ -428,18 +366,14 @@ var incidentGroupsList = &listSpec[*incident.Group]{
 	empty:   "no incidents",
 }
 
-var definitionsList = &listSpec[definitionJSON]{
+var definitionsList = &listSpec[*definition.Summary]{
 	path:    "definitions list",
 	summary: "job definitions with their overriding priority, unfinished jobs, open incidents, whether suspended",
 	cursor:  "job definition id",
-	filters: noFilters(byKey(func(engine *workflow.Engine, ctx context.Context, after string, limit int) ([]definitionJSON, error) {
-		defs, err := engine.JobDefinitionsPage(ctx, after, limit)
-		out := make([]definitionJSON, len(defs))
-		for i, d := range defs {
-			out[i] = definitionJSON{d.ID, d.ProcessDefinitionKey, d.ActivityID, d.Kind, d.OverridingPriority, d.UnfinishedJobs, d.OpenIncidents, d.Suspended, d.SuspendedSince}
-		}
-		return out, err
-	}, func(d definitionJSON) string { return d.ID })),
+	filters: noFilters(func(engine *workflow.Engine, ctx context.Context, p page) ([]*definition.Summary, string, error) {
+		out, err := engine.Definitions().List(ctx, &definition.ListParams{Limit: p.Limit, After: p.After})
+		return fromHandle(func() ([]*definition.Summary, string) { return out.Items, out.Next }, err)
+	}),
 	columns: []column{
 		colAs("id", "JOB DEFINITION"), colAs("process_definition_key", "PROCESS"), colAs("activity_id", "ACTIVITY"), col("kind"),
 		col("overriding_priority"), col("unfinished_jobs"), col("open_incidents"),
@@ -554,60 +488,30 @@ var locksList = &listSpec[*exclusive.Lock]{
 	empty: "no exclusive locks held",
 }
 
-// indexJSON is an on-demand index as the index listings print it.
-type indexJSON struct {
-	Name string `json:"name"`
-	// Kind is fetch-order, fairness or head-of-key.
-	Kind string `json:"kind"`
+// indexesOf lists a page of the on-demand indexes present, of family (""
+// every family).
+func indexesOf(family string) lister[*index.Index] {
+	return func(engine *workflow.Engine, ctx context.Context, p page) ([]*index.Index, string, error) {
+		out, err := engine.Indexes().List(ctx, &index.ListParams{Family: family, Enabled: true, Limit: p.Limit, After: p.After})
+		return fromHandle(func() ([]*index.Index, string) { return out.Items, out.Next }, err)
+	}
 }
 
-// indexesOf lists the indexes of the kinds given, in that order. An index
-// two kinds list (the fetch-order listing has the head-of-key indexes too)
-// is of the later kind.
-func indexesOf(ctx context.Context, engine *workflow.Engine, kinds ...string) ([]indexJSON, error) {
-	var names []string
-	kindOf := map[string]string{}
-	for _, kind := range kinds {
-		listed, err := indexKinds[kind].list(engine, ctx)
-		if err != nil {
-			return nil, err
-		}
-		for _, name := range listed {
-			if _, seen := kindOf[name]; !seen {
-				names = append(names, name)
-			}
-			kindOf[name] = kind
-		}
-	}
-	out := make([]indexJSON, len(names))
-	for i, name := range names {
-		out[i] = indexJSON{Name: name, Kind: kindOf[name]}
-	}
-	return out, nil
-}
-
-// indexName is the cursor of an index listing.
-func indexName(i indexJSON) string { return i.Name }
-
-var headIndexesList = &listSpec[indexJSON]{
+var headIndexesList = &listSpec[*index.Index]{
 	path:    "exclusive indexes list",
 	summary: "the on-demand exclusive head-of-key indexes present",
 	cursor:  "name",
-	filters: noFilters(whole(func(engine *workflow.Engine, ctx context.Context) ([]indexJSON, error) {
-		return indexesOf(ctx, engine, "head-of-key")
-	}, indexName)),
-	columns: []column{colAs("name", "INDEX"), col("kind")},
+	filters: noFilters(indexesOf(headIndexFamily)),
+	columns: []column{colAs("name", "INDEX"), col("family")},
 	empty:   "no on-demand head-of-key index",
 }
 
-var indexesList = &listSpec[indexJSON]{
+var indexesList = &listSpec[*index.Index]{
 	path:    "indexes list",
-	summary: "the on-demand indexes present: fetch-order, tenant fairness and head-of-key",
+	summary: "the on-demand indexes present, with their family: fetch-order, tenant-fairness, exclusive-head-of-key, ...",
 	cursor:  "name",
-	filters: noFilters(whole(func(engine *workflow.Engine, ctx context.Context) ([]indexJSON, error) {
-		return indexesOf(ctx, engine, "fetch-order", "fairness", "head-of-key")
-	}, indexName)),
-	columns: []column{colAs("name", "INDEX"), col("kind")},
+	filters: noFilters(indexesOf("")),
+	columns: []column{colAs("name", "INDEX"), col("family")},
 	empty:   "no on-demand index",
 }
 
@@ -638,7 +542,10 @@ var queuesList = &listSpec[*overview.Queue]{
 	path:    "queues list",
 	summary: "River's queues and the queues with jobs River has no record of: jobs, paused, whether a client works each",
 	cursor:  "queue name",
-	filters: noFilters(whole((*workflow.Engine).QueueList, func(q *overview.Queue) string { return q.Name })),
+	filters: noFilters(func(engine *workflow.Engine, ctx context.Context, p page) ([]*overview.Queue, string, error) {
+		out, err := engine.Queues().List(ctx, &queue.ListParams{Limit: p.Limit, After: p.After})
+		return fromHandle(func() ([]*overview.Queue, string) { return out.Items, out.Next }, err)
+	}),
 	columns: []column{
 		colAs("name", "QUEUE"),
 		{key: "worked", text: func(r row) string {
@@ -662,7 +569,10 @@ var sessionsList = &listSpec[*liveness.Session]{
 	path:    "sessions list",
 	summary: "the liveness sessions of clients: alive, or dead since when (until taken over)",
 	cursor:  "session id",
-	filters: noFilters(whole((*workflow.Engine).ClientSessions, func(s *liveness.Session) string { return idOf(s.ID) })),
+	filters: noFilters(func(engine *workflow.Engine, ctx context.Context, p page) ([]*liveness.Session, string, error) {
+		out, err := engine.Sessions().List(ctx, &session.ListParams{Limit: p.Limit, After: p.After})
+		return fromHandle(func() ([]*liveness.Session, string) { return out.Items, out.Next }, err)
+	}),
 	columns: []column{
 		colAs("id", "SESSION"), colAs("client_id", "CLIENT"), col("pid"), colAs("started_at", "STARTED"), col("alive"),
 		col("dead_since"),

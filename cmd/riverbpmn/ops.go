@@ -325,14 +325,17 @@ func runDefinitionSetPriority(ctx context.Context, args []string, stdout io.Writ
 		return err
 	}
 	defer closeDB()
-	if err := engine.SetOverridingJobPriority(ctx, positionals[0], p, *cascade); err != nil {
+	res, err := engine.Definitions().SetOverridingPriority(ctx, positionals[0], p, *cascade)
+	if err != nil {
 		return err
 	}
 	msg := fmt.Sprintf("job definition %q has overriding priority %d", positionals[0], p)
+	var detail any
 	if *cascade {
 		msg += "; its unfinished jobs were rewritten to it"
+		detail = res
 	}
-	return v.println(stdout, doneJSON{Done: msg}, msg)
+	return v.println(stdout, doneJSON{Done: msg, Detail: detail}, msg)
 }
 
 // runDefinitionClearPriority clears a job definition's overriding priority.
@@ -347,23 +350,11 @@ func runDefinitionClearPriority(ctx context.Context, args []string, stdout io.Wr
 		return err
 	}
 	defer closeDB()
-	if err := engine.ClearOverridingJobPriority(ctx, positionals[0]); err != nil {
+	if err := engine.Definitions().ClearOverridingPriority(ctx, positionals[0]); err != nil {
 		return err
 	}
 	msg := fmt.Sprintf("job definition %q has no overriding priority", positionals[0])
 	return v.println(stdout, doneJSON{Done: msg}, msg)
-}
-
-type definitionJSON struct {
-	ID                   string     `json:"id"`
-	ProcessDefinitionKey string     `json:"process_definition_key"`
-	ActivityID           string     `json:"activity_id"`
-	Kind                 string     `json:"kind"`
-	OverridingPriority   *int64     `json:"overriding_priority"`
-	UnfinishedJobs       int64      `json:"unfinished_jobs"`
-	OpenIncidents        int64      `json:"open_incidents"`
-	Suspended            bool       `json:"suspended"`
-	SuspendedSince       *time.Time `json:"suspended_since,omitempty"`
 }
 
 // ---- locks ----

@@ -14,6 +14,7 @@ import (
 	"github.com/riverqueue/river/rivertype"
 	"github.com/stretchr/testify/require"
 
+	"github.com/riverbpmn/riverbpmn/definition"
 	"github.com/riverbpmn/riverbpmn/exclusive"
 	"github.com/riverbpmn/riverbpmn/incident"
 	"github.com/riverbpmn/riverbpmn/liveness"
@@ -110,8 +111,11 @@ func TestOpsVerbs(t *testing.T) {
 		code, out, errOut := cli(t, schema, "definitions", "list")
 		require.Equal(t, exitOK, code, errOut)
 		require.Regexp(t, `task-async\s+order\s+task\s+ops_task\s+-\s+3\s+0`, out)
-		defs := cliItems[definitionJSON](t, schema, "definitions", "list")
-		require.Equal(t, []definitionJSON{{ID: "task-async", ProcessDefinitionKey: "order", ActivityID: "task", Kind: "ops_task", UnfinishedJobs: 3}}, defs)
+		defs := cliItems[*definition.Summary](t, schema, "definitions", "list")
+		require.Len(t, defs, 1)
+		require.Equal(t, definition.State{ID: "task-async", ProcessDefinitionKey: "order", ActivityID: "task", Kind: "ops_task"}, defs[0].State)
+		require.EqualValues(t, 3, defs[0].UnfinishedJobs)
+		require.True(t, defs[0].Stored)
 	})
 
 	t.Run("Instance", func(t *testing.T) {
@@ -260,7 +264,7 @@ func TestOpsVerbs(t *testing.T) {
 		require.Equal(t, int64(42), bpmnPriority(jobB), "cascaded")
 		require.Equal(t, int64(42), bpmnPriority(insert("pi-3")), "new jobs get it")
 
-		defs := cliItems[definitionJSON](t, schema, "definitions", "list")
+		defs := cliItems[*definition.Summary](t, schema, "definitions", "list")
 		require.Equal(t, int64(42), *defs[0].OverridingPriority)
 
 		var done doneJSON

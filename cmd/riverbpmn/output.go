@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/riverbpmn/riverbpmn/bpmn"
+	"github.com/riverbpmn/riverbpmn/definition"
 	"github.com/riverbpmn/riverbpmn/deployment"
 	"github.com/riverbpmn/riverbpmn/incident"
 	"github.com/riverbpmn/riverbpmn/job"
@@ -50,7 +51,7 @@ func exitCode(err error, opened bool) int {
 // notFound are the errors that say an id or key names nothing: the
 // engine's and each handle's.
 var notFound = []error{
-	workflow.ErrNotFound, deployment.ErrNotFound, job.ErrNotFound, incident.ErrNotFound, jobcontrol.ErrNotFound, timer.ErrNotFound,
+	workflow.ErrNotFound, deployment.ErrNotFound, definition.ErrNotFound, job.ErrNotFound, incident.ErrNotFound, jobcontrol.ErrNotFound, timer.ErrNotFound,
 }
 
 // isNotFound reports whether err wraps one of notFound.

@@ -8,6 +8,7 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/stretchr/testify/require"
 
+	"github.com/riverbpmn/riverbpmn/definition"
 	"github.com/riverbpmn/riverbpmn/incident"
 	"github.com/riverbpmn/riverbpmn/workflow"
 )
@@ -52,9 +53,9 @@ func TestListingPages(t *testing.T) {
 	}{
 		{[]string{"instances", "jobs", "pi-pages", "--limit", "-1"}, "--limit -1 is out of range: 1 to 1000"},
 		{[]string{"instances", "jobs", "pi-pages", "--limit", "1001"}, "--limit 1001 is out of range"},
-		{[]string{"instances", "jobs", "pi-pages", "--after", "abc"}, `--after "abc" is not an id`},
+		{[]string{"instances", "jobs", "pi-pages", "--after", "abc"}, `--after "abc": instance: ListParams.After "abc" is not a cursor`},
 		{[]string{"instances", "timers", "pi-pages", "--after", "-3"}, `--after "-3": timer: ListParams.After "-3" is not a cursor`},
-		{[]string{"sessions", "list", "--after", "7"}, `--after "7": no such item`},
+		{[]string{"events", "subscriptions", "--after", "nobody"}, `--after "nobody": no such item`},
 	} {
 		code, _, errOut := cli(t, schema, tc.args...)
 		require.Equal(t, exitUsage, code, tc.args)
@@ -74,12 +75,12 @@ func TestListingPages(t *testing.T) {
 	require.NotContains(t, out, "next page", "the second of two is the last")
 	require.NotContains(t, out, "\n"+incidents.Next+" ")
 
-	var defs listOutput[definitionJSON]
+	var defs listOutput[*definition.Summary]
 	cliJSON(t, schema, &defs, "definitions", "list", "--limit", "1")
 	require.Len(t, defs.Items, 1)
 	require.Empty(t, defs.Next, "one job definition")
 	first := defs.Items[0].ID
-	defs = listOutput[definitionJSON]{}
+	defs = listOutput[*definition.Summary]{}
 	cliJSON(t, schema, &defs, "definitions", "list", "--after", first)
 	require.Empty(t, defs.Items)
 

@@ -13,12 +13,16 @@ import (
 
 // runQueuePause pauses a queue (River's QueuePause).
 func runQueuePause(ctx context.Context, args []string, stdout io.Writer) error {
-	return runQueueChange(ctx, "queues pause", "paused", args, stdout, (*workflow.Engine).PauseQueue)
+	return runQueueChange(ctx, "queues pause", "paused", args, stdout, func(e *workflow.Engine, ctx context.Context, q string) error {
+		return e.Queues().Pause(ctx, q)
+	})
 }
 
 // runQueueResume resumes a paused queue (River's QueueResume).
 func runQueueResume(ctx context.Context, args []string, stdout io.Writer) error {
-	return runQueueChange(ctx, "queues resume", "resumed", args, stdout, (*workflow.Engine).ResumeQueue)
+	return runQueueChange(ctx, "queues resume", "resumed", args, stdout, func(e *workflow.Engine, ctx context.Context, q string) error {
+		return e.Queues().Resume(ctx, q)
+	})
 }
 
 // runQueueChange runs change on the queue QUEUE and says what it did.
