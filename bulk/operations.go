@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/riverbpmn/riverbpmn/internal/listpage"
+	"github.com/riverbpmn/riverbpmn/internal/notfound"
 )
 
 // HandleConfig configures an Operations handle. The per-job actions come
@@ -27,7 +28,8 @@ type HandleConfig struct {
 	// (the engine's telemetry counts them).
 	IncidentsRevived func(ctx context.Context, n int64)
 	// NotFound, if set, is wrapped by Get's error for an unknown id beside
-	// ErrNoOperation, and marks a job action's error as a job gone.
+	// ErrNoOperation, and marks a job action's error as a job gone; nil
+	// means ErrNotFound.
 	NotFound error
 }
 
@@ -41,8 +43,18 @@ type Operations struct {
 	config HandleConfig
 }
 
+// ErrNotFound is wrapped by the handle's errors for an id or a name that
+// names nothing: the one not-found error of every riverbpmn package
+// (workflow.ErrNotFound, job.ErrNotFound, ... are this same value).
+var ErrNotFound = notfound.Err
+
 // New returns an Operations handle.
-func New(config HandleConfig) *Operations { return &Operations{config: config} }
+func New(config HandleConfig) *Operations {
+	if config.NotFound == nil {
+		config.NotFound = ErrNotFound
+	}
+	return &Operations{config: config}
+}
 
 // RetryIncidents gives the jobs of the selected open incidents
 // opts.Retries retries (Cockpit's batch "set retries"), in batches of short

@@ -21,6 +21,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/riverbpmn/riverbpmn/internal/listpage"
+	"github.com/riverbpmn/riverbpmn/internal/notfound"
 	"github.com/riverbpmn/riverbpmn/internal/sqltemplate"
 )
 
@@ -54,8 +55,9 @@ const CascadeBatchSize = 1000
 const MaxIDBytes = 255
 
 // ErrNotFound is wrapped by the errors for a job definition id that is
-// neither declared nor stored.
-var ErrNotFound = errors.New("not found")
+// neither declared nor stored. It is the same error as every other package's
+// ErrNotFound (workflow.ErrNotFound too).
+var ErrNotFound = notfound.Err
 
 // DeployedIDError is Sync's error for a declared job definition whose id is
 // that of a job definition read from a deployed model.

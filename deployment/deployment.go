@@ -52,6 +52,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/riverbpmn/riverbpmn/bpmn"
+	"github.com/riverbpmn/riverbpmn/internal/notfound"
 	"github.com/riverbpmn/riverbpmn/internal/sqltemplate"
 )
 
@@ -88,8 +89,9 @@ const AdvisoryLockClass = 1380076900
 const MaxIDBytes = 255
 
 // ErrNotFound is wrapped by the errors for a deployment id that names
-// nothing.
-var ErrNotFound = errors.New("not found")
+// nothing. It is the same error as every other package's ErrNotFound
+// (workflow.ErrNotFound too).
+var ErrNotFound = notfound.Err
 
 // ErrUnfinishedJobs is wrapped by Delete's error for a deployment that still
 // has unfinished jobs.

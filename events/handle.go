@@ -10,6 +10,7 @@ import (
 	"github.com/riverqueue/river/rivershared/startstop"
 
 	"github.com/riverbpmn/riverbpmn/internal/listpage"
+	"github.com/riverbpmn/riverbpmn/internal/notfound"
 	"github.com/riverbpmn/riverbpmn/internal/roundloop"
 )
 
@@ -71,7 +72,7 @@ type HandleConfig struct {
 	Schema string
 	// NotFound, if set, is wrapped by the error of Subscription for an
 	// unknown name, beside ErrSubscriptionNotFound (the engine passes its
-	// ErrNotFound).
+	// ErrNotFound); nil means ErrNotFound.
 	NotFound error
 }
 
@@ -85,8 +86,16 @@ type Events struct {
 	notFound error
 }
 
+// ErrNotFound is wrapped by the handle's errors for an id or a name that
+// names nothing: the one not-found error of every riverbpmn package
+// (workflow.ErrNotFound, job.ErrNotFound, ... are this same value).
+var ErrNotFound = notfound.Err
+
 // New returns an Events handle.
 func New(config HandleConfig) *Events {
+	if config.NotFound == nil {
+		config.NotFound = ErrNotFound
+	}
 	return &Events{db: config.DB, schema: config.Schema, notFound: config.NotFound}
 }
 

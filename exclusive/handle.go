@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/riverbpmn/riverbpmn/internal/listpage"
+	"github.com/riverbpmn/riverbpmn/internal/notfound"
 )
 
 // HandleConfig configures an Exclusive handle. What needs the engine (its
@@ -20,7 +21,7 @@ type HandleConfig struct {
 	// Scope returns it while none is recorded in the schema.
 	Configured Scope
 	// NotFound, if set, is wrapped by Wait's error for an unknown job (the
-	// engine passes its ErrNotFound).
+	// engine passes its ErrNotFound); nil means ErrNotFound.
 	NotFound error
 	// ClientsAlive, if set, returns for each client id that records
 	// liveness sessions whether one of them is alive; Locks marks the keys
@@ -47,8 +48,18 @@ type Exclusive struct {
 	config HandleConfig
 }
 
+// ErrNotFound is wrapped by the handle's errors for an id or a name that
+// names nothing: the one not-found error of every riverbpmn package
+// (workflow.ErrNotFound, job.ErrNotFound, ... are this same value).
+var ErrNotFound = notfound.Err
+
 // New returns an Exclusive handle.
-func New(config HandleConfig) *Exclusive { return &Exclusive{config: config} }
+func New(config HandleConfig) *Exclusive {
+	if config.NotFound == nil {
+		config.NotFound = ErrNotFound
+	}
+	return &Exclusive{config: config}
+}
 
 // LocksParams are the parameters of Exclusive.Locks.
 type LocksParams struct {

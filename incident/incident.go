@@ -11,7 +11,6 @@ package incident
 import (
 	"context"
 	"embed"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -20,6 +19,7 @@ import (
 
 	"github.com/riverbpmn/riverbpmn/bulk"
 	"github.com/riverbpmn/riverbpmn/internal/listpage"
+	"github.com/riverbpmn/riverbpmn/internal/notfound"
 	"github.com/riverbpmn/riverbpmn/internal/sqltemplate"
 )
 
@@ -43,8 +43,9 @@ const TypeFailedJob = "failedJob"
 const MaxGroups = 100
 
 // ErrNotFound is wrapped by List's error for a job that names neither a job
-// nor any incident.
-var ErrNotFound = errors.New("not found")
+// nor any incident. It is the same error as every other package's
+// ErrNotFound (workflow.ErrNotFound too).
+var ErrNotFound = notfound.Err
 
 // Incident is an operator-facing record that a job needs attention.
 type Incident struct {

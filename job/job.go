@@ -19,6 +19,7 @@ import (
 
 	"github.com/riverbpmn/riverbpmn/incident"
 	"github.com/riverbpmn/riverbpmn/internal/listpage"
+	"github.com/riverbpmn/riverbpmn/internal/notfound"
 	"github.com/riverbpmn/riverbpmn/internal/sqltemplate"
 	"github.com/riverbpmn/riverbpmn/jobcontrol"
 	"github.com/riverbpmn/riverbpmn/search"
@@ -39,8 +40,10 @@ var (
 // smallint): the max_attempts of a job whose retry cycle is unbounded.
 const MaxAttemptsUnbounded = math.MaxInt16
 
-// ErrNotFound is wrapped by the errors for a job id that names no job.
-var ErrNotFound = errors.New("not found")
+// ErrNotFound is wrapped by the errors for a job id that names no job. It is
+// the same error as every other package's ErrNotFound (workflow.ErrNotFound
+// too).
+var ErrNotFound = notfound.Err
 
 // DB is what the handle needs of a database: a pgxpool.Pool, a pgx.Conn or
 // a pgx.Tx (where Begin makes a savepoint).

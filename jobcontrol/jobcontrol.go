@@ -3,10 +3,11 @@ package jobcontrol
 import (
 	"context"
 	"embed"
-	"errors"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/riverbpmn/riverbpmn/internal/notfound"
 )
 
 // DB is what the package needs from a database handle; *pgxpool.Pool and
@@ -17,8 +18,9 @@ type DB interface {
 	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
 }
 
-// ErrNotFound is returned for a job id that names no job.
-var ErrNotFound = errors.New("not found")
+// ErrNotFound is returned for a job id that names no job. It is the same
+// error as every other package's ErrNotFound (workflow.ErrNotFound too).
+var ErrNotFound = notfound.Err
 
 //go:embed sql/*.sql
 var sqlFS embed.FS

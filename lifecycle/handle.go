@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/riverbpmn/riverbpmn/hold"
+	"github.com/riverbpmn/riverbpmn/internal/notfound"
 )
 
 // Config is the lifecycle's settings in an engine
@@ -39,7 +40,7 @@ type HandleConfig struct {
 	CheckInstance func(id string) error
 	// NotFound, if set, is wrapped beside ErrJobNotFound and
 	// ErrInstanceNotFound by the errors for unknown jobs and instances (the
-	// engine passes its ErrNotFound).
+	// engine passes its ErrNotFound); nil means ErrNotFound.
 	NotFound error
 	// OnExpired, if set, is told how many jobs the leader's Service
 	// discarded in a round because they expired (the engine's telemetry).
@@ -53,8 +54,18 @@ type Lifecycle struct {
 	config HandleConfig
 }
 
+// ErrNotFound is wrapped by the handle's errors for an id or a name that
+// names nothing: the one not-found error of every riverbpmn package
+// (workflow.ErrNotFound, job.ErrNotFound, ... are this same value).
+var ErrNotFound = notfound.Err
+
 // New returns a Lifecycle handle.
-func New(config HandleConfig) *Lifecycle { return &Lifecycle{config: config} }
+func New(config HandleConfig) *Lifecycle {
+	if config.NotFound == nil {
+		config.NotFound = ErrNotFound
+	}
+	return &Lifecycle{config: config}
+}
 
 // Queue queues pending jobs: a job inserted with Opts.Pending loses its
 // Pending hold and runs once nothing else holds it; a job River's

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/riverbpmn/riverbpmn/internal/listpage"
+	"github.com/riverbpmn/riverbpmn/internal/notfound"
 )
 
 // Config is the suspensions' settings in an engine
@@ -62,7 +63,7 @@ type HandleConfig struct {
 	// is read (the engine checks it is a valid identifier).
 	CheckInstance func(id string) error
 	// NotFound, if set, is wrapped by the errors for an unknown target (the
-	// engine passes its ErrNotFound).
+	// engine passes its ErrNotFound); nil means ErrNotFound.
 	NotFound error
 	// AppliedBy names who applies a change made through the handle
 	// (ApplyScheduled records it); empty means "manual".
@@ -78,8 +79,16 @@ type Suspensions struct {
 	config HandleConfig
 }
 
+// ErrNotFound is wrapped by the handle's errors for an id or a name that
+// names nothing: the one not-found error of every riverbpmn package
+// (workflow.ErrNotFound, job.ErrNotFound, ... are this same value).
+var ErrNotFound = notfound.Err
+
 // New returns a Suspensions handle.
 func New(config HandleConfig) *Suspensions {
+	if config.NotFound == nil {
+		config.NotFound = ErrNotFound
+	}
 	if config.AppliedBy == "" {
 		config.AppliedBy = "manual"
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/riverbpmn/riverbpmn/internal/notfound"
 	"github.com/riverbpmn/riverbpmn/internal/sqltemplate"
 )
 
@@ -82,7 +83,9 @@ type DB interface {
 }
 
 // ErrNotFound is wrapped by the errors for a timer id that does not exist.
-var ErrNotFound = errors.New("not found")
+// It is the same error as every other package's ErrNotFound
+// (workflow.ErrNotFound too).
+var ErrNotFound = notfound.Err
 
 // Store reads and changes timers in river_bpmn_timer and their occurrence
 // jobs in river_job.

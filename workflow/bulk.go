@@ -4,7 +4,6 @@ import (
 	"context"
 
 	"github.com/riverbpmn/riverbpmn/bulk"
-	"github.com/riverbpmn/riverbpmn/job"
 	"github.com/riverbpmn/riverbpmn/jobcontrol"
 )
 
@@ -24,14 +23,13 @@ func (e *Engine) Bulk() *bulk.Operations {
 			Activate: e.Suspensions().ActivateJob,
 			Stop: func(ctx context.Context, id int64) (bool, error) {
 				res, err := e.Jobs().Stop(ctx, id)
-				err = notFound(err, job.ErrNotFound)
 				if err != nil {
 					return false, err
 				}
 				return res.Outcome != jobcontrol.StopAlreadyFinished, nil
 			},
 			SetPriority: func(ctx context.Context, id, p int64) error {
-				return notFound(e.Jobs().SetPriority(ctx, id, p), job.ErrNotFound)
+				return e.Jobs().SetPriority(ctx, id, p)
 			},
 			IncidentsRevived: func(ctx context.Context, n int64) { e.tel.IncidentsChanged(ctx, 0, n) },
 			NotFound:         ErrNotFound,

@@ -1,10 +1,10 @@
 package workflow
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 
+	"github.com/riverbpmn/riverbpmn/internal/notfound"
 	"github.com/riverbpmn/riverbpmn/priority"
 	"github.com/riverbpmn/riverbpmn/retrypolicy"
 )
@@ -207,5 +207,7 @@ func checkIdentifiers(definition string, fields ...field) error {
 }
 
 // ErrNotFound is wrapped by the management API's errors for an id that names
-// nothing.
-var ErrNotFound = errors.New("not found")
+// nothing. It is the same error as every feature package's ErrNotFound
+// (job.ErrNotFound, timer.ErrNotFound, ...), so errors.Is with either
+// answers alike.
+var ErrNotFound = notfound.Err

@@ -2,7 +2,6 @@ package workflow
 
 import (
 	"context"
-	"errors"
 
 	"github.com/riverbpmn/riverbpmn/bulk"
 	"github.com/riverbpmn/riverbpmn/incident"
@@ -118,7 +117,7 @@ func (e *Engine) AllIncidents(ctx context.Context) ([]*Incident, error) {
 // JobID and Resolved.
 func (e *Engine) JobIncidents(ctx context.Context, jobID int64) ([]*Incident, error) {
 	incidents, err := e.allIncidents(ctx, incident.ListParams{Filter: incident.Filter{JobID: jobID, Resolved: true}, Oldest: true})
-	return incidents, notFound(err, incident.ErrNotFound)
+	return incidents, err
 }
 
 // allIncidents reads the pages of the incidents params selects, up to
@@ -162,20 +161,3 @@ func allPages[T any](maxItems int, page func(after string) ([]T, string, error))
 		after = next
 	}
 }
-
-// notFound makes an error that wraps a feature package's pkgNotFound wrap
-// the engine's ErrNotFound too, as the deprecated Engine methods promise,
-// with the same message.
-func notFound(err, pkgNotFound error) error {
-	if err == nil || !errors.Is(err, pkgNotFound) || errors.Is(err, ErrNotFound) {
-		return err
-	}
-	return notFoundError{err}
-}
-
-// notFoundError is a feature package's not-found error that is also
-// ErrNotFound.
-type notFoundError struct{ err error }
-
-func (e notFoundError) Error() string   { return e.err.Error() }
-func (e notFoundError) Unwrap() []error { return []error{e.err, ErrNotFound} }

@@ -13,7 +13,6 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
 
-	"github.com/riverbpmn/riverbpmn/job"
 	"github.com/riverbpmn/riverbpmn/jobcontrol"
 )
 
@@ -71,8 +70,7 @@ func (e *Engine) workSchema(ctx context.Context) string {
 //
 // Deprecated: use [Engine.Jobs] and [job.Jobs.Stop].
 func (e *Engine) StopJob(ctx context.Context, jobID int64) (*jobcontrol.StopResult, error) {
-	res, err := e.Jobs().Stop(ctx, jobID)
-	return res, notFound(err, job.ErrNotFound)
+	return e.Jobs().Stop(ctx, jobID)
 }
 
 // StopProcessInstance asks every job of a process instance to stop.

@@ -75,7 +75,7 @@ func (e *Engine) SyncJobDefinitions(ctx context.Context) error {
 // [definition.Definitions.SetOverridingPriority].
 func (e *Engine) SetOverridingJobPriority(ctx context.Context, jobDefinitionID string, p int64, cascade bool) error {
 	_, err := e.Definitions().SetOverridingPriority(ctx, jobDefinitionID, p, cascade)
-	return notFound(err, definition.ErrNotFound)
+	return err
 }
 
 // ClearOverridingJobPriority removes job definition jobDefinitionID's
@@ -84,7 +84,7 @@ func (e *Engine) SetOverridingJobPriority(ctx context.Context, jobDefinitionID s
 // Deprecated: use [Engine.Definitions] and
 // [definition.Definitions.ClearOverridingPriority].
 func (e *Engine) ClearOverridingJobPriority(ctx context.Context, jobDefinitionID string) error {
-	return notFound(e.Definitions().ClearOverridingPriority(ctx, jobDefinitionID), definition.ErrNotFound)
+	return e.Definitions().ClearOverridingPriority(ctx, jobDefinitionID)
 }
 
 // JobDefinition returns a job definition with its current overriding
@@ -93,7 +93,7 @@ func (e *Engine) ClearOverridingJobPriority(ctx context.Context, jobDefinitionID
 // Deprecated: use [Engine.Definitions] and [definition.Definitions.Get].
 func (e *Engine) JobDefinition(ctx context.Context, jobDefinitionID string) (*JobDefinitionState, error) {
 	state, err := e.Definitions().Get(ctx, jobDefinitionID)
-	return state, notFound(err, definition.ErrNotFound)
+	return state, err
 }
 
 // JobDefinitions returns the job definitions (at most MaxJobDefinitions, by

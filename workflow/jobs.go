@@ -56,7 +56,7 @@ func (e *Engine) CountJobs(ctx context.Context, f *search.Filter) (int64, error)
 // Deprecated: use [Engine.Jobs] and [job.Jobs.Status].
 func (e *Engine) JobStatus(ctx context.Context, jobID int64) (*jobcontrol.JobStatus, error) {
 	st, err := e.Jobs().Status(ctx, jobID)
-	return st, notFound(err, job.ErrNotFound)
+	return st, err
 }
 
 // SetJobPriority sets one job's priority to p, whatever its state. A running
@@ -65,7 +65,7 @@ func (e *Engine) JobStatus(ctx context.Context, jobID int64) (*jobcontrol.JobSta
 //
 // Deprecated: use [Engine.Jobs] and [job.Jobs.SetPriority].
 func (e *Engine) SetJobPriority(ctx context.Context, jobID int64, p int64) error {
-	return notFound(e.Jobs().SetPriority(ctx, jobID, p), job.ErrNotFound)
+	return e.Jobs().SetPriority(ctx, jobID, p)
 }
 
 // SetJobRetries sets the number of executions the job has left (Camunda's
@@ -74,5 +74,5 @@ func (e *Engine) SetJobPriority(ctx context.Context, jobID int64, p int64) error
 //
 // Deprecated: use [Engine.Jobs] and [job.Jobs.SetRetries].
 func (e *Engine) SetJobRetries(ctx context.Context, jobID int64, n int) error {
-	return notFound(e.Jobs().SetRetries(ctx, jobID, n), job.ErrNotFound)
+	return e.Jobs().SetRetries(ctx, jobID, n)
 }
