@@ -288,7 +288,7 @@ func (d *Definitions) Sync(ctx context.Context) error {
 		}
 	}
 	if _, err := d.db.Exec(ctx, sqltemplate.Render(upsertSQL, d.schema), ids, processes, activities, kinds); err != nil {
-		return fmt.Errorf("definition: storing job definitions in schema %s (is `riverbpmn migrate-up` applied?): %w", schemaName(d.schema), err)
+		return fmt.Errorf("definition: storing job definitions in schema %s (is `riverbpmn migrate up` applied?): %w", schemaName(d.schema), err)
 	}
 	return nil
 }

@@ -457,7 +457,7 @@ func schemaName(schema string) string {
 func migrationHint(err error) string {
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) && (pgErr.Code == "42P01" || pgErr.Code == "42883") {
-		return " (are riverbpmn's migrations applied? run `riverbpmn migrate-up`)"
+		return " (are riverbpmn's migrations applied? run `riverbpmn migrate up`)"
 	}
 	return ""
 }

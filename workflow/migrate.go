@@ -306,7 +306,7 @@ func requireMainLine(ctx context.Context, driver *Driver, schema string) error {
 		return fmt.Errorf("workflow: checking River's migrations in schema %s: %w", schemaName(schema), err)
 	}
 	if !exists {
-		return fmt.Errorf("workflow: schema %s: %w; apply it first (riverbpmn migrate-up applies it, or `river migrate-up`)", schemaName(schema), ErrMainLineMissing)
+		return fmt.Errorf("workflow: schema %s: %w; apply it first (riverbpmn migrate up applies it, or `river migrate-up`)", schemaName(schema), ErrMainLineMissing)
 	}
 	return nil
 }

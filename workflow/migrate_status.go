@@ -18,7 +18,7 @@ type LineStatus struct {
 	// Applied lists the applied versions, ascending; empty when none is.
 	Applied []int `json:"applied"`
 	// Missing lists the versions this build knows that are not applied,
-	// ascending: what `riverbpmn migrate-up` would apply.
+	// ascending: what `riverbpmn migrate up` would apply.
 	Missing []int `json:"missing"`
 	// Latest is the highest version this build knows.
 	Latest int `json:"latest"`
@@ -107,15 +107,15 @@ func MigrationStatusOf(ctx context.Context, dbPool *pgxpool.Pool, schema string)
 
 	switch {
 	case status.Main.Current() == 0:
-		status.Warnings = append(status.Warnings, fmt.Sprintf("River's main line is not applied in schema %s; run `riverbpmn migrate-up`", schemaName(schema)))
+		status.Warnings = append(status.Warnings, fmt.Sprintf("River's main line is not applied in schema %s; run `riverbpmn migrate up`", schemaName(schema)))
 	case status.Main.Current() < status.Main.Latest:
-		status.Warnings = append(status.Warnings, fmt.Sprintf("River's main line is at version %d, below version %d that riverbpmn (built with this River) needs; run `riverbpmn migrate-up`", status.Main.Current(), status.Main.Latest))
+		status.Warnings = append(status.Warnings, fmt.Sprintf("River's main line is at version %d, below version %d that riverbpmn (built with this River) needs; run `riverbpmn migrate up`", status.Main.Current(), status.Main.Latest))
 	}
 	switch {
 	case status.BPMN.Current() == 0:
-		status.Warnings = append(status.Warnings, fmt.Sprintf("riverbpmn's line is not applied in schema %s; run `riverbpmn migrate-up`", schemaName(schema)))
+		status.Warnings = append(status.Warnings, fmt.Sprintf("riverbpmn's line is not applied in schema %s; run `riverbpmn migrate up`", schemaName(schema)))
 	case len(status.BPMN.Missing) > 0:
-		status.Warnings = append(status.Warnings, fmt.Sprintf("riverbpmn's line is at version %d, missing %v; run `riverbpmn migrate-up`", status.BPMN.Current(), status.BPMN.Missing))
+		status.Warnings = append(status.Warnings, fmt.Sprintf("riverbpmn's line is at version %d, missing %v; run `riverbpmn migrate up`", status.BPMN.Current(), status.BPMN.Missing))
 	}
 	return status, nil
 }

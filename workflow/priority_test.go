@@ -67,7 +67,7 @@ func TestClientStartFailsWithoutMigrations(t *testing.T) {
 	})
 	require.NoError(t, err)
 	err = client.Start(ctx)
-	require.ErrorContains(t, err, "is `riverbpmn migrate-up` applied?")
+	require.ErrorContains(t, err, "is `riverbpmn migrate up` applied?")
 }
 
 // TestUndeclaredProcessDefinitionRefused: an engine that declares process

@@ -27,7 +27,7 @@ func TestVersionReports(t *testing.T) {
 	require.Contains(t, out, "schema main line: not applied\n  applied: none; missing: 001-")
 	require.Contains(t, out, fmt.Sprintf("schema riverbpmn line: not applied\n  applied: none; missing: 001-%03d (latest known: %03d)\n", latest, latest))
 	require.Contains(t, out, "warning: River's main line is not applied in schema")
-	require.Contains(t, out, "run `riverbpmn migrate-up`")
+	require.Contains(t, out, "run `riverbpmn migrate up`")
 
 	code, _, errOut = runCLI(t, "migrate", "up", "--database-url", url, "--schema", schema)
 	require.Equal(t, exitOK, code, errOut)

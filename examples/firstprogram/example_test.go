@@ -94,7 +94,7 @@ func Example() {
 		panic(err)
 	}
 
-	// River's migrations, then riverbpmn's (riverbpmn migrate-up does the same).
+	// River's migrations, then riverbpmn's (riverbpmn migrate up does the same).
 	if _, err := workflow.MigrateUp(ctx, dbPool, &workflow.MigrateOpts{Schema: schema}); err != nil {
 		panic(err)
 	}
