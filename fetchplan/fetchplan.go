@@ -41,8 +41,9 @@
 // group's first jobs in the plan's order (LATERAL ... LIMIT), and ranks them
 // by (round, group, order), a job's round being its slot (the group's start
 // slot, carried from the client's previous fetch, plus its place within the
-// group) divided by the group's weight; see workflow/fairness.go,
-// workflow/acquisition.go and workflow/sql/job_get_available.sql.
+// group) divided by the group's weight; see package fairness (its fair
+// step, fairness/sql/fetch_step.sql), workflow/acquisition.go and
+// workflow/sql/job_get_available.sql.
 //
 // This package knows no option and no table layout beyond River's river_job
 // columns; the options' parts are defined where the options are (package

@@ -8,6 +8,7 @@ import (
 	"text/template"
 
 	"github.com/riverbpmn/riverbpmn/exclusive"
+	"github.com/riverbpmn/riverbpmn/fairness"
 	"github.com/riverbpmn/riverbpmn/fetchplan"
 	"github.com/riverbpmn/riverbpmn/priority"
 )
@@ -96,7 +97,7 @@ type Acquisition struct {
 	// index of the client's order (TenantFairnessIndex), which the client
 	// creates when it starts (EnableTenantFairness): only the orders of fair
 	// clients have one, and each costs every insert of an available job an
-	// index entry.
+	// index entry. Package fairness holds the mechanism and says more.
 	FairByTenant bool
 
 	// TenantWeights, with FairByTenant, gives a tenant w >= 1 slots per
@@ -129,8 +130,8 @@ func (a *Acquisition) Validate() error {
 				return fmt.Errorf("workflow: Acquisition.TenantWeights: tenant id %s %s", quoteForError(tenant), problem)
 			}
 		}
-		if weight < 1 || weight > maxTenantWeight {
-			return fmt.Errorf("workflow: Acquisition.TenantWeights[%s] %d must be between 1 and %d", quoteForError(tenant), weight, maxTenantWeight)
+		if weight < 1 || weight > fairness.MaxWeight {
+			return fmt.Errorf("workflow: Acquisition.TenantWeights[%s] %d must be between 1 and %d", quoteForError(tenant), weight, fairness.MaxWeight)
 		}
 	}
 	for _, id := range a.Deployments {
@@ -140,9 +141,6 @@ func (a *Acquisition) Validate() error {
 	}
 	return nil
 }
-
-// maxTenantWeight is the largest Acquisition.TenantWeights value.
-const maxTenantWeight = 1000
 
 // tenantExpr is a job's tenant (JobContext.TenantID), ” for none (never
 // NULL, so that the jobs of no tenant are one more tenant found by equality);
@@ -239,24 +237,7 @@ func acquisitionParts(acq *Acquisition, deployments *deploymentSet) []fetchplan.
 		})
 	}
 	if acq.FairByTenant { // index TenantFairnessIndex(acq), created by EnableTenantFairness
-		part := fetchplan.Part{Name: "FairByTenant", Group: tenantExpr}
-		if len(acq.TenantWeights) > 0 {
-			names := make([]string, 0, len(acq.TenantWeights))
-			for name := range acq.TenantWeights {
-				names = append(names, name)
-			}
-			slices.Sort(names)
-			weights := make([]int32, len(names))
-			for i, name := range names {
-				weights[i] = int32(acq.TenantWeights[name]) //nolint:gosec // validated <= maxTenantWeight
-			}
-			part.Weight = "coalesce((SELECT w.weight FROM unnest(@tenant_weight_names::text[], @tenant_weight_values::integer[]) AS w(name, weight) WHERE w.name = coalesce(fair_group, '')), 1)"
-			part.Params = []fetchplan.Param{
-				{Name: "tenant_weight_names", Value: func() any { return names }},
-				{Name: "tenant_weight_values", Value: func() any { return weights }},
-			}
-		}
-		parts = append(parts, part)
+		parts = append(parts, fairness.Part(tenantExpr, acq.TenantWeights))
 	}
 	return parts
 }
@@ -307,7 +288,7 @@ var jobGetAvailableTemplate = template.Must(template.New("job_get_available.sql"
 	"orderByColumns": func(string) string { return "" },
 	"fairArgs":       func(string) any { return nil },
 	"fairTurn":       func(string) string { return "" },
-}).Parse(mustReadSQL("job_get_available.sql") + exclusive.FetchStepSQL() + exclusive.FetchRunningSQL()))
+}).Parse(mustReadSQL("job_get_available.sql") + fairness.FetchStepSQL() + exclusive.FetchStepSQL() + exclusive.FetchRunningSQL()))
 
 // headIndexMarker is the condition, over the row river_job, that the head
 // probe of a client fetching in acq's order states so that it reads its
