@@ -229,7 +229,7 @@ func (e *Engine) prepareInsert(ctx context.Context, params *rivertype.JobInsertP
 	default:
 		// A plain River job: River's own retry behaviour, unless the engine
 		// has a default retry cycle.
-		return e.applyDefaultRetryCycle(params)
+		return retrypolicy.ApplyDefaultCycle(params, e.defaultRetryCycle)
 	}
 
 	jc, err = e.resolve(ctx, jc, params)
@@ -255,7 +255,7 @@ func deployedCycle(deployed *deployedDefinition, params *rivertype.JobInsertPara
 	if err != nil {
 		return retrypolicy.Cycle{}, fail(s, "is not a valid retry time cycle: "+err.Error())
 	}
-	if problem := retryCycleProblem(cycle); problem != "" {
+	if problem := retrypolicy.MaxAttemptsProblem(cycle); problem != "" {
 		return retrypolicy.Cycle{}, fail(s, problem)
 	}
 	return cycle, nil
