@@ -67,7 +67,7 @@ var indexKinds = map[string]indexKind{
 				return err
 			}
 			// With exclusive jobs, the order's head-of-key index too.
-			return engine.EnableExclusiveHeadIndexes(ctx, order)
+			return engine.Exclusive().EnableHeadIndexes(ctx, order.Order())
 		},
 		disable: func(engine *workflow.Engine, ctx context.Context) error {
 			if err := engine.Indexes().Disable(ctx, index.FetchOrder.Names()...); err != nil {
@@ -94,7 +94,7 @@ var indexKinds = map[string]indexKind{
 			return engine.Exclusive().HeadIndexes(ctx)
 		},
 		enable: func(engine *workflow.Engine, ctx context.Context, order workflow.Acquisition) error {
-			return engine.EnableExclusiveHeadIndexes(ctx, order)
+			return engine.Exclusive().EnableHeadIndexes(ctx, order.Order())
 		},
 		disable: func(engine *workflow.Engine, ctx context.Context) error {
 			return engine.Exclusive().DisableHeadIndexes(ctx)
@@ -184,7 +184,7 @@ func runHeadIndexEnable(ctx context.Context, args []string, stdout io.Writer) er
 	}
 	return changeIndexes(ctx, v, stdout, "head-of-key", func(engine *workflow.Engine) error {
 		if scope.set {
-			return engine.EnableExclusiveHeadIndexesForScope(ctx, scope.scope, *order)
+			return engine.Exclusive().EnableHeadIndexesForScope(ctx, scope.scope, order.Order())
 		}
 		return indexKinds["head-of-key"].enable(engine, ctx, *order)
 	})

@@ -26,7 +26,7 @@ func runOverview(ctx context.Context, args []string, stdout io.Writer) error {
 	if *window / *step > 1000 {
 		return fmt.Errorf("--window %s / --step %s is more than 1000 buckets", *window, *step)
 	}
-	o, err := engine.Overview(ctx, *window, *step)
+	o, err := engine.Overviews().Read(ctx, *window, *step)
 	if err != nil {
 		return err
 	}
