@@ -105,11 +105,19 @@ func (k *Keeper) Fetch(ctx context.Context, p FetchParams) ([]*rivertype.JobRow,
 // riverbpmn.plan_cache_mode for restorePlanCacheModeSQL.
 const genericPlanSQL = "SELECT set_config('riverbpmn.plan_cache_mode', current_setting('plan_cache_mode'), true), set_config('plan_cache_mode', 'force_generic_plan', true)"
 
+// restorePlanCacheModeSQL gives plan_cache_mode back the value
+// genericPlanSQL kept, when the fetch runs in the caller's transaction.
+const restorePlanCacheModeSQL = "SELECT set_config('plan_cache_mode', current_setting('riverbpmn.plan_cache_mode'), true)"
+
+// BatchSender sends a pgx batch: a pool, a connection or a transaction.
+type BatchSender interface {
+	SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults
+}
+
 // runFetch runs the fetch statement and scans it. Sent through a
 // BatchSender (a pool, a transaction), it runs a generic plan: a statement
 // before it in the same pipeline (one implicit transaction, or the
-// caller's, restored after it) sets plan_cache_mode, as the running-row
-// fetch's statement 1 does for statement 2. Left to itself, PostgreSQL
+// caller's, restored after it) sets plan_cache_mode. Left to itself, PostgreSQL
 // planned the fetch in River's order anew at 30-52% of its calls (about
 // 30 us per job of planning under load) with no better execution
 // (docs/benchmarks.md).

@@ -262,12 +262,6 @@ type fetchQuery struct {
 	// @ended_tokens parameter (exclusive.FetchParams.EndedTokensArg).
 	endedTokensArg int
 	params         map[string]func() any
-	// running is set for the running-row mechanism (exclusive.RunningRow):
-	// sql and args are then its statement 2 (running_take), candidatesSQL
-	// and candidatesArgs its statement 1 (running_candidates).
-	running        bool
-	candidatesSQL  string
-	candidatesArgs []string
 }
 
 // fetchTemplateData is what the fetch template (job_get_available.sql and
@@ -288,7 +282,7 @@ var jobGetAvailableTemplate = template.Must(template.New("job_get_available.sql"
 	"orderByColumns": func(string) string { return "" },
 	"fairArgs":       func(string) any { return nil },
 	"fairTurn":       func(string) string { return "" },
-}).Parse(mustReadSQL("job_get_available.sql") + fairness.FetchStepSQL() + exclusive.FetchStepSQL() + exclusive.FetchRunningSQL()))
+}).Parse(mustReadSQL("job_get_available.sql") + fairness.FetchStepSQL() + exclusive.FetchStepSQL()))
 
 // headIndexMarker is the condition, over the row river_job, that the head
 // probe of a client fetching in acq's order states so that it reads its
@@ -308,7 +302,7 @@ func headIndexMarker(acq Acquisition) string {
 // is the head probe's marker condition (headIndexMarker; "" for none).
 // Parameters are numbered in the order they first appear, so a clause that
 // is left out leaves no gap.
-func newFetchQuery(plan *fetchplan.Plan, schema string, scope exclusive.Scope, batch bool, headMarker string, mechanism exclusive.Mechanism, countHeld bool) (*fetchQuery, error) {
+func newFetchQuery(plan *fetchplan.Plan, schema string, scope exclusive.Scope, batch bool, headMarker string, countHeld bool) (*fetchQuery, error) {
 	tmpl, err := jobGetAvailableTemplate.Clone()
 	if err != nil {
 		return nil, err
@@ -337,9 +331,6 @@ func newFetchQuery(plan *fetchplan.Plan, schema string, scope exclusive.Scope, b
 		},
 	})
 	_, _, fair := plan.Group("river_job")
-	if scope.Enabled() && mechanism == exclusive.RunningRow {
-		return newRunningFetchQuery(tmpl, plan, schema, scope, fair, batch)
-	}
 	var sb strings.Builder
 	batch = batch && scope.Enabled()
 	countHeld = countHeld && scope.Enabled()
@@ -358,40 +349,6 @@ func newFetchQuery(plan *fetchplan.Plan, schema string, scope exclusive.Scope, b
 		q.sql = exclusive.RenderSQL(numbered.SQL, schema, scope, jobColumnsMarker, qualifiedJobRowColumns("river_job"))
 	} else {
 		q.sql = renderSQL(numbered.SQL, schema)
-	}
-	return q, nil
-}
-
-// newRunningFetchQuery renders the running-row fetch (exclusive.RunningRow)
-// of plan for schema and scope: its two statements, each numbered on its
-// own. Fair fetching and batching are not built for it.
-func newRunningFetchQuery(tmpl *template.Template, plan *fetchplan.Plan, schema string, scope exclusive.Scope, fair, batch bool) (*fetchQuery, error) {
-	if fair || batch {
-		return nil, fmt.Errorf("workflow: the exclusive mechanism %s does not support fair fetching or Config.ExclusiveBatch", exclusive.RunningRow)
-	}
-	render := func(name string) (fetchplan.Numbered, error) {
-		var sb strings.Builder
-		if err := tmpl.ExecuteTemplate(&sb, name, fetchTemplateData{Exclusive: true}); err != nil {
-			return fetchplan.Numbered{}, err
-		}
-		numbered := fetchplan.Number(sb.String())
-		numbered.SQL = exclusive.RenderSQL(numbered.SQL, schema, scope, jobColumnsMarker, qualifiedJobRowColumns("river_job"))
-		return numbered, nil
-	}
-	candidates, err := render("running_candidates")
-	if err != nil {
-		return nil, err
-	}
-	take, err := render("running_take")
-	if err != nil {
-		return nil, err
-	}
-	q := &fetchQuery{
-		sql: take.SQL, args: take.Names, exclusive: true, running: true, endedTokensArg: -1,
-		candidatesSQL: candidates.SQL, candidatesArgs: candidates.Names, params: map[string]func() any{},
-	}
-	for _, param := range plan.Params() {
-		q.params[param.Name] = param.Value
 	}
 	return q, nil
 }

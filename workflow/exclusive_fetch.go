@@ -12,9 +12,7 @@ package workflow
 import (
 	"context"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river/riverdriver"
-	"github.com/riverqueue/river/rivertype"
 
 	"github.com/riverbpmn/riverbpmn/exclusive"
 )
@@ -39,9 +37,6 @@ func (p *pilot) jobGetAvailableExclusive(
 	ctx, cancel := context.WithTimeout(ctx, fetchTimeout)
 	defer cancel()
 
-	if query.running {
-		return p.jobGetAvailableRunning(ctx, exec, query, params)
-	}
 	_, inTx := exec.(riverdriver.ExecutorTx)
 	args := p.fetchArgs(query, query.args, params)
 	var heldSkipped int64
@@ -62,47 +57,5 @@ func (p *pilot) jobGetAvailableExclusive(
 	if query.countHeld {
 		p.driver.telemetry().KeysHeldSkipped(ctx, params.Queue, p.driver.order, heldSkipped)
 	}
-	return &riverdriver.JobGetAvailableResult{Jobs: jobs, DecodeErrors: decodeErrors}, nil
-}
-
-// jobGetAvailableRunning is JobGetAvailable with the running-row mechanism
-// (exclusive.RunningRow): two statements in one transaction
-// (exclusive.Keeper.FetchRunning).
-func (p *pilot) jobGetAvailableRunning(
-	ctx context.Context,
-	exec riverdriver.Executor,
-	query *fetchQuery,
-	params *riverdriver.JobGetAvailableParams,
-) (*riverdriver.JobGetAvailableResult, error) {
-	var sender exclusive.BatchSender
-	execTx, inTx := exec.(riverdriver.ExecutorTx)
-	if inTx {
-		sender = p.driver.UnwrapTx(execTx)
-	} else if p.driver.dbPool != nil {
-		sender = p.driver.dbPool
-	} else {
-		return nil, errNoPool
-	}
-	ctx, cancel := context.WithTimeout(ctx, fetchTimeout)
-	defer cancel()
-
-	var (
-		jobs         []*rivertype.JobRow
-		decodeErrors map[int64]error
-	)
-	_, err := p.driver.engine.exclusive.FetchRunning(ctx, exclusive.RunningFetchParams{
-		Sender: sender, InTx: inTx,
-		Schema: params.Schema, Queue: params.Queue, MaxToLock: params.MaxToLock, Producer: p,
-		CandidatesSQL: query.candidatesSQL, CandidatesArgs: p.fetchArgs(query, query.candidatesArgs, params),
-		TakeSQL: query.sql, TakeArgs: p.fetchArgs(query, query.args, params),
-		Scan: func(rows pgx.Rows) (_ []*rivertype.JobRow, err error) {
-			jobs, decodeErrors, err = scanJobRows(rows)
-			return jobs, err
-		},
-	})
-	if err != nil {
-		return nil, interpretError(err)
-	}
-	p.driver.telemetry().Fetched(ctx, params.Queue, p.driver.order, jobs)
 	return &riverdriver.JobGetAvailableResult{Jobs: jobs, DecodeErrors: decodeErrors}, nil
 }

@@ -11,8 +11,8 @@ import (
 // Exclusive returns the handle on the exclusive jobs of the engine's schema
 // (package exclusive): Locks lists the held keys a page at a time, Wait
 // says why a job waits for its key, Scope, RecordedScope, SetScope and
-// ForceScope read and record the scope in force, Mechanism and
-// SetMechanism the mechanism, DeleteStaleLocks tidies the lock table,
+// ForceScope read and record the scope in force, DeleteStaleLocks tidies
+// the lock table,
 // HeadIndexes and DisableHeadIndexes list and drop the head-of-key indexes
 // (EnableExclusiveHeadIndexes creates them for an engine's orders). On an
 // engine without a pool every call fails.

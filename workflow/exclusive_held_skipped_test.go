@@ -37,7 +37,7 @@ func TestExclusiveFetchCountsHeldKeys(t *testing.T) {
 	require.NoError(t, err)
 	driver, err := engine.NewDriver(Acquisition{})
 	require.NoError(t, err)
-	query, err := newFetchQuery(driver.plan, schema, exclusive.ProcessInstance, false, "", exclusive.LockTable, true)
+	query, err := newFetchQuery(driver.plan, schema, exclusive.ProcessInstance, false, "", true)
 	require.NoError(t, err)
 	require.True(t, query.countHeld)
 	_, args, _ := (&testQuery{fetchQuery: query}).explainArgs(t)
@@ -71,7 +71,7 @@ func TestExclusiveFetchCountsHeldKeys(t *testing.T) {
 	// of the queue in River's order returns as many rows with it as
 	// without. Times logged for the record (EXPLAIN ANALYZE without JIT,
 	// rolled back).
-	plain, err := newFetchQuery(driver.plan, schema, exclusive.ProcessInstance, false, "", exclusive.LockTable, false)
+	plain, err := newFetchQuery(driver.plan, schema, exclusive.ProcessInstance, false, "", false)
 	require.NoError(t, err)
 	require.NotContains(t, plain.sql, "exclusive_held_skipped")
 	scanned := func(sql string) (rows float64, ms float64) {
@@ -274,11 +274,11 @@ func TestExclusiveFetchCountStaysBelowJITCost(t *testing.T) {
 			types, args, literals := (&testQuery{fetchQuery: query}).explainArgs(t)
 			return explainPlan(ctx, t, conn, query.sql, types, args, literals, generic).TotalCost
 		}
-		plain, err := newFetchQuery(driver.plan, schema, exclusive.ProcessInstance, false, headIndexMarker(order.acq), exclusive.LockTable, false)
+		plain, err := newFetchQuery(driver.plan, schema, exclusive.ProcessInstance, false, headIndexMarker(order.acq), false)
 		require.NoError(t, err)
 		for _, batch := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%s/batch=%t", order.name, batch), func(t *testing.T) {
-				query, err := newFetchQuery(driver.plan, schema, exclusive.ProcessInstance, batch, headIndexMarker(order.acq), exclusive.LockTable, true)
+				query, err := newFetchQuery(driver.plan, schema, exclusive.ProcessInstance, batch, headIndexMarker(order.acq), true)
 				require.NoError(t, err)
 				require.Contains(t, query.sql, "exclusive_held_skipped")
 				_, args, _ := (&testQuery{fetchQuery: query}).explainArgs(t)
@@ -311,7 +311,7 @@ func TestExclusiveFetchCountStaysBelowJITCost(t *testing.T) {
 	require.NoError(t, err)
 	driver, err := engine.NewDriver(Acquisition{})
 	require.NoError(t, err)
-	query, err := newFetchQuery(driver.plan, schema, exclusive.ProcessInstance, false, "", exclusive.LockTable, true)
+	query, err := newFetchQuery(driver.plan, schema, exclusive.ProcessInstance, false, "", true)
 	require.NoError(t, err)
 	_, args, _ := (&testQuery{fetchQuery: query}).explainArgs(t)
 	fresh, err := pgx.ConnectConfig(ctx, pool.Config().ConnConfig.Copy())

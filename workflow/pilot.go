@@ -119,11 +119,7 @@ func (p *pilot) fetchQuery(schema string) (*schemaFetchQuery, error) {
 	if p.exclusiveEnabled() {
 		scope = p.driver.engine.config.ExclusiveScope
 	}
-	mechanism := exclusive.LockTable
-	if scope.Enabled() {
-		mechanism = p.driver.engine.config.ExclusiveMechanism
-	}
-	query, err := newFetchQuery(p.driver.plan, schema, scope, scope.Enabled() && p.driver.engine.config.ExclusiveBatch > 1, headIndexMarker(p.driver.acquisition), mechanism,
+	query, err := newFetchQuery(p.driver.plan, schema, scope, scope.Enabled() && p.driver.engine.config.ExclusiveBatch > 1, headIndexMarker(p.driver.acquisition),
 		p.driver.telemetry().KeysHeldSkippedEnabled(context.Background()))
 	if err != nil {
 		return nil, err
@@ -157,8 +153,6 @@ func (p *pilot) fetchArgs(query *fetchQuery, names []string, params *riverdriver
 			args[i] = p.driver.fairTurns.arg(name, params.Schema, params.Queue)
 		case "ended_tokens":
 			// Set by exclusive.Keeper.Fetch.
-		case "ended_running":
-			args[i] = p.driver.engine.exclusive.EndedRunning(params.Schema)
 		case "exclusive_batch":
 			args[i] = int32(min(p.driver.engine.config.ExclusiveBatch, math.MaxInt32)) //nolint:gosec // bounded above
 		case "lookahead":
@@ -223,11 +217,6 @@ func (p *pilot) ProducerInit(ctx context.Context, exec riverdriver.Executor, par
 			return 0, nil, err // the client refuses to start
 		}
 	}
-	if p.runningRow() {
-		if err := p.driver.engine.EnableExclusiveRunningIndex(ctx); err != nil {
-			return 0, nil, err // the client refuses to start
-		}
-	}
 	id, state, err := p.riverStandardPilot.ProducerInit(ctx, exec, params)
 	if err != nil || !p.exclusiveEnabled() {
 		return id, state, err
@@ -267,7 +256,7 @@ func (p *pilot) ProducerKeepAlive(ctx context.Context, exec riverdriver.Executor
 	if err := p.riverStandardPilot.ProducerKeepAlive(ctx, exec, params); err != nil {
 		return err
 	}
-	if !p.exclusiveEnabled() || p.runningRow() {
+	if !p.exclusiveEnabled() {
 		return nil
 	}
 	q, err := p.driver.querier(exec)
@@ -290,11 +279,7 @@ func (p *pilot) JobSetStateIfRunningMany(ctx context.Context, exec riverdriver.E
 		return rows, err
 	}
 	if _, inTx := exec.(riverdriver.ExecutorTx); !inTx {
-		if p.runningRow() {
-			p.driver.engine.exclusive.OutcomesWrittenRunning(params.Schema, params.ID)
-		} else {
-			p.driver.engine.exclusive.OutcomesWritten(params.Schema, params.ID)
-		}
+		p.driver.engine.exclusive.OutcomesWritten(params.Schema, params.ID)
 	}
 	return rows, nil
 }
