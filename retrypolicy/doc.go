@@ -1,7 +1,12 @@
-// Package retrypolicy parses and evaluates the ISO-8601 forms used by
-// Camunda 7 style retry time cycles and timer cycles: durations, repeating
-// intervals and comma-separated interval lists. It is pure: nothing here
-// touches a database or a job queue.
+// Package retrypolicy holds riverbpmn's retry mechanism: Camunda 7 style
+// retry time cycles applied to River jobs. It parses and evaluates the
+// ISO-8601 forms used by retry time cycles and timer cycles (durations,
+// repeating intervals and comma-separated interval lists), which is pure
+// arithmetic, and maps a job's cycle onto River's attempt and max_attempts
+// (see River jobs below). The engine (package workflow) wires it in: its
+// insert middleware, its work middleware and its river.ClientRetryPolicy
+// (workflow.RetryPolicy) call this package, giving it the job context's
+// cycle.
 //
 // # Durations
 //
@@ -64,4 +69,17 @@
 //
 // All parse errors are *[ParseError] values that match [ErrInvalid] with
 // errors.Is.
+//
+// # River jobs
+//
+// Camunda keeps a job's retries (executions left) in a column it decrements
+// on failure; River keeps the executions done (attempt) and allowed
+// (max_attempts). At insert, a job's cycle is chosen by [ResolveCycle] (job
+// definition, job context, engine default, none) or, for a plain River job,
+// [ApplyDefaultCycle], and sets River's MaxAttempts ([MaxAttempts];
+// [MaxAttemptsUnbounded] for R/<duration>). After a failure, [NextRetry]
+// answers River's retry policy with the cycle's interval for the
+// [ExecutionsLeft]. A conflict failure ([ErrConflict], [IsConflict]) uses up
+// no execution: [SnoozeConflicts] turns it into a River snooze for the
+// interval, and [RecordConflict] keeps it in the job's errors.
 package retrypolicy

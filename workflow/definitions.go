@@ -150,7 +150,7 @@ func newDefinitions(processes []ProcessDefinition, jobs []JobDefinition) (*defin
 			if err != nil {
 				return nil, &DefinitionError{Definition: name, Field: "RetryCycle", Value: job.RetryCycle, Problem: "is not a valid retry time cycle", Err: err}
 			}
-			if problem := retryCycleProblem(cycle); problem != "" {
+			if problem := retrypolicy.MaxAttemptsProblem(cycle); problem != "" {
 				return nil, &DefinitionError{Definition: name, Field: "RetryCycle", Value: job.RetryCycle, Problem: problem}
 			}
 			defs.retryCycles[job.ID] = cycle

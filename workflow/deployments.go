@@ -104,7 +104,7 @@ func (e *Engine) checkModel(m *bpmn.Model) error {
 			if jd.RetryCycle != "" && !bpmn.IsExpression(jd.RetryCycle) {
 				cycle, err := retrypolicy.ParseCycle(jd.RetryCycle)
 				if err == nil {
-					if problem := retryCycleProblem(cycle); problem != "" {
+					if problem := retrypolicy.MaxAttemptsProblem(cycle); problem != "" {
 						return &bpmn.Error{Resource: m.Resource, ElementID: jd.ActivityID, Attribute: "failedJobRetryTimeCycle", Value: jd.RetryCycle, Problem: problem}
 					}
 				}

@@ -8,6 +8,8 @@ import (
 
 	"github.com/riverqueue/river/riverdriver"
 	"github.com/riverqueue/river/rivertype"
+
+	"github.com/riverbpmn/riverbpmn/retrypolicy"
 )
 
 // JobDetails is everything an operator asks about one job.
@@ -61,10 +63,10 @@ func (e *Engine) JobDetails(ctx context.Context, jobID int64) (*JobDetails, erro
 	if cycle, ok := retryCycleOf(job); ok && !cycle.IsZero() {
 		details.RetryCycle = cycle.String()
 	}
-	details.RetriesUnbounded = job.MaxAttempts == MaxAttemptsUnbounded && details.RetryCycle != ""
+	details.RetriesUnbounded = job.MaxAttempts == retrypolicy.MaxAttemptsUnbounded && details.RetryCycle != ""
 	switch job.State {
 	case rivertype.JobStateRunning:
-		details.RetriesLeft = executionsLeft(job)
+		details.RetriesLeft = retrypolicy.ExecutionsLeft(job)
 	case rivertype.JobStateAvailable, rivertype.JobStateScheduled, rivertype.JobStateRetryable, rivertype.JobStatePending:
 		details.RetriesLeft = max(job.MaxAttempts-job.Attempt, 0)
 	}

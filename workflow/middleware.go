@@ -8,6 +8,7 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
 
+	"github.com/riverbpmn/riverbpmn/internal/jobctx"
 	"github.com/riverbpmn/riverbpmn/priority"
 	"github.com/riverbpmn/riverbpmn/retrypolicy"
 )
@@ -207,7 +208,7 @@ func (e *Engine) priority(jc JobContext, jobDef *JobDefinition, process *Process
 // args or from its metadata), validates it and stores it, normalised, in the
 // job's metadata.
 func (e *Engine) prepareInsert(ctx context.Context, params *rivertype.JobInsertParams) error {
-	stored, err := storedJobContext(params.Metadata)
+	stored, err := jobctx.Stored(params.Metadata)
 	if err != nil {
 		return err
 	}
@@ -228,7 +229,7 @@ func (e *Engine) prepareInsert(ctx context.Context, params *rivertype.JobInsertP
 	default:
 		// A plain River job: River's own retry behaviour, unless the engine
 		// has a default retry cycle.
-		return e.applyDefaultRetryCycle(params)
+		return retrypolicy.ApplyDefaultCycle(params, e.defaultRetryCycle)
 	}
 
 	jc, err = e.resolve(ctx, jc, params)
@@ -254,7 +255,7 @@ func deployedCycle(deployed *deployedDefinition, params *rivertype.JobInsertPara
 	if err != nil {
 		return retrypolicy.Cycle{}, fail(s, "is not a valid retry time cycle: "+err.Error())
 	}
-	if problem := retryCycleProblem(cycle); problem != "" {
+	if problem := retrypolicy.MaxAttemptsProblem(cycle); problem != "" {
 		return retrypolicy.Cycle{}, fail(s, problem)
 	}
 	return cycle, nil

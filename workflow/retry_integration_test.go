@@ -15,7 +15,13 @@ import (
 	"github.com/riverqueue/river/rivershared/riversharedtest"
 	"github.com/riverqueue/river/rivertype"
 	"github.com/stretchr/testify/require"
+
+	"github.com/riverbpmn/riverbpmn/retrypolicy"
 )
+
+// unboundedKeptErrors is the number of errors the renewal of an unbounded
+// job keeps (migration riverbpmn/004).
+const unboundedKeptErrors = 20
 
 // execution is one run of a job, as its worker saw it.
 type execution struct {
@@ -700,10 +706,10 @@ func TestRecordConflictCapsErrors(t *testing.T) {
 	conflict := fmt.Errorf("x: %w", ErrConflict)
 
 	setErrors(98)
-	engine.recordConflict(ctx, &running, conflict)
+	retrypolicy.RecordConflict(ctx, engine.dbPool, schema, &running, conflict)
 	require.Equal(t, 99, errorCount())
-	engine.recordConflict(ctx, &running, conflict)
-	engine.recordConflict(ctx, &running, conflict)
+	retrypolicy.RecordConflict(ctx, engine.dbPool, schema, &running, conflict)
+	retrypolicy.RecordConflict(ctx, engine.dbPool, schema, &running, conflict)
 	require.Equal(t, 100, errorCount())
 
 	job, err := client.JobGet(ctx, job.ID)
@@ -714,6 +720,6 @@ func TestRecordConflictCapsErrors(t *testing.T) {
 	// Another attempt (the job moved on): nothing is recorded.
 	setErrors(0)
 	running.Attempt = 2
-	engine.recordConflict(ctx, &running, conflict)
+	retrypolicy.RecordConflict(ctx, engine.dbPool, schema, &running, conflict)
 	require.Zero(t, errorCount())
 }
