@@ -373,7 +373,7 @@ func NewEngine(dbPool *pgxpool.Pool, config *Config) (*Engine, error) {
 	if dbPool != nil {
 		figuresDB = dbPool
 	}
-	if e.tel, err = telemetry.New(config.Telemetry, telemetryJobs{e}, figuresDB); err != nil {
+	if e.tel, err = telemetry.New(config.Telemetry, telemetry.ContextReader{Scope: e.config.ExclusiveScope}, figuresDB); err != nil {
 		return nil, fmt.Errorf("workflow: Config.Telemetry: %w", err)
 	}
 	e.telHook = e.tel.Hook()
