@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/riverbpmn/riverbpmn/exclusive"
+	"github.com/riverbpmn/riverbpmn/internal/jobctx"
 	"github.com/riverbpmn/riverbpmn/priority"
 )
 
@@ -152,6 +153,11 @@ func storedForm(rng *rand.Rand, jc map[string]any) string {
 	}
 	return mustMarshal(map[string]any{"bpmn": compactForm(jc)})
 }
+
+// compactFields are the JSON names of the job context's fields by position
+// in the compact form (jobctx.Names), for the tests that build contexts by
+// position.
+var compactFields = jobctx.Names
 
 // compactForm returns the compact form of a job context given as a map.
 func compactForm(jc map[string]any) []any {

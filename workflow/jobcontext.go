@@ -5,79 +5,22 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"strconv"
-	"strings"
 	"unicode"
 	"unicode/utf8"
 
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
 
+	"github.com/riverbpmn/riverbpmn/internal/jobctx"
 	"github.com/riverbpmn/riverbpmn/priority"
 )
 
 // MetadataKey is the key of river_job.metadata under which riverbpmn keeps a
 // job's BPMN identity, in the labelled form described at JobContext. River UI
-// shows metadata as JSON, so the value under this key is meant to be read by
-// people too.
-const MetadataKey = "bpmn"
-
-// compactFields are the JSON names of JobContext's fields in the order of the
-// array form of migration riverbpmn/016 (see JobContext): the position of a
-// name is the field's index in the array, and the index of its label in
-// contextLabels. The SQL accessor functions take the same positions; never
-// reorder, only append.
-var compactFields = [...]string{
-	"process_instance_id",
-	"process_definition_key",
-	"activity_id",
-	"job_definition_id",
-	"priority",
-	"exclusive",
-	"deployment_id",
-	"job_type",
-	"retry_cycle",
-	"tenant_id",
-	"root_process_instance_id",
-	"parent_process_instance_id",
-}
-
-// contextLabels are the labels of the labelled form (see JobContext), at the
-// positions of compactFields. Migration riverbpmn/028's accessor functions
-// use the same labels.
-var contextLabels = [len(compactFields)]string{
-	"instance",
-	"process",
-	"activity",
-	"job",
-	"priority",
-	"exclusive",
-	"deployment",
-	"type",
-	"retry",
-	"tenant",
-	"root",
-	"parent",
-}
-
-// isEarlierObject reports whether a job context object, by its keys, is in
-// the object form of migrations before riverbpmn/016: it holds a field by
-// its JSON name (json.Marshal of JobContext wrote "process_definition_key"
-// in every one). Priority and exclusive are spelled alike in both forms and
-// tell nothing. Migration riverbpmn/028's river_bpmn_ctx_is_earlier_form
-// tells them apart the same way.
-func isEarlierObject(object map[string]json.RawMessage) bool {
-	for i, name := range compactFields {
-		if i == priorityPosition || i == exclusivePosition {
-			continue
-		}
-		if _, ok := object[name]; ok {
-			return true
-		}
-	}
-	return false
-}
+// shows metadata as JSON, so the value under this key ("bpmn") is meant to
+// be read by people too.
+const MetadataKey = jobctx.Key
 
 // MaxIdentifierBytes is the longest value, in bytes, of any JobContext field.
 const MaxIdentifierBytes = 255
@@ -205,8 +148,9 @@ type JobContext struct {
 
 // Job types known to acquisition (JobContext.JobType).
 const (
-	// JobTypeTimer is a timer job (timer events, timer start events).
-	JobTypeTimer = "timer"
+	// JobTypeTimer ("timer") is a timer job (timer events, timer start
+	// events).
+	JobTypeTimer = jobctx.TypeTimer
 	// JobTypeAsync is an asynchronous continuation.
 	JobTypeAsync = "async"
 )
@@ -375,7 +319,7 @@ func (jc JobContext) addResolvedToMetadata(metadata []byte, labelled bool) ([]by
 }
 
 // labelledJSON encodes jc in the labelled form (see JobContext): an object
-// of its fields under contextLabels, in the order of compactFields, without
+// of its fields under jobctx.Labels, in the order of jobctx.Names, without
 // what a reader tells without it (storedPresence; resolved says whether the
 // middleware resolved jc).
 func (jc JobContext) labelledJSON(resolved bool) (json.RawMessage, error) {
@@ -391,14 +335,14 @@ func (jc JobContext) labelledJSON(resolved bool) (json.RawMessage, error) {
 			buf = append(buf, ',')
 		}
 		buf = append(buf, '"')
-		buf = append(buf, contextLabels[i]...)
+		buf = append(buf, jobctx.Labels[i]...)
 		buf = append(buf, '"', ':')
 		switch {
 		case presence == fieldNull:
 			buf = append(buf, "null"...)
-		case i == priorityPosition:
+		case i == jobctx.Priority:
 			buf = strconv.AppendInt(buf, *jc.Priority, 10)
-		case i == exclusivePosition:
+		case i == jobctx.Exclusive:
 			buf = strconv.AppendBool(buf, *jc.Exclusive)
 		default:
 			var err error
@@ -425,8 +369,8 @@ const (
 // context, written as null; and the activity when the job definition's id
 // is "<process definition key>:<activity id>" (derivedActivity). An empty
 // activity that would be derived so is written as null.
-func (jc JobContext) storedPresence(resolved bool) [len(compactFields)]int {
-	var presence [len(compactFields)]int
+func (jc JobContext) storedPresence(resolved bool) [len(jobctx.Names)]int {
+	var presence [len(jobctx.Names)]int
 	for i, str := range jc.compactStrings() {
 		if str != nil && *str != "" {
 			presence[i] = fieldValue
@@ -436,9 +380,9 @@ func (jc JobContext) storedPresence(resolved bool) [len(compactFields)]int {
 	case jc.Priority == nil && resolved:
 		// Prioritised job creation switched off: none, unlike an absent
 		// priority.
-		presence[priorityPosition] = fieldNull
+		presence[jobctx.Priority] = fieldNull
 	case jc.Priority != nil && *jc.Priority != priority.Default:
-		presence[priorityPosition] = fieldValue
+		presence[jobctx.Priority] = fieldValue
 	}
 	switch {
 	case jc.Exclusive == nil:
@@ -447,43 +391,31 @@ func (jc JobContext) storedPresence(resolved bool) [len(compactFields)]int {
 	case !*jc.Exclusive || jc.ProcessInstanceID == "":
 		// Absent reads as true only in a context with an instance (whose
 		// jobs have an exclusive key).
-		presence[exclusivePosition] = fieldValue
+		presence[jobctx.Exclusive] = fieldValue
 	}
-	if derived, ok := derivedActivity(jc.ProcessDefinitionKey, jc.JobDefinitionID); ok {
+	if derived, ok := jobctx.DerivedActivity(jc.ProcessDefinitionKey, jc.JobDefinitionID); ok {
 		switch jc.ActivityID {
 		case derived:
-			presence[activityPosition] = fieldOmitted
+			presence[jobctx.Activity] = fieldOmitted
 		case "":
-			presence[activityPosition] = fieldNull
+			presence[jobctx.Activity] = fieldNull
 		}
 	}
 	return presence
 }
 
-// derivedActivity is the activity id a reader of the labelled form derives
-// when the activity is left out: the rest of the job definition's id after
-// "<process definition key>:". ok is false when the job definition's id does
-// not start so (or either is empty): the activity is then stored as it is.
-// Migration riverbpmn/028's river_bpmn_ctx_activity derives it the same way.
-func derivedActivity(processDefinitionKey, jobDefinitionID string) (string, bool) {
-	if processDefinitionKey == "" {
-		return "", false
-	}
-	return strings.CutPrefix(jobDefinitionID, processDefinitionKey+":")
-}
-
 // compactJSON encodes jc in the array form of migration riverbpmn/016 (see
 // JobContext), which the engine writes to a schema without migration
-// riverbpmn/028: its fields in the order of compactFields, empty ones null,
+// riverbpmn/028: its fields in the order of jobctx.Names, empty ones null,
 // trailing nulls left out, the root left out when it is the instance itself.
 func (jc JobContext) compactJSON() (json.RawMessage, error) {
 	jc = jc.stored()
 	strs := jc.compactStrings()
 	present := func(i int) bool {
 		switch i {
-		case priorityPosition:
+		case jobctx.Priority:
 			return jc.Priority != nil
-		case exclusivePosition:
+		case jobctx.Exclusive:
 			return jc.Exclusive != nil
 		}
 		return *strs[i] != ""
@@ -501,9 +433,9 @@ func (jc JobContext) compactJSON() (json.RawMessage, error) {
 		switch {
 		case !present(i):
 			buf = append(buf, "null"...)
-		case i == priorityPosition:
+		case i == jobctx.Priority:
 			buf = strconv.AppendInt(buf, *jc.Priority, 10)
-		case i == exclusivePosition:
+		case i == jobctx.Exclusive:
 			buf = strconv.AppendBool(buf, *jc.Exclusive)
 		default:
 			var err error
@@ -515,21 +447,11 @@ func (jc JobContext) compactJSON() (json.RawMessage, error) {
 	return append(buf, ']'), nil
 }
 
-// The positions (compactFields) of the activity, and of the fields that
-// hold a number and a boolean; every other position holds a string
-// (compactStrings).
-const (
-	activityPosition  = 2
-	priorityPosition  = 4
-	exclusivePosition = 5
-)
-
 // compactStrings returns jc's string fields at their positions in the
-// compact form (compactFields), nil at priorityPosition and
-// exclusivePosition: the one list of that order for the encoder and the
-// decoder.
-func (jc *JobContext) compactStrings() [len(compactFields)]*string {
-	return [len(compactFields)]*string{
+// compact form (jobctx.Names), nil at jobctx.Priority and jobctx.Exclusive:
+// the one list of that order for the encoder and the decoder.
+func (jc *JobContext) compactStrings() [len(jobctx.Names)]*string {
+	return [len(jobctx.Names)]*string{
 		&jc.ProcessInstanceID, &jc.ProcessDefinitionKey, &jc.ActivityID, &jc.JobDefinitionID, nil, nil,
 		&jc.DeploymentID, &jc.JobType, &jc.RetryCycle, &jc.TenantID, &jc.RootProcessInstanceID,
 		&jc.ParentProcessInstanceID,
@@ -557,12 +479,12 @@ func appendJSONString(buf []byte, s string) ([]byte, error) {
 // longer than the known fields is an error naming its length; a label this
 // version does not know is left out, as SQL's accessors leave it.
 func (jc *JobContext) UnmarshalJSON(data []byte) error {
-	if !isJSONArray(data) {
+	if !jobctx.IsArray(data) {
 		var object map[string]json.RawMessage
 		if err := json.Unmarshal(data, &object); err != nil {
 			return err
 		}
-		if object == nil || isEarlierObject(object) {
+		if object == nil || jobctx.IsEarlierObject(object) {
 			type jobContext JobContext // without this method
 			return json.Unmarshal(data, (*jobContext)(jc))
 		}
@@ -572,15 +494,15 @@ func (jc *JobContext) UnmarshalJSON(data []byte) error {
 	if err := json.Unmarshal(data, &elements); err != nil {
 		return err
 	}
-	if len(elements) > len(compactFields) {
-		return fmt.Errorf("workflow: job context array has %d elements, more than the %d known fields", len(elements), len(compactFields))
+	if len(elements) > len(jobctx.Names) {
+		return fmt.Errorf("workflow: job context array has %d elements, more than the %d known fields", len(elements), len(jobctx.Names))
 	}
 	for i, element := range elements {
-		if isJSONNull(element) {
+		if jobctx.IsNull(element) {
 			continue
 		}
 		if err := jc.setCompactField(i, element); err != nil {
-			return fmt.Errorf("field %q (position %d): %w", compactFields[i], i, err)
+			return fmt.Errorf("field %q (position %d): %w", jobctx.Names[i], i, err)
 		}
 	}
 	return nil
@@ -594,29 +516,29 @@ func (jc *JobContext) setLabelledFields(object map[string]json.RawMessage) error
 	if len(object) == 0 {
 		return nil // an empty context (Validate says so), no defaults
 	}
-	for i, label := range contextLabels {
+	for i, label := range jobctx.Labels {
 		value, ok := object[label]
-		if !ok || isJSONNull(value) {
+		if !ok || jobctx.IsNull(value) {
 			continue
 		}
 		if err := jc.setCompactField(i, value); err != nil {
-			return fmt.Errorf("field %q (label %q): %w", compactFields[i], label, err)
+			return fmt.Errorf("field %q (label %q): %w", jobctx.Names[i], label, err)
 		}
 	}
 	absent := func(i int) bool {
-		_, ok := object[contextLabels[i]]
+		_, ok := object[jobctx.Labels[i]]
 		return !ok
 	}
-	if absent(priorityPosition) {
+	if absent(jobctx.Priority) {
 		defaultPriority := priority.Default
 		jc.Priority = &defaultPriority
 	}
-	if absent(exclusivePosition) && !absent(0) {
+	if absent(jobctx.Exclusive) && !absent(jobctx.Instance) {
 		exclusiveDefault := true
 		jc.Exclusive = &exclusiveDefault
 	}
-	if absent(activityPosition) {
-		jc.ActivityID, _ = derivedActivity(jc.ProcessDefinitionKey, jc.JobDefinitionID)
+	if absent(jobctx.Activity) {
+		jc.ActivityID, _ = jobctx.DerivedActivity(jc.ProcessDefinitionKey, jc.JobDefinitionID)
 	}
 	return nil
 }
@@ -626,15 +548,15 @@ func (jc *JobContext) setLabelledFields(object map[string]json.RawMessage) error
 func (jc *JobContext) setCompactField(i int, value json.RawMessage) error {
 	var err error
 	switch i {
-	case priorityPosition:
+	case jobctx.Priority:
 		jc.Priority, err = decodeNew[int64](value)
 		return err
-	case exclusivePosition:
+	case jobctx.Exclusive:
 		jc.Exclusive, err = decodeNew[bool](value)
 		return err
 	}
 	target := jc.compactStrings()[i]
-	if plain, ok := plainJSONString(value); ok {
+	if plain, ok := jobctx.PlainString(value); ok {
 		*target = plain
 		return nil
 	}
@@ -648,102 +570,6 @@ func decodeNew[T any](value json.RawMessage) (*T, error) {
 		return nil, err
 	}
 	return v, nil
-}
-
-// plainJSONString returns the text of a JSON string without escapes, as
-// json.Unmarshal would; ok is false for any other value, which
-// json.Unmarshal then decodes (or refuses).
-func plainJSONString(value json.RawMessage) (string, bool) {
-	if len(value) < 2 || value[0] != '"' || value[len(value)-1] != '"' {
-		return "", false
-	}
-	text := value[1 : len(value)-1]
-	if bytes.IndexByte(text, '\\') >= 0 || bytes.IndexByte(text, '"') >= 0 || !utf8.Valid(text) {
-		return "", false
-	}
-	return string(text), true
-}
-
-func isJSONArray(raw []byte) bool {
-	trimmed := bytes.TrimSpace(raw)
-	return len(trimmed) > 0 && trimmed[0] == '['
-}
-
-func isJSONNull(raw []byte) bool { return bytes.Equal(bytes.TrimSpace(raw), []byte("null")) }
-
-// contextFields are a stored job context's fields by JSON name, in any
-// form: an object (the labelled form, see JobContext, or the object of
-// migrations before riverbpmn/016), or the array's elements at their
-// positions (compactFields). Elements past the known fields are left out
-// (SQL's accessors do not see them either).
-type contextFields struct {
-	elements []json.RawMessage
-	object   map[string]json.RawMessage
-	labelled bool // object is in the labelled form (not isEarlierObject)
-}
-
-// parseContextFields parses a stored job context for reading single fields.
-func parseContextFields(raw json.RawMessage) (contextFields, error) {
-	if isJSONArray(raw) {
-		var elements []json.RawMessage
-		err := json.Unmarshal(raw, &elements)
-		return contextFields{elements: elements}, err
-	}
-	var object map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &object); err != nil {
-		return contextFields{}, err
-	}
-	return contextFields{object: object, labelled: object != nil && !isEarlierObject(object)}, nil
-}
-
-// field returns the JSON value of the field named name, nil when it is
-// absent or null, as SQL's accessors read it: in the labelled form by its
-// label, with the form's defaults for what it leaves out (as migration
-// riverbpmn/028's accessors read it); in an object of an earlier form by its
-// name; in an array by position (as migration riverbpmn/016's accessors
-// read those).
-func (f contextFields) field(name string) json.RawMessage {
-	var value json.RawMessage
-	i := slices.Index(compactFields[:], name)
-	switch {
-	case f.labelled && i >= 0:
-		var ok bool
-		if value, ok = f.object[contextLabels[i]]; !ok {
-			value = f.labelledDefault(i)
-		}
-	case f.object != nil:
-		value = f.object[name]
-	case i >= 0 && i < len(f.elements):
-		value = f.elements[i]
-	}
-	if value == nil || isJSONNull(value) {
-		return nil
-	}
-	return value
-}
-
-// labelledDefault is the value of the field at position i that the labelled
-// form leaves out (storedPresence), nil when there is none.
-func (f contextFields) labelledDefault(i int) json.RawMessage {
-	switch i {
-	case priorityPosition:
-		return json.RawMessage(strconv.FormatInt(priority.Default, 10))
-	case exclusivePosition:
-		if _, ok := f.object[contextLabels[0]]; ok {
-			return json.RawMessage("true")
-		}
-	case activityPosition:
-		var process, job string
-		if json.Unmarshal(f.object[contextLabels[1]], &process) != nil ||
-			json.Unmarshal(f.object[contextLabels[3]], &job) != nil {
-			return nil
-		}
-		if activity, ok := derivedActivity(process, job); ok {
-			encoded, _ := json.Marshal(activity)
-			return encoded
-		}
-	}
-	return nil
 }
 
 // setMetadataKey returns metadata with MetadataKey set to value (compact
@@ -773,7 +599,7 @@ func setMetadataKey(metadata []byte, value json.RawMessage) ([]byte, error) {
 // It returns ErrNoJobContext if the job has none, and an error naming the
 // problem if the stored context is malformed (someone edited the row).
 func JobContextOf(job *rivertype.JobRow) (JobContext, error) {
-	raw, err := storedJobContext(job.Metadata)
+	raw, err := jobctx.Stored(job.Metadata)
 	if err != nil {
 		return JobContext{}, fmt.Errorf("workflow: job %d: %w", job.ID, err)
 	}
@@ -783,42 +609,18 @@ func JobContextOf(job *rivertype.JobRow) (JobContext, error) {
 	return decodeJobContext(raw)
 }
 
-// metadataContextFields returns the fields of the job context in metadata,
-// for readers of single fields, which read a field the way migration
-// riverbpmn/028's SQL accessors do (JobContextOf reads strictly). found is
-// false when there is no context, or when it is an array that cannot be
-// parsed (no field can be read, as in SQL); err is a context that is neither
-// an array nor an object.
-func metadataContextFields(metadata []byte) (fields contextFields, found bool, err error) {
-	raw, err := storedJobContext(metadata)
-	if err != nil || raw == nil {
-		return contextFields{}, false, err
-	}
-	fields, err = parseContextFields(raw)
-	switch {
-	case err != nil && isJSONArray(raw):
-		return contextFields{}, false, nil
-	case err != nil:
-		return contextFields{}, true, err
-	}
-	return fields, true, nil
-}
+// contextFields are a stored job context's fields (jobctx.Fields), for the
+// engine's readers of single fields.
+type contextFields struct{ fields jobctx.Fields }
 
-// storedJobContext returns the raw job context in metadata as stored, or nil
-// if there is none. Metadata that is not a JSON object has no job context.
-func storedJobContext(metadata []byte) (json.RawMessage, error) {
-	if !bytes.Contains(metadata, []byte(`"`+MetadataKey+`"`)) {
-		return nil, nil // fast path: most River jobs have no job context
-	}
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(metadata, &fields); err != nil {
-		return nil, nil //nolint:nilerr // not an object: no job context, as for stock River
-	}
-	raw, ok := fields[MetadataKey]
-	if !ok || bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
-		return nil, nil
-	}
-	return raw, nil
+// field returns the JSON value of the field named name (jobctx.Fields.Field).
+func (f contextFields) field(name string) json.RawMessage { return f.fields.Field(name) }
+
+// metadataContextFields returns the fields of the job context in metadata
+// (jobctx.FromMetadata).
+func metadataContextFields(metadata []byte) (contextFields, bool, error) {
+	fields, found, err := jobctx.FromMetadata(metadata)
+	return contextFields{fields}, found, err
 }
 
 // decodeJobContext decodes and validates a stored job context, in either

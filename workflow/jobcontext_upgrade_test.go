@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/riverbpmn/riverbpmn/exclusive"
+	"github.com/riverbpmn/riverbpmn/internal/jobctx"
 )
 
 // compactContextVersion is the version of migration 016_compact_job_context,
@@ -152,7 +153,7 @@ func TestCompactJobContextUpgrade(t *testing.T) {
 	require.NoError(t, err)
 	forms := map[byte]int{}
 	for _, job := range jobs {
-		raw, err := storedJobContext(job.Metadata)
+		raw, err := jobctx.Stored(job.Metadata)
 		require.NoError(t, err)
 		forms[raw[0]]++
 		jc, err := JobContextOf(job)

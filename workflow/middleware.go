@@ -8,6 +8,7 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
 
+	"github.com/riverbpmn/riverbpmn/internal/jobctx"
 	"github.com/riverbpmn/riverbpmn/priority"
 	"github.com/riverbpmn/riverbpmn/retrypolicy"
 )
@@ -207,7 +208,7 @@ func (e *Engine) priority(jc JobContext, jobDef *JobDefinition, process *Process
 // args or from its metadata), validates it and stores it, normalised, in the
 // job's metadata.
 func (e *Engine) prepareInsert(ctx context.Context, params *rivertype.JobInsertParams) error {
-	stored, err := storedJobContext(params.Metadata)
+	stored, err := jobctx.Stored(params.Metadata)
 	if err != nil {
 		return err
 	}

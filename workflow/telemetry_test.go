@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -23,6 +22,7 @@ import (
 
 	"github.com/riverbpmn/riverbpmn/events"
 	"github.com/riverbpmn/riverbpmn/exclusive"
+	"github.com/riverbpmn/riverbpmn/internal/jobctx"
 	"github.com/riverbpmn/riverbpmn/lifecycle"
 	"github.com/riverbpmn/riverbpmn/liveness"
 	"github.com/riverbpmn/riverbpmn/telemetry"
@@ -491,8 +491,8 @@ func TestTelemetryJobIdentity(t *testing.T) {
 				for _, e := range engines {
 					requireTelemetryIdentityAsGeneral(t, e, metadata)
 				}
-				var c contextText
-				found, ok := readJobContext(metadata, &c)
+				var c jobctx.Text
+				found, ok := jobctx.Read(metadata, &c)
 				require.Equal(t, !bytes.ContainsRune(stored, '\\'), ok, "read in one pass unless escaped: %s", metadata)
 				require.Equal(t, ok, found, "%s", metadata)
 				got := engine.jobIdentity(&rivertype.JobRow{Metadata: metadata})
@@ -558,8 +558,8 @@ func TestTelemetryJobIdentity(t *testing.T) {
 		for _, e := range engines {
 			requireTelemetryIdentityAsGeneral(t, e, []byte(metadata))
 		}
-		var c contextText
-		_, ok := readJobContext([]byte(metadata), &c)
+		var c jobctx.Text
+		_, ok := jobctx.Read([]byte(metadata), &c)
 		require.Equal(t, read, ok, "read in one pass: %s", metadata)
 	}
 	legacy := []byte(`{"bpmn": {"process_instance_id": "pi-1", "process_definition_key": "order", "exclusive": true}}`)
@@ -580,13 +580,6 @@ func TestTelemetryJobIdentity(t *testing.T) {
 	notExclusive := []byte(`{"bpmn": {"instance": "pi-1", "process": "order", "exclusive": null}}`)
 	require.False(t, engine.jobClass(&rivertype.JobRow{Metadata: notExclusive}).Exclusive, "null: not set")
 
-	for position, name := range map[int]string{processInstancePosition: "process_instance_id", processDefinitionPosition: "process_definition_key",
-		activityPosition: "activity_id", jobDefinitionPosition: "job_definition_id", exclusivePosition: "exclusive", jobTypePosition: "job_type",
-		retryCyclePosition: "retry_cycle", tenantPosition: "tenant_id", rootProcessInstancePosition: "root_process_instance_id"} {
-		require.Equal(t, name, compactFields[position])
-	}
-	require.Equal(t, "exclusive", contextLabels[exclusivePosition], "read by its JSON name and its label alike")
-
 	// Both forms are read without allocating.
 	for _, jc := range contexts[:1] {
 		labelled, err := jc.AddToMetadata([]byte(`{"river:log": [{"log": "x"}]}`))
@@ -599,21 +592,6 @@ func TestTelemetryJobIdentity(t *testing.T) {
 			job := &rivertype.JobRow{Metadata: metadata}
 			require.Zero(t, testing.AllocsPerRun(100, func() { _ = engine.jobClass(job) }), "%s", metadata)
 		}
-	}
-}
-
-// TestTelemetryLabels: the one-pass reader knows each label of the labelled
-// form at its position, and nothing else as a label (the JSON names of the
-// object form of earlier migrations included).
-func TestTelemetryLabels(t *testing.T) {
-	for position, label := range contextLabels {
-		require.Equal(t, position, labelPosition([]byte(label)), label)
-	}
-	for _, notLabel := range append([]string{"", "Instance", "instances", "inst", "bpmn", "process_key"}, compactFields[:]...) {
-		if slices.Contains(contextLabels[:], notLabel) {
-			continue // priority and exclusive: a label and a JSON name
-		}
-		require.Equal(t, -1, labelPosition([]byte(notLabel)), notLabel)
 	}
 }
 
