@@ -232,4 +232,6 @@ func (e *Engine) SetExclusiveMechanism(ctx context.Context, m exclusive.Mechanis
 // ExclusiveScope returns the engine's own exclusive scope
 // (Config.ExclusiveScope), which its clients enforce; see
 // ExclusiveScopeInForce for the one recorded in the schema.
-func (e *Engine) ExclusiveScope() exclusive.Scope { return e.config.ExclusiveScope }
+//
+// Deprecated: use [Engine.Exclusive] and [exclusive.Exclusive.ConfiguredScope].
+func (e *Engine) ExclusiveScope() exclusive.Scope { return e.Exclusive().ConfiguredScope() }
