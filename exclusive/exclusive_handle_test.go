@@ -3,6 +3,7 @@ package exclusive_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -176,7 +177,61 @@ func TestExclusive(t *testing.T) {
 		require.ErrorContains(t, err, "no database pool")
 		_, err = engine.Exclusive().Scope(ctx)
 		require.ErrorContains(t, err, "no database pool")
+		require.ErrorContains(t, engine.Exclusive().EnableHeadIndexes(ctx, ""), "no database pool", "even with nothing to build")
+		require.ErrorContains(t, engine.Exclusive().EnableHeadIndexesForScope(ctx, exclusive.None, "t"), "no database pool", "even with nothing to build")
 	})
+
+	// EnableHeadIndexes builds the head-of-key index of each order for the
+	// scope in force, and nothing for River's order and by priority alone;
+	// EnableHeadIndexesForScope builds that scope's; HeadIndexes lists
+	// them; DisableHeadIndexes drops them all. An order that is none of
+	// index.OrderSuffixes is refused, naming it.
+	t.Run("HeadIndexes", func(t *testing.T) {
+		t.Parallel()
+		tb := setup(t, &workflow.Config{Exclusive: exclusive.Config{Scope: exclusive.RootProcessInstance}})
+		x := tb.bundle.Engine.Exclusive()
+		require.Equal(t, exclusive.RootProcessInstance, x.ConfiguredScope())
+
+		require.NoError(t, x.EnableHeadIndexes(ctx, "", "p"))
+		names, err := x.HeadIndexes(ctx)
+		require.NoError(t, err)
+		require.Empty(t, names, "River's order and by priority alone have migrations' head-of-key indexes")
+
+		require.NoError(t, x.EnableHeadIndexes(ctx, "td", "td", "p"))
+		names, err = x.HeadIndexes(ctx)
+		require.NoError(t, err)
+		require.Equal(t, []string{"river_bpmn_job_exclusive_root_td"}, names, "the scope in force: none recorded, the engine's own")
+
+		require.NoError(t, x.EnableHeadIndexesForScope(ctx, exclusive.ProcessInstance, "d"))
+		require.NoError(t, x.EnableHeadIndexesForScope(ctx, exclusive.None, "t"))
+		names, err = x.HeadIndexes(ctx)
+		require.NoError(t, err)
+		require.Equal(t, []string{"river_bpmn_job_exclusive_instance_d", "river_bpmn_job_exclusive_root_td"}, names)
+
+		require.ErrorContains(t, x.EnableHeadIndexes(ctx, "dt"), `order "dt"`)
+		require.ErrorContains(t, x.EnableHeadIndexesForScope(ctx, exclusive.ProcessInstance, "x"), `order "x"`)
+
+		require.NoError(t, x.DisableHeadIndexes(ctx))
+		names, err = x.HeadIndexes(ctx)
+		require.NoError(t, err)
+		require.Empty(t, names)
+	})
+}
+
+// TestHeadIndex: the head-of-key index of an order and scope is the
+// scope's prefix and the order, none for River's order, by priority alone
+// or a scope that enforces nothing; HeadIndexNames lists each once.
+func TestHeadIndex(t *testing.T) {
+	t.Parallel()
+	require.Empty(t, exclusive.HeadIndex(exclusive.ProcessInstance, ""))
+	require.Empty(t, exclusive.HeadIndex(exclusive.ProcessInstance, "p"))
+	require.Empty(t, exclusive.HeadIndex(exclusive.None, "t"))
+	require.Equal(t, "river_bpmn_job_exclusive_instance_ptd", exclusive.HeadIndex(exclusive.ProcessInstance, "ptd"))
+	require.Equal(t, "river_bpmn_job_exclusive_root_d", exclusive.HeadIndex(exclusive.RootProcessInstance, "d"))
+	names := exclusive.HeadIndexNames()
+	require.Len(t, names, 12)
+	require.Equal(t, len(names), len(slices.Compact(slices.Sorted(slices.Values(names)))))
+	require.Equal(t, "pd", workflow.Acquisition{ByPriority: true, ByDueDate: true, DeploymentAware: true}.Order())
 }
 
 // TestExclusiveConfig checks Config.Exclusive against the deprecated flat
@@ -190,14 +245,14 @@ func TestExclusiveConfig(t *testing.T) {
 		t.Parallel()
 		engine, err := workflow.NewEngine(nil, &workflow.Config{ExclusiveScope: exclusive.None})
 		require.NoError(t, err)
-		require.Equal(t, exclusive.None, engine.ExclusiveScope())
+		require.Equal(t, exclusive.None, engine.Exclusive().ConfiguredScope())
 	})
 
 	t.Run("Nested", func(t *testing.T) {
 		t.Parallel()
 		engine, err := workflow.NewEngine(nil, &workflow.Config{Exclusive: exclusive.Config{Scope: exclusive.RootProcessInstance}})
 		require.NoError(t, err)
-		require.Equal(t, exclusive.RootProcessInstance, engine.ExclusiveScope())
+		require.Equal(t, exclusive.RootProcessInstance, engine.Exclusive().ConfiguredScope())
 		_, err = workflow.NewEngine(nil, &workflow.Config{Exclusive: exclusive.Config{Batch: 4}, ExclusiveBatch: 4})
 		require.NoError(t, err, "both set to the same value is no conflict")
 		_, err = workflow.NewEngine(nil, &workflow.Config{Exclusive: exclusive.Config{Scope: exclusive.None, Batch: 4}})

@@ -31,18 +31,21 @@ type HandleConfig struct {
 	// clients of the schema are alive: the engine's check, which reads the
 	// liveness sessions. Required by SetScope and ForceScope.
 	SetScope func(ctx context.Context, scope Scope, force bool) (*Scope, error)
-	// HeadIndexes and DisableHeadIndexes list and drop the head-of-key
-	// indexes of the schema (the engine's on-demand indexes). Required by
-	// the methods of the same names.
+	// HeadIndexes, EnableHeadIndexes and DisableHeadIndexes list, build
+	// (the named ones, HeadIndex) and drop the head-of-key indexes of the
+	// schema (the engine's on-demand indexes). Required by the methods of
+	// the same names.
 	HeadIndexes        func(ctx context.Context) ([]string, error)
+	EnableHeadIndexes  func(ctx context.Context, names []string) error
 	DisableHeadIndexes func(ctx context.Context) error
 }
 
 // Exclusive is the handle on the exclusive jobs of a schema
 // (workflow.Engine.Exclusive): the held keys (Locks), why a job waits for
 // its key (Wait), the scope in force and its record (Scope, RecordedScope,
-// SetScope, ForceScope), tidying stale lock rows (DeleteStaleLocks) and the head-of-key indexes
-// (HeadIndexes, DisableHeadIndexes).
+// SetScope, ForceScope; ConfiguredScope, the engine's own), tidying stale
+// lock rows (DeleteStaleLocks) and the head-of-key indexes (HeadIndexes,
+// EnableHeadIndexes, EnableHeadIndexesForScope, DisableHeadIndexes).
 type Exclusive struct {
 	config HandleConfig
 }
@@ -145,6 +148,12 @@ func (x *Exclusive) Scope(ctx context.Context) (Scope, error) {
 	}
 	return scope, nil
 }
+
+// ConfiguredScope returns the engine's own exclusive scope
+// (HandleConfig.Configured, workflow.Config.Exclusive.Scope), which Scope
+// returns while the schema records none, and which a client refuses to
+// start with when the schema records another.
+func (x *Exclusive) ConfiguredScope() Scope { return x.config.Configured }
 
 // RecordedScope returns the exclusive scope recorded in the schema, with
 // when and by whom it was recorded, or nil when none is.

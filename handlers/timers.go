@@ -110,8 +110,7 @@ func NewTimers(dbPool *pgxpool.Pool, config *TimersConfig) *Timers {
 // TimerInsertResult is what InsertTx returns.
 type TimerInsertResult struct {
 	// TimerID identifies the timer (and its whole cycle) in the management
-	// API: workflow.Engine.ProcessInstanceTimers, SetTimerDueDate,
-	// CancelTimer.
+	// API: workflow.Engine.Timers (timer.Timers.Get, SetDueDate, Cancel).
 	TimerID int64
 	// DueAt is the first occurrence's due date.
 	DueAt time.Time

@@ -100,9 +100,9 @@ func TestTimerCycleVectorsInDatabase(t *testing.T) {
 		require.Equal(t, jc, jc2, "the job context is copied (instance, activity, priority, exclusivity, retry cycle)")
 		require.Equal(t, job1.MaxAttempts, job2.MaxAttempts)
 
-		infos, err := s.engine.ProcessInstanceTimers(ctx, "order-1")
+		listed, err := s.engine.Timers().List(ctx, &timer.ListParams{Filter: timer.Filter{ProcessInstanceID: "order-1", Ended: true}})
 		require.NoError(t, err)
-		info := infos[len(infos)-1]
+		info := listed.Items[len(listed.Items)-1]
 		require.Equal(t, res.TimerID, info.ID)
 		require.Equal(t, int64(2), info.Occurrence)
 		require.Equal(t, min(10), *info.NextDueAt)

@@ -6,4 +6,6 @@
 // a client works them, and jobs completed and discarded and incidents
 // opened per time bucket. It reads only the states it counts, through
 // River's and riverbpmn's indexes, never the completed jobs one by one.
+// The Overviews handle (workflow.Engine.Overviews) reads it for the scope
+// in force in the schema.
 package overview

@@ -25,6 +25,7 @@ import (
 	"github.com/riverbpmn/riverbpmn/jobcontrol"
 	"github.com/riverbpmn/riverbpmn/lifecycle"
 	"github.com/riverbpmn/riverbpmn/liveness"
+	"github.com/riverbpmn/riverbpmn/overview"
 	"github.com/riverbpmn/riverbpmn/priority"
 	"github.com/riverbpmn/riverbpmn/queue"
 	"github.com/riverbpmn/riverbpmn/retrypolicy"
@@ -267,7 +268,8 @@ type Engine struct {
 
 	// The feature handles (Events, Timers, Suspensions, Bulk, Lifecycle,
 	// Incidents, Jobs, Definitions, Instances, Indexes, Queues, Sessions,
-	// Exclusive), each built on e.db() at its accessor's first call.
+	// Exclusive, Overviews), each built on e.db() at its accessor's first
+	// call.
 	events          lazy[*events.Events]
 	timers          lazy[*timer.Timers]
 	suspensions     lazy[*suspension.Suspensions]
@@ -281,6 +283,7 @@ type Engine struct {
 	queues          lazy[*queue.Queues]
 	sessions        lazy[*session.Sessions]
 	exclusiveHandle lazy[*exclusive.Exclusive]
+	overviews       lazy[*overview.Overviews]
 
 	// liveRuns maps the job attempts fetched by the engine's clients with
 	// liveness to their run (liveness.go), for the middleware.
@@ -357,7 +360,7 @@ func NewEngine(dbPool *pgxpool.Pool, config *Config) (*Engine, error) {
 	if dbPool != nil {
 		figuresDB = dbPool
 	}
-	if e.tel, err = telemetry.New(config.Telemetry, telemetryJobs{e}, figuresDB); err != nil {
+	if e.tel, err = telemetry.New(config.Telemetry, telemetry.ContextReader{Scope: e.config.ExclusiveScope}, figuresDB); err != nil {
 		return nil, fmt.Errorf("workflow: Config.Telemetry: %w", err)
 	}
 	e.telHook = e.tel.Hook()

@@ -15,29 +15,10 @@ var exclusiveHeadIndexes = newOnDemandIndexes("exclusive head-of-key index", exc
 	regexp.MustCompile(`\briver_bpmn_job_exclusive_(instance|root)_[ptd]+\b`), "exclusive_head_index_create.sql", "exclusive_head_index_drop.sql")
 
 // exclusiveHeadIndexNames are the names of every on-demand head-of-key
-// index: one per enforcing scope and order but River's and by priority
-// alone, whose head-of-key indexes are migrations' (riverbpmn/005, 020).
-var exclusiveHeadIndexNames = func() []string {
-	var names []string
-	for _, scope := range []exclusive.Scope{exclusive.ProcessInstance, exclusive.RootProcessInstance} {
-		for _, suffix := range orderIndexSuffixes {
-			if suffix != "" && suffix != "p" {
-				names = append(names, exclusiveHeadIndexPrefix(scope)+suffix)
-			}
-		}
-	}
-	return names
-}()
-
-// exclusiveHeadIndexPrefix is the name of scope's head-of-key index in
-// River's order (migration riverbpmn/005), which the indexes of the other
-// orders extend with "_" and the order's suffix (orderIndexSuffixes).
-func exclusiveHeadIndexPrefix(scope exclusive.Scope) string {
-	if scope == exclusive.RootProcessInstance {
-		return "river_bpmn_job_exclusive_root_"
-	}
-	return "river_bpmn_job_exclusive_instance_"
-}
+// index (exclusive.HeadIndexNames): one per enforcing scope and order but
+// River's and by priority alone, whose head-of-key indexes are
+// migrations' (riverbpmn/005, 020).
+var exclusiveHeadIndexNames = exclusive.HeadIndexNames()
 
 // ExclusiveHeadIndex names the on-demand head-of-key index that an
 // exclusive client enforcing scope, whose acquisition is acq, reads to find
@@ -46,20 +27,27 @@ func exclusiveHeadIndexPrefix(scope exclusive.Scope) string {
 // or river_bpmn_job_exclusive_root_ with the order's suffix (as in
 // FetchOrderIndex), such as river_bpmn_job_exclusive_instance_ptd. It is ""
 // when scope enforces nothing, and for River's order and by priority alone,
-// whose head-of-key indexes every migrated schema has.
+// whose head-of-key indexes every migrated schema has
+// (exclusive.HeadIndex of acq.Order).
 func ExclusiveHeadIndex(scope exclusive.Scope, acq Acquisition) string {
-	if !scope.Enabled() || !hasOnDemandHeadIndex(acq) {
-		return ""
-	}
-	return exclusiveHeadIndexPrefix(scope) + orderSuffix(acq)
+	return exclusive.HeadIndex(scope, acq.Order())
 }
 
 // hasOnDemandHeadIndex reports whether acq's order has an on-demand
 // head-of-key index (in every scope): an order with TimersFirst or
 // ByDueDate.
 func hasOnDemandHeadIndex(acq Acquisition) bool {
-	suffix := orderSuffix(acq)
-	return suffix != "" && suffix != "p"
+	return ExclusiveHeadIndex(exclusive.ProcessInstance, acq) != ""
+}
+
+// acqOrders are the orders of acqs (Acquisition.Order), as the exclusive
+// handle's head-of-key index calls take them.
+func acqOrders(acqs []Acquisition) []string {
+	out := make([]string, len(acqs))
+	for i, acq := range acqs {
+		out[i] = acq.Order()
+	}
+	return out
 }
 
 // EnableExclusiveHeadIndexes creates, in the engine's schema, the
@@ -73,34 +61,32 @@ func hasOnDemandHeadIndex(acq Acquisition) bool {
 // indexes, and its inserts pay nothing for them. Idempotent; clients
 // starting together build an index once. An index left invalid by an
 // interrupted build is dropped and built again.
-func (e *Engine) EnableExclusiveHeadIndexes(ctx context.Context, orders ...Acquisition) error {
-	if e.dbPool == nil {
-		return errNoPool
-	}
-	// The scope is read only when an order needs an index.
-	if !slices.ContainsFunc(orders, hasOnDemandHeadIndex) {
-		return nil
-	}
-	scope, err := e.ExclusiveScopeInForce(ctx)
-	if err != nil {
-		return err
-	}
-	return e.EnableExclusiveHeadIndexesForScope(ctx, scope, orders...)
+//
+// Deprecated: use [Engine.Exclusive] and
+// [exclusive.Exclusive.EnableHeadIndexes] with the orders'
+// [Acquisition.Order].
+func (e *Engine) EnableExclusiveHeadIndexes(ctx context.Context, acqs ...Acquisition) error {
+	return e.Exclusive().EnableHeadIndexes(ctx, acqOrders(acqs)...)
 }
 
 // EnableExclusiveHeadIndexesForScope is EnableExclusiveHeadIndexes for the
 // given scope instead of the scope in force: to prepare a schema for the
 // scope its clients will enforce after a change of scope (and for the
 // benchmark, which measures both scopes on one schema).
-func (e *Engine) EnableExclusiveHeadIndexesForScope(ctx context.Context, scope exclusive.Scope, orders ...Acquisition) error {
+//
+// Deprecated: use [Engine.Exclusive] and
+// [exclusive.Exclusive.EnableHeadIndexesForScope] with the orders'
+// [Acquisition.Order].
+func (e *Engine) EnableExclusiveHeadIndexesForScope(ctx context.Context, scope exclusive.Scope, acqs ...Acquisition) error {
+	return e.Exclusive().EnableHeadIndexesForScope(ctx, scope, acqOrders(acqs)...)
+}
+
+// enableExclusiveHeadIndexes builds the named head-of-key indexes
+// (exclusive.HandleConfig.EnableHeadIndexes); on an engine without a pool
+// it fails, even with none to build.
+func (e *Engine) enableExclusiveHeadIndexes(ctx context.Context, names []string) error {
 	if e.dbPool == nil {
 		return errNoPool
-	}
-	var names []string
-	for _, acq := range orders {
-		if name := ExclusiveHeadIndex(scope, acq); name != "" && !slices.Contains(names, name) {
-			names = append(names, name)
-		}
 	}
 	return exclusiveHeadIndexes.enable(ctx, e, names)
 }

@@ -221,4 +221,6 @@ func (e *ClientsAliveError) Is(target error) bool { return target == ErrClientsA
 // ExclusiveScope returns the engine's own exclusive scope
 // (Config.ExclusiveScope), which its clients enforce; see
 // ExclusiveScopeInForce for the one recorded in the schema.
-func (e *Engine) ExclusiveScope() exclusive.Scope { return e.config.ExclusiveScope }
+//
+// Deprecated: use [Engine.Exclusive] and [exclusive.Exclusive.ConfiguredScope].
+func (e *Engine) ExclusiveScope() exclusive.Scope { return e.Exclusive().ConfiguredScope() }

@@ -41,7 +41,7 @@ func fetchOrderIndexNames(orders []Acquisition) []string {
 // EnableFetchOrderIndexes creates, in the engine's schema, the index each
 // given acquisition's order reads (FetchOrderIndex; nothing for River's
 // order), and, when the scope in force is exclusive, the order's
-// head-of-key index (EnableExclusiveHeadIndexes), with CREATE INDEX
+// head-of-key index (exclusive.Exclusive.EnableHeadIndexes), with CREATE INDEX
 // CONCURRENTLY. A client whose driver fetches in such an order calls it
 // for its own acquisition when it starts.
 //
@@ -51,7 +51,7 @@ func (e *Engine) EnableFetchOrderIndexes(ctx context.Context, orders ...Acquisit
 	if err := e.Indexes().Enable(ctx, fetchOrderIndexNames(orders)...); err != nil {
 		return err
 	}
-	return e.EnableExclusiveHeadIndexes(ctx, orders...)
+	return e.Exclusive().EnableHeadIndexes(ctx, acqOrders(orders)...)
 }
 
 // DisableFetchOrderIndexes drops every fetch-order index and every

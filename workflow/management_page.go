@@ -5,6 +5,8 @@ import (
 	"fmt"
 
 	"github.com/riverbpmn/riverbpmn/exclusive"
+	"github.com/riverbpmn/riverbpmn/internal/listpage"
+	"github.com/riverbpmn/riverbpmn/timer"
 )
 
 // The paged forms of the management listings, for a console or any caller
@@ -29,36 +31,42 @@ func checkPageLimit(limit int) error {
 // ExclusiveLocksPage returns the held exclusive keys (stale ones included)
 // that sort after afterKey ("" for the first page), by key, at most limit:
 // the paged form of ExclusiveLocks (which orders by age).
+//
+// Deprecated: use [Engine.Exclusive] and [exclusive.Exclusive.Locks].
 func (e *Engine) ExclusiveLocksPage(ctx context.Context, afterKey string, limit int) ([]*ExclusiveLock, error) {
 	if err := checkPageLimit(limit); err != nil {
 		return nil, err
 	}
-	if e.dbPool == nil {
-		return nil, errNoPool
-	}
-	locks, err := exclusive.LocksPage(ctx, e.dbPool, e.config.Schema, afterKey, limit)
+	res, err := e.Exclusive().Locks(ctx, &exclusive.LocksParams{Limit: limit, After: afterKey})
 	if err != nil {
-		return nil, fmt.Errorf("workflow: %w", err)
+		return nil, err
 	}
-	return locks, e.Exclusive().MarkClientsGone(ctx, locks)
+	return res.Items, nil
 }
 
 // ProcessInstanceTimersPage returns the timers of a process instance whose
 // id is above afterID (0 for the first page), by id, at most limit: the
 // paged form of ProcessInstanceTimers.
+//
+// Deprecated: use [Engine.Timers] and [timer.Timers.List] with
+// ProcessInstanceID (and Ended, for the ended timers too).
 func (e *Engine) ProcessInstanceTimersPage(ctx context.Context, processInstanceID string, afterID int64, limit int) ([]*TimerInfo, error) {
-	if problem := identifierProblem(processInstanceID, true); problem != "" {
-		return nil, &JobContextError{Field: "process_instance_id", Value: processInstanceID, Problem: problem}
+	if err := checkInstanceID("process_instance_id", processInstanceID); err != nil {
+		return nil, err
 	}
 	if err := checkPageLimit(limit); err != nil {
 		return nil, err
 	}
-	if e.dbPool == nil {
-		return nil, errNoPool
-	}
-	timers, err := e.timerStore().ListPage(ctx, e.dbPool, processInstanceID, afterID, limit)
+	res, err := e.Timers().List(ctx, instanceTimers(processInstanceID, listpage.ID(afterID), limit))
 	if err != nil {
-		return nil, fmt.Errorf("workflow: listing timers of process instance %q: %w", processInstanceID, err)
+		return nil, err
 	}
-	return timers, nil
+	return res.Items, nil
+}
+
+// instanceTimers selects a page of every timer of a process instance,
+// ended ones too, as the deprecated ProcessInstanceTimers listings list
+// them.
+func instanceTimers(processInstanceID, after string, limit int) *timer.ListParams {
+	return &timer.ListParams{Filter: timer.Filter{ProcessInstanceID: processInstanceID, Ended: true}, Limit: limit, After: after}
 }

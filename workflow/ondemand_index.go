@@ -41,21 +41,25 @@ func (s *onDemandIndexes) disable(ctx context.Context, e *Engine) error {
 	return s.Disable(ctx, e.db(), e.config.Schema, nil)
 }
 
-// orderIndexSuffixes are the acquisition orders an on-demand index can
-// have, as the suffixes of their names: p ByPriority, t TimersFirst, d
-// ByDueDate (the precedence of the order keys); "" is River's order.
-var orderIndexSuffixes = index.OrderSuffixes
+// orderSuffix is the suffix of the order acq fetches in (Acquisition.Order).
+func orderSuffix(acq Acquisition) string { return acq.Order() }
 
-// orderSuffix is the suffix of the order acq fetches in (orderIndexSuffixes).
-func orderSuffix(acq Acquisition) string {
+// Order is the order a client with this acquisition fetches in, as the
+// on-demand indexes name it (index.OrderSuffixes): p ByPriority, t
+// TimersFirst, d ByDueDate, in that order of precedence, such as "pd"; ""
+// is River's order. The index calls take it: the fetch-order index is
+// river_bpmn_fetch_ and the order (FetchOrderIndex), and
+// exclusive.Exclusive.EnableHeadIndexes builds the head-of-key index of an
+// order.
+func (a Acquisition) Order() string {
 	suffix := ""
-	if acq.ByPriority {
+	if a.ByPriority {
 		suffix += "p"
 	}
-	if acq.TimersFirst {
+	if a.TimersFirst {
 		suffix += "t"
 	}
-	if acq.ByDueDate {
+	if a.ByDueDate {
 		suffix += "d"
 	}
 	return suffix

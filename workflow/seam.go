@@ -161,7 +161,7 @@ func (p *pilot) startClient(ctx context.Context, shouldStart bool, started, stop
 		if err := p.driver.engine.EnableTenantFairness(ctx, acq); err != nil {
 			return err
 		}
-		if err := p.driver.engine.EnableExclusiveHeadIndexes(ctx, acq); err != nil {
+		if err := p.driver.engine.Exclusive().EnableHeadIndexes(ctx, acq.Order()); err != nil {
 			return err
 		}
 	} else if err := p.driver.engine.EnableFetchOrderIndexes(ctx, acq); err != nil {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/riverqueue/river/rivershared/startstop"
 
+	"github.com/riverbpmn/riverbpmn/internal/listpage"
 	"github.com/riverbpmn/riverbpmn/timer"
 )
 
@@ -24,8 +25,6 @@ type TimerInfo = timer.Info
 //
 // Deprecated: use [timer.ErrNotWaiting].
 var ErrTimerNotWaiting = timer.ErrNotWaiting
-
-func (e *Engine) timerStore() *timer.Store { return &timer.Store{Schema: e.config.Schema} }
 
 // Timers returns the handle on the timers of the engine's schema (package
 // timer): List pages through them with filters, Get reads one, SetDueDate
@@ -61,18 +60,20 @@ func validateTimers(c *Config) error {
 // first (at most MaxProcessInstanceTimers), with the due date of the
 // occurrence waiting to fire and the repetitions left after it. An empty id
 // is an error naming the field.
+//
+// Deprecated: use [Engine.Timers] and [timer.Timers.List] with
+// ProcessInstanceID (and Ended, for the ended timers too).
 func (e *Engine) ProcessInstanceTimers(ctx context.Context, processInstanceID string) ([]*TimerInfo, error) {
-	if problem := identifierProblem(processInstanceID, true); problem != "" {
-		return nil, &JobContextError{Field: "process_instance_id", Value: processInstanceID, Problem: problem}
+	if err := checkInstanceID("process_instance_id", processInstanceID); err != nil {
+		return nil, err
 	}
-	if e.dbPool == nil {
-		return nil, errNoPool
-	}
-	timers, err := e.timerStore().List(ctx, e.dbPool, processInstanceID, MaxProcessInstanceTimers)
-	if err != nil {
-		return nil, fmt.Errorf("workflow: listing timers of process instance %q: %w", processInstanceID, err)
-	}
-	return timers, nil
+	return allPages(MaxProcessInstanceTimers, func(after string) ([]*TimerInfo, string, error) {
+		res, err := e.Timers().List(ctx, instanceTimers(processInstanceID, after, listpage.MaxLimit))
+		if err != nil {
+			return nil, "", err
+		}
+		return res.Items, res.Next, nil
+	})
 }
 
 // Timer returns one timer.

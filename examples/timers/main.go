@@ -26,6 +26,7 @@ import (
 
 	"github.com/riverbpmn/riverbpmn/exclusive"
 	"github.com/riverbpmn/riverbpmn/handlers"
+	"github.com/riverbpmn/riverbpmn/timer"
 	"github.com/riverbpmn/riverbpmn/workflow"
 )
 
@@ -240,11 +241,11 @@ func run(ctx context.Context) error {
 	for _, line := range j.lines {
 		fmt.Println(line)
 	}
-	infos, err := engine.ProcessInstanceTimers(ctx, "order-42")
+	listed, err := engine.Timers().List(ctx, &timer.ListParams{Filter: timer.Filter{ProcessInstanceID: "order-42", Ended: true}})
 	if err != nil {
 		return err
 	}
-	for _, info := range infos {
+	for _, info := range listed.Items {
 		fmt.Printf("timer %d: %s, %d occurrences, ended: %s\n", info.ID, info.Definition, info.Occurrence, info.EndReason)
 	}
 	return nil

@@ -132,7 +132,7 @@ func newFetchFunc(ctx context.Context, pool *pgxpool.Pool, engine *workflow.Engi
 			return nil, err
 		}
 		if v.scope.Enabled() {
-			if err := engine.EnableExclusiveHeadIndexesForScope(ctx, v.scope, *v.acq); err != nil {
+			if err := engine.Exclusive().EnableHeadIndexesForScope(ctx, v.scope, v.acq.Order()); err != nil {
 				return nil, err
 			}
 		}

@@ -114,7 +114,7 @@ func (env *Env) engineSide(engine *workflow.Engine, acq workflow.Acquisition) (*
 		RetryPolicy: engine.RetryPolicy(),
 		Workload:    &workload,
 		Prepare:     fetchOrderIndex(engine, acq),
-		Scope:       engine.ExclusiveScope(),
+		Scope:       engine.Exclusive().ConfiguredScope(),
 	}, nil
 }
 

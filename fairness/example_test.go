@@ -1,4 +1,4 @@
-package workflow_test
+package fairness_test
 
 import (
 	"fmt"
@@ -10,7 +10,7 @@ import (
 // jobs gets its turn in each fetch, "acme" three slots per round, whatever
 // the size of another tenant's backlog. Jobs get their tenant from their
 // process definition (or JobContext.TenantID).
-func ExampleAcquisition_fairByTenant() {
+func Example_fairByTenant() {
 	engine, err := workflow.NewEngine(nil, &workflow.Config{
 		ProcessDefinitions: []workflow.ProcessDefinition{{Key: "invoice", TenantID: "acme"}},
 	})
