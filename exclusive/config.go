@@ -25,9 +25,4 @@ type Config struct {
 	// of one key, run one after another holding the key once (at most
 	// MaxBatch); 0 or 1 takes one job per key.
 	Batch int
-
-	// Mechanism is what holds a key: the zero value LockTable (a lock row),
-	// or RunningRow (the key's running job in River's table). Every client
-	// of a schema must use the same one.
-	Mechanism Mechanism
 }

@@ -187,7 +187,7 @@
 // The fetch statement runs a generic plan (Keeper.Fetch sets
 // plan_cache_mode before it, transaction-locally, and restores it in a
 // caller's transaction): planned once per connection instead of at many
-// calls. The same holds for statement 2 of the running-row fetch.
+// calls.
 //
 // The fetch streams available jobs in the client's order over that order's
 // index (River's fetch index, or one of migration riverbpmn/003) and keeps a
@@ -200,111 +200,29 @@
 // stopping as soon as it has enough jobs and after at most
 // workflow.Config.Exclusive.Lookahead rows. Lock rows are
 // kept when a key is given back, so taking and giving back a key are
-// in-place updates of one small row.//
-// # The key held by River's own row (RunningRow)
+// in-place updates of one small row.
 //
-// With workflow.Config.Exclusive.Mechanism RunningRow there is no lock row:
-// a key K is held exactly while a job of K is running in river_job. River's
-// own state changes move it: the fetch takes it, and the completer (or
-// river.JobCompleteTx, the rescuer, a snooze, a cancellation, the liveness
-// give-back) gives it back, in the same write that ends the running state.
-// There is nothing to release, nothing stale and nothing to sweep, so the
-// ended keys, the release batcher and the lock sweep are not used. A fetch
-// (sql/fetch_running.sql, Keeper.FetchRunning) is two statements in one
-// transaction: statement 1 picks the candidate heads in the client's order
-// (as the lock-table fetch does, leaving out keys whose job runs in its
-// snapshot) and takes pg_try_advisory_xact_lock on each candidate's key,
-// skipping a key it cannot lock; statement 2, whose snapshot is taken after
-// statement 1 ended, takes of each locked key the head statement 1 picked
-// only if no job of the key runs in its own snapshot (one probe of the
-// scope's running-key index; see the refinement below), FOR UPDATE SKIP
-// LOCKED and still available on the latest row version, reads the key
-// again from the locked row version and requires it to be the key it
-// locked, and moves the job to running. It does not look the key's head up
-// again: the head is judged in statement 1's snapshot, as the lock table's
-// single statement judges it in its own (a per-key head probe under the
-// filters in statement 2 cost 6-15 us per key, measured in
-// docs/benchmarks.md). pgx sends both as one batch with a single Sync: one round
-// trip, one implicit transaction, one snapshot per statement (READ
-// COMMITTED); the advisory locks are held until that transaction ends.
+// # Designs measured and not kept
 //
-// One refinement: River's completer writes outcomes in batches (every 50
-// ms or sooner), so a job stays running in the database for a while after
-// its work returned. The engine records such jobs (Keeper.EndedRunning: the
-// work middleware, or River's producer for a job whose work never ran,
-// records the job's run once its work is over) and its own fetches do not
-// count them as holding their key, so the key's next job need not wait for
-// the completer; the record is dropped when River writes the outcome. Runs
-// are named by job, attempt and the attempted_at their fetch stamped, so a
-// name never matches a later run of the job (a snooze gives its attempt
-// number back). Other engines do not know the record and wait for the
-// outcome: a delay, never an overlap.
-//
-// Invariant: for every key K, at no moment do two jobs of K run (in the
-// committed state of river_job) unless all but one of them have ended
-// their work, and the work of a job runs only while the job is running
-// (River's two exceptions above aside). Why:
-//
-//  1. A job enters running only through a fetch (River has no other path),
-//     and every client of a schema that enforces exclusivity fetches with
-//     the same mechanism (a lock-table client neither takes the advisory
-//     lock nor reads running rows: the two must not share a schema). A
-//     running-row fetch F moves a job of K only in statement 2, only while
-//     it holds L(K), K's advisory lock, taken in statement 1 and held until
-//     F ends, and only if statement 2's snapshot shows no running job of K.
-//     Statement 1's own judgment (K free, J its head) only preselects.
-//  2. Let F1 and F2 be two fetches that each move a job of K (J1, J2) to
-//     running and commit. L(K) is exclusive, so the times they hold it are
-//     disjoint; say F1 held it first. F1 released it when it ended, and
-//     PostgreSQL releases a transaction's locks only after its commit is
-//     visible to new snapshots; F2 took L(K) after that, and took statement
-//     2's snapshot after taking L(K). So F2's snapshot sees F1's commit: J1
-//     running, unless J1 had already left running, committed (then J1 and
-//     J2 do not overlap either). F2's guard then finds J1 and F2 takes no
-//     job of K, unless F2's engine names J1's run as ended: J1's work had
-//     then returned before F2 began, so J1's and J2's works do not overlap. The hash of a key may collide with another's: two keys then
-//     share a lock, which only skips one of them for one fetch.
-//  3. What statement 1 saw is only a preselection: a key that looked free
-//     to it but is held in statement 2's snapshot is left alone, and a job
-//     that becomes due, or available again from retryable or scheduled,
-//     between the two statements, is simply seen (or not) by statement 2,
-//     which alone decides. Two fetches with different orders or filters
-//     pick different heads of one key: only the advisory lock keeps them
-//     apart. TestExclusiveRunningRowTwoSnapshots plays both cases step by
-//     step on two connections: two fetches that each run statement 1, then
-//     statement 2, then commit (neither statement-2 snapshot sees the
-//     other's commit) take one job of K, and two with statement 1's lock
-//     replaced by true; and a fetch whose statement 1 judged K free in a
-//     snapshot before another's commit, granted the lock after it, takes
-//     nothing, and takes the job with statement 2's probe taken out.
-//     TestExclusiveRunningRowRace runs the same race with four nodes.
-//  4. Fetches never wait for each other: advisory locks are tried, not
-//     waited for, rows are locked SKIP LOCKED, and the update touches only
-//     rows locked by its own statement.
-//  5. The work of a job J of K starts after the fetch committed J running
-//     and ends before River writes its outcome (the completer writes it
-//     after the work returned), so works of two jobs of K never overlap.
-//     A crashed client's jobs stay running, so its keys stay held, until
-//     the liveness give-back moves them (after the client has stopped its
-//     own work: fencing, liveness/doc.go) or River's rescuer does.
-//
-// Within a key, a fetch takes the head in statement 1's snapshot: the first
-// waiting job of K in the client's order under its filters, as the lock
-// table takes it in its statement's snapshot. A job of K that becomes
-// available between the two statements (due, or back from retryable or
-// scheduled) is not considered by this fetch, as one that becomes
-// available just after the lock table's snapshot is not; if it comes
-// before the head, the head runs first, as it would had the fetch started
-// a moment earlier. With the hierarchy scope, the key and the running-key index
-// are the root's; one scope is in force per schema (ScopeInForce).
-//
-// Its costs: a fetch holds up to max_to_lock advisory locks, each an entry
-// in PostgreSQL's shared lock table (max_locks_per_transaction times
-// max_connections entries; 6,400 with the defaults), so a queue with
-// thousands of workers needs a higher max_locks_per_transaction. And a key
-// is given back to other engines only when River's completer writes the
-// outcome (a batch every 50 ms or sooner), not when the work returns (the
-// engine wakes its producers that came back short when a key's work ends
-// and when outcomes are written, so it needs no poll). Batching
-// (workflow.Config.Exclusive.Batch) and fair fetching are not built for it.
+// A key held by River's own row: a key is held exactly while a job of the
+// key is running in river_job, with no lock row. A fetch was two
+// statements in one transaction: the first picked candidate heads and took
+// pg_try_advisory_xact_lock on each one's key, the second, with a snapshot
+// taken after those locks were granted, took each locked key's head only
+// if no job of the key was running (a partial index on the key where
+// state = 'running'). A fetcher granted a key's lock after another fetch
+// committed sees that commit, since PostgreSQL releases a transaction's
+// locks only once its commit is visible. The argument held, and tests that
+// played the two-snapshot race step by step failed as soon as the advisory
+// lock or the running probe was taken out. Measured against the lock table
+// in the same runs (docs/benchmarks.md) it wrote about 5% less WAL per job
+// but was no faster in River's order at 100 workers, slower in Camunda's
+// order (statement 2 re-read each locked key's head, and River's row
+// update there was dearer than a lock row) and slower at 2,000 workers;
+// it also needed an advisory lock per candidate (PostgreSQL's shared lock
+// table), gave a key back to other engines only when River's completer
+// wrote the outcome, and did not compose with batching or fair fetching.
+// The lock table stayed; the running row was retired (migration
+// riverbpmn/029 forgets a schema's record of it, and a client refuses to
+// start on a schema that still records it: CheckMechanism).
 package exclusive

@@ -145,9 +145,8 @@ func TestExclusive(t *testing.T) {
 
 	// Scope is the engine's own until a client records one; SetScope
 	// records another while no client is alive, and RecordedScope reads
-	// the record; Mechanism and SetMechanism read and record the
-	// mechanism.
-	t.Run("ScopeAndMechanism", func(t *testing.T) {
+	// the record.
+	t.Run("Scope", func(t *testing.T) {
 		t.Parallel()
 		tb := setup(t, &workflow.Config{Exclusive: exclusive.Config{Scope: exclusive.RootProcessInstance}})
 		x := tb.bundle.Engine.Exclusive()
@@ -167,14 +166,6 @@ func TestExclusive(t *testing.T) {
 		recorded, err = x.RecordedScope(ctx)
 		require.NoError(t, err)
 		require.Equal(t, exclusive.ProcessInstance, recorded.Scope)
-
-		mechanism, err := x.Mechanism(ctx)
-		require.NoError(t, err)
-		require.Equal(t, exclusive.LockTable, mechanism)
-		require.NoError(t, x.SetMechanism(ctx, exclusive.RunningRow))
-		mechanism, err = x.Mechanism(ctx)
-		require.NoError(t, err)
-		require.Equal(t, exclusive.RunningRow, mechanism)
 	})
 
 	// Without a pool every call fails with the engine's no-pool error.

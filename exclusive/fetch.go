@@ -7,6 +7,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river/rivertype"
+
+	"github.com/riverbpmn/riverbpmn/fetchplan"
 )
 
 var (
@@ -16,11 +18,26 @@ var (
 	fetchStepSQL   = mustReadSQL("fetch_step.sql")
 )
 
-// FetchStepSQL is the exclusive step of a client's fetch query: the
-// text/template definitions that the engine's fetch template
-// (workflow/sql/job_get_available.sql) executes when the engine enforces
-// exclusivity. Render the assembled query with RenderSQL.
+// FetchStepSQL is the text of the exclusive step of a client's fetch
+// statement: the text/template definitions that the fetch template
+// (fetchplan/sql/fetch.sql) executes when the engine enforces
+// exclusivity. FetchStep plugs it in.
 func FetchStepSQL() string { return fetchStepSQL }
+
+// FetchStep is the exclusive step of the fetch statement of a client whose
+// engine enforces scope (which must enforce something): batch makes it take
+// runs of a key's jobs (workflow.Config.Exclusive.Batch above 1), countHeld
+// makes it count the candidates it passed over because their key was held
+// (FetchParams.CountHeld), headMarker is the head probe's index marker
+// (fetchplan.ExclusiveStep). Keeper.Fetch runs the rendered statement.
+func FetchStep(scope Scope, batch, countHeld bool, headMarker string) *fetchplan.ExclusiveStep {
+	return &fetchplan.ExclusiveStep{
+		Templates: fetchStepSQL, Batch: batch, CountHeld: countHeld, HeadMarker: headMarker,
+		Render: func(sql, schema string, markerValues ...string) string {
+			return RenderSQL(sql, schema, scope, markerValues...)
+		},
+	}
+}
 
 // FreeLockRetention is how long a sweep keeps a lock row whose key was given
 // back, so that the key's next job takes it with an in-place update.
@@ -45,23 +62,20 @@ type FetchParams struct {
 	Queue     string
 	MaxToLock int
 	Producer  any
-	// SQL is the fetch statement (the client's plan with the exclusive
-	// step), and Batch whether it takes runs (its rows then carry a run
-	// position and length after the key and token).
-	SQL   string
-	Batch bool
-	// CountHeld is set when SQL also returns, as its last column
+	// Statement is the fetch statement (the client's plan with the
+	// exclusive step, FetchStep). With Batch it takes runs (its rows then
+	// carry a run position and length after the key and token). With
+	// CountHeld it also returns, as its last column
 	// (exclusive_held_skipped), how many candidates the exclusive step
 	// passed over because their key was held, and at least one row (a
-	// fetch that took no job returns one row with its job columns NULL).
+	// fetch that took no job returns one row with its job columns NULL):
 	// Fetch stores the count in HeldSkipped.
-	CountHeld   bool
+	Statement   *fetchplan.Statement
 	HeldSkipped *int64
-	// Args are the statement's arguments; the one at EndedTokensArg, the
-	// statement's @ended_tokens parameter, is set by Fetch: the tokens of
-	// the engine's ended keys, which the fetch may take over.
-	Args           []any
-	EndedTokensArg int
+	// Args are the statement's arguments by name; Fetch adds
+	// @ended_tokens, the tokens of the engine's ended keys, which the
+	// fetch may take over.
+	Args fetchplan.Args
 	// ScanJob reads one fetched job from row: the job's columns, then the
 	// destinations row.Scan is given after them.
 	ScanJob func(row pgx.Row) (job *rivertype.JobRow, decodeErr error, err error)
@@ -82,7 +96,7 @@ func (k *Keeper) Fetch(ctx context.Context, p FetchParams) ([]*rivertype.JobRow,
 	for i, held := range ended {
 		tokens[i] = held.Token
 	}
-	p.Args[p.EndedTokensArg] = tokens
+	p.Args["ended_tokens"] = tokens
 	jobs, decodeErrors, taken, err := k.runFetch(ctx, p)
 	if err != nil {
 		return nil, nil, err
@@ -105,26 +119,39 @@ func (k *Keeper) Fetch(ctx context.Context, p FetchParams) ([]*rivertype.JobRow,
 // riverbpmn.plan_cache_mode for restorePlanCacheModeSQL.
 const genericPlanSQL = "SELECT set_config('riverbpmn.plan_cache_mode', current_setting('plan_cache_mode'), true), set_config('plan_cache_mode', 'force_generic_plan', true)"
 
+// restorePlanCacheModeSQL gives plan_cache_mode back the value
+// genericPlanSQL kept, when the fetch runs in the caller's transaction.
+const restorePlanCacheModeSQL = "SELECT set_config('plan_cache_mode', current_setting('riverbpmn.plan_cache_mode'), true)"
+
+// BatchSender sends a pgx batch: a pool, a connection or a transaction.
+type BatchSender interface {
+	SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults
+}
+
 // runFetch runs the fetch statement and scans it. Sent through a
 // BatchSender (a pool, a transaction), it runs a generic plan: a statement
 // before it in the same pipeline (one implicit transaction, or the
-// caller's, restored after it) sets plan_cache_mode, as the running-row
-// fetch's statement 1 does for statement 2. Left to itself, PostgreSQL
+// caller's, restored after it) sets plan_cache_mode. Left to itself, PostgreSQL
 // planned the fetch in River's order anew at 30-52% of its calls (about
 // 30 us per job of planning under load) with no better execution
 // (docs/benchmarks.md).
 func (k *Keeper) runFetch(ctx context.Context, p FetchParams) (jobs []*rivertype.JobRow, decodeErrors map[int64]error, taken map[string]bool, err error) {
+	stmt := p.Statement
+	args, err := stmt.Bind(p.Args)
+	if err != nil {
+		return nil, nil, nil, err
+	}
 	sender, ok := p.Querier.(BatchSender)
 	if !ok {
-		rows, err := p.Querier.Query(ctx, p.SQL, p.Args...)
+		rows, err := p.Querier.Query(ctx, stmt.SQL, args...)
 		if err != nil {
 			return nil, nil, nil, err
 		}
-		return k.scanFetch(p.Schema, rows, p.Batch, p.CountHeld, p.HeldSkipped, p.ScanJob)
+		return k.scanFetch(p.Schema, rows, stmt.Batch, stmt.CountHeld, p.HeldSkipped, p.ScanJob)
 	}
 	batch := &pgx.Batch{}
 	batch.Queue(genericPlanSQL)
-	batch.Queue(p.SQL, p.Args...)
+	batch.Queue(stmt.SQL, args...)
 	if p.InTx {
 		batch.Queue(restorePlanCacheModeSQL)
 	}
@@ -141,7 +168,7 @@ func (k *Keeper) runFetch(ctx context.Context, p FetchParams) (jobs []*rivertype
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	if jobs, decodeErrors, taken, err = k.scanFetch(p.Schema, rows, p.Batch, p.CountHeld, p.HeldSkipped, p.ScanJob); err != nil {
+	if jobs, decodeErrors, taken, err = k.scanFetch(p.Schema, rows, stmt.Batch, stmt.CountHeld, p.HeldSkipped, p.ScanJob); err != nil {
 		return nil, nil, nil, err
 	}
 	if p.InTx {

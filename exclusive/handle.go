@@ -43,9 +43,8 @@ type HandleConfig struct {
 // Exclusive is the handle on the exclusive jobs of a schema
 // (workflow.Engine.Exclusive): the held keys (Locks), why a job waits for
 // its key (Wait), the scope in force and its record (Scope, RecordedScope,
-// SetScope, ForceScope; ConfiguredScope, the engine's own), the mechanism
-// recorded (Mechanism, SetMechanism), tidying stale lock rows
-// (DeleteStaleLocks) and the head-of-key indexes (HeadIndexes,
+// SetScope, ForceScope; ConfiguredScope, the engine's own), tidying stale
+// lock rows (DeleteStaleLocks) and the head-of-key indexes (HeadIndexes,
 // EnableHeadIndexes, EnableHeadIndexesForScope, DisableHeadIndexes).
 type Exclusive struct {
 	config HandleConfig
@@ -81,8 +80,7 @@ type LocksResult struct {
 }
 
 // Locks lists the held exclusive keys of the schema, stale ones included,
-// by key, a page at a time. With the running-row mechanism recorded in the
-// schema, the held keys are those of its running exclusive jobs.
+// by key, a page at a time.
 func (x *Exclusive) Locks(ctx context.Context, params *LocksParams) (*LocksResult, error) {
 	if params == nil {
 		params = &LocksParams{}
@@ -182,19 +180,6 @@ func (x *Exclusive) setScope(ctx context.Context, scope Scope, force bool) (*Sco
 		return nil, errors.New("exclusive: this handle cannot record a scope (HandleConfig.SetScope is not set)")
 	}
 	return x.config.SetScope(ctx, scope, force)
-}
-
-// Mechanism returns the exclusive mechanism recorded in the schema
-// (LockTable when none is).
-func (x *Exclusive) Mechanism(ctx context.Context) (Mechanism, error) {
-	return ReadMechanism(ctx, x.config.DB, x.config.Schema)
-}
-
-// SetMechanism records m as the exclusive mechanism in force in the schema:
-// a client whose engine enforces exclusivity with another mechanism
-// refuses to start. Change it only while no client works the schema.
-func (x *Exclusive) SetMechanism(ctx context.Context, m Mechanism) error {
-	return SetMechanism(ctx, x.config.DB, x.config.Schema, m, "")
 }
 
 // DeleteStaleLocks deletes every stale lock row (Lock.Stale) and the rows

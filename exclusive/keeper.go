@@ -50,8 +50,6 @@ type KeeperConfig struct {
 	DB DB
 	// Batch is the engine's ExclusiveBatch: above 1, fetches take runs.
 	Batch int
-	// Mechanism is the engine's ExclusiveMechanism.
-	Mechanism Mechanism
 	// WakeCooldown is the Waker's cooldown (0: DefaultWakeCooldown).
 	WakeCooldown time.Duration
 	// Logger returns where to log (called at each message).
@@ -101,11 +99,6 @@ type Keeper struct {
 	// the short ones over all queues.
 	queues sync.Map // wake target -> *queueFetchState
 
-	// running and endedRunning are the running-row mechanism's: the jobs
-	// its fetches took (job attempt -> schema), and per schema the jobs
-	// whose work has ended, outcome not yet written (fetch_running.go).
-	running         sync.Map
-	endedRunning    sync.Map
 	hungryProducers atomic.Int64
 
 	// releaseSeq counts the keys this engine gave back, so that a fetch can
@@ -331,10 +324,6 @@ func (k *Keeper) Work(ctx context.Context, job *rivertype.JobRow, doInner func(c
 	if !k.config.Scope.Enabled() {
 		return doInner(ctx)
 	}
-	if k.config.Mechanism == RunningRow {
-		defer k.endRunning(job)
-		return doInner(ctx)
-	}
 	if k.config.Batch > 1 {
 		if m, ok := k.runMemberOf(job); ok {
 			return k.workRunJob(ctx, job, m, doInner)
@@ -353,10 +342,6 @@ func (k *Keeper) Work(ctx context.Context, job *rivertype.JobRow, doInner func(c
 // (an unknown kind, an undecodable row: River skips the middleware then)
 // still gives back the key it took.
 func (k *Keeper) JobFinished(job *rivertype.JobRow) {
-	if k.config.Mechanism == RunningRow {
-		k.endRunning(job)
-		return
-	}
 	if k.config.Batch > 1 {
 		if m, ok := k.runMemberOf(job); ok {
 			// A job of a run that never reached the middleware (or whose

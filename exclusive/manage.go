@@ -23,11 +23,6 @@ var (
 	waitHeldSQL  = mustReadSQL("exclusive_wait_held.sql")
 	locksSQL     = mustReadSQL("exclusive_locks.sql")
 	locksPageSQL = mustReadSQL("exclusive_locks_page.sql")
-
-	// The running-row mechanism's: a key is held by its running jobs.
-	waitRunningSQL      = mustReadSQL("exclusive_wait_running.sql")
-	locksRunningSQL     = mustReadSQL("exclusive_locks_running.sql")
-	locksPageRunningSQL = mustReadSQL("exclusive_locks_page_running.sql")
 )
 
 // WaitSQL is the template of the statement behind ReadWait, for plans and
@@ -122,15 +117,7 @@ func ReadWait(ctx context.Context, db DB, schema string, scope Scope, jobID int6
 		runJobIDs                  []int64
 		runLive                    *bool
 	)
-	mechanism, err := ReadMechanism(ctx, db, schema)
-	if err != nil {
-		return nil, err
-	}
-	query := waitSQL
-	if mechanism == RunningRow {
-		query = waitRunningSQL
-	}
-	err = db.QueryRow(ctx, RenderSQL(query, schema, scope), jobID).Scan(
+	err := db.QueryRow(ctx, RenderSQL(waitSQL, schema, scope), jobID).Scan(
 		&state, &wait.Queue, &key,
 		&lockJobID, &lockAttempt, &lockClient, &lockQueue, &lockedAt,
 		&holderState, &holderAttempt, &runJobIDs, &runLive, &keyJobsAhead,
@@ -179,42 +166,15 @@ func addHold(ctx context.Context, db DB, schema string, scope Scope, wait *Wait)
 }
 
 // Locks returns every held exclusive key of schema (at most limit), oldest
-// first, stale ones included. With the running-row mechanism recorded in
-// the schema, the held keys are those of its running exclusive jobs.
+// first, stale ones included.
 func Locks(ctx context.Context, db DB, schema string, limit int) ([]*Lock, error) {
-	query, err := locksQuery(ctx, db, schema, locksSQL, locksRunningSQL)
-	if err != nil {
-		return nil, err
-	}
-	return queryLocks(ctx, db, query, limit)
+	return queryLocks(ctx, db, RenderSQL(locksSQL, schema, None), limit)
 }
 
 // LocksPage returns the held exclusive keys of schema (stale ones included)
 // that sort after afterKey ("" for the first page), by key, at most limit.
 func LocksPage(ctx context.Context, db DB, schema, afterKey string, limit int) ([]*Lock, error) {
-	query, err := locksQuery(ctx, db, schema, locksPageSQL, locksPageRunningSQL)
-	if err != nil {
-		return nil, err
-	}
-	return queryLocks(ctx, db, query, afterKey, limit)
-}
-
-// locksQuery renders the listing of held keys for the mechanism recorded in
-// schema: lockTable over the lock rows, or running over the running jobs,
-// whose keys are judged under the scope in force.
-func locksQuery(ctx context.Context, db DB, schema, lockTable, running string) (string, error) {
-	mechanism, err := ReadMechanism(ctx, db, schema)
-	if err != nil || mechanism != RunningRow {
-		return RenderSQL(lockTable, schema, None), err
-	}
-	scope, ok, err := ScopeInForce(ctx, db, schema)
-	if err != nil {
-		return "", err
-	}
-	if !ok {
-		scope = ProcessInstance
-	}
-	return RenderSQL(running, schema, scope), nil
+	return queryLocks(ctx, db, RenderSQL(locksPageSQL, schema, None), afterKey, limit)
 }
 
 // queryLocks runs sql, a listing of exclusive locks, with args.

@@ -13,14 +13,18 @@ var sqlFS embed.FS
 
 var fetchStepSQL = sqltemplate.MustRead(sqlFS, "sql/fetch_step.sql")
 
-// FetchStepSQL is the fair step of a client's fetch query: the
-// text/template definitions "fair" (the rounds, ending in the ranked picks
-// fair_pick) and "fair_locked_jobs" (the jobs a fair client without
-// exclusivity locks) that the engine's fetch template
-// (workflow/sql/job_get_available.sql) and the exclusive step execute for
-// a fair client. They read the plan's Group and Weight (Part), the limit
-// they are given, and the parameters of Params.
+// FetchStepSQL is the text of the fair step of a client's fetch
+// statement: the text/template definitions "fair" (the rounds, ending in
+// the ranked picks fair_pick) and "fair_locked_jobs" (the jobs a fair
+// client without exclusivity locks) that the fetch template
+// (fetchplan/sql/fetch.sql) and the exclusive step execute for a fair
+// client. They read the plan's Group and Weight (Part), the limit they are
+// given, and the parameters of Params. FetchStep plugs it in.
 func FetchStepSQL() string { return fetchStepSQL }
+
+// FetchStep is the fair step of the fetch statement of a client whose plan
+// has Part.
+func FetchStep() *fetchplan.FairStep { return &fetchplan.FairStep{Templates: fetchStepSQL} }
 
 // Params are the names of the fetch parameters of the fair step, whose
 // values for each fetch are Turns.Arg's.

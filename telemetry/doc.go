@@ -12,12 +12,12 @@
 // collection ever asks the database for the figures.
 //
 // With a provider, measuring a job allocates nothing once its attributes
-// have been seen: the engine reads a job's Class (the bounded fields of its
-// context) from its metadata's bytes, and each combination of attributes
-// is made into an attribute set and options once and kept (up to 10,000
-// combinations; past that they are made per measurement). A fetch counts
-// the jobs of one combination with one addition. Only a span that records
-// reads the job's whole Identity.
+// have been seen: ContextReader, the engine's JobReader, reads a job's
+// Class (the bounded fields of its context) from its metadata's bytes, and
+// each combination of attributes is made into an attribute set and options
+// once and kept (up to 10,000 combinations; past that they are made per
+// measurement). A fetch counts the jobs of one combination with one
+// addition. Only a span that records reads the job's whole Identity.
 //
 // # Instruments
 //

@@ -41,8 +41,8 @@ func ClassOf(id Identity) Class {
 	}
 }
 
-// JobReader reads what the instruments need from a job's row. The engine,
-// which owns the job context's encoding, implements it.
+// JobReader reads what the instruments need from a job's row. The engine
+// uses ContextReader, which reads the job context.
 type JobReader interface {
 	// Identity reads a job's whole identity (the span attributes of its
 	// work, read only when a span records).

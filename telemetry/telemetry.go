@@ -52,8 +52,8 @@ func (c Config) Validate() error {
 	return nil
 }
 
-// Identity is what a job's row says about it, read by the engine that owns
-// the job context's encoding (Instruments does not decode metadata itself).
+// Identity is what a job's row says about it, read by a JobReader (the
+// engine's is ContextReader, which reads the job context).
 type Identity struct {
 	// HasContext is false for a plain River job (no job context).
 	HasContext           bool

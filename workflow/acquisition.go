@@ -3,11 +3,8 @@ package workflow
 import (
 	"fmt"
 	"slices"
-	"strings"
 	"sync"
-	"text/template"
 
-	"github.com/riverbpmn/riverbpmn/exclusive"
 	"github.com/riverbpmn/riverbpmn/fairness"
 	"github.com/riverbpmn/riverbpmn/fetchplan"
 	"github.com/riverbpmn/riverbpmn/priority"
@@ -242,54 +239,6 @@ func acquisitionParts(acq *Acquisition, deployments *deploymentSet) []fetchplan.
 	return parts
 }
 
-// fetchQuery is a client's fetch query: its SQL, the names of its
-// parameters in $1, $2, ... order, and the values of the plan's own
-// parameters (the fetch's parameters, such as the queue, come from River).
-type fetchQuery struct {
-	sql       string
-	args      []string
-	exclusive bool
-	fair      bool
-	// countHeld is set when the exclusive step also returns how many
-	// candidates it passed over because their key was held (its last
-	// column, exclusive_held_skipped; exclusive.FetchParams.CountHeld).
-	countHeld bool
-	// batch is set when the exclusive step takes runs of a key
-	// (Config.ExclusiveBatch above 1): each fetched row then also carries
-	// its place in its key's run and the run's length.
-	batch bool
-	// endedTokensArg is the index in args of the exclusive step's
-	// @ended_tokens parameter (exclusive.FetchParams.EndedTokensArg).
-	endedTokensArg int
-	params         map[string]func() any
-	// running is set for the running-row mechanism (exclusive.RunningRow):
-	// sql and args are then its statement 2 (running_take), candidatesSQL
-	// and candidatesArgs its statement 1 (running_candidates).
-	running        bool
-	candidatesSQL  string
-	candidatesArgs []string
-}
-
-// fetchTemplateData is what the fetch template (job_get_available.sql and
-// the exclusive step) is rendered with: the parts of the statement a client
-// has. CountHeld adds the count of candidates passed over because their key
-// was held (only when the engine records it: telemetry).
-type fetchTemplateData struct{ Exclusive, Fair, Batch, CountHeld bool }
-
-var jobGetAvailableTemplate = template.Must(template.New("job_get_available.sql").Funcs(template.FuncMap{
-	"filters":        func(string) []string { return nil },
-	"orderBy":        func(string) string { return "" },
-	"before":         func(string, string) string { return "" },
-	"headProbes":     func(string, string) []string { return nil },
-	"headIndexed":    func() bool { return false },
-	"headOrderBy":    func(string) string { return "" },
-	"headMarker":     func(string) string { return "" },
-	"orderColumns":   func(string) string { return "" },
-	"orderByColumns": func(string) string { return "" },
-	"fairArgs":       func(string) any { return nil },
-	"fairTurn":       func(string) string { return "" },
-}).Parse(mustReadSQL("job_get_available.sql") + fairness.FetchStepSQL() + exclusive.FetchStepSQL() + exclusive.FetchRunningSQL()))
-
 // headIndexMarker is the condition, over the row river_job, that the head
 // probe of a client fetching in acq's order states so that it reads its
 // order's on-demand head-of-key index (ExclusiveHeadIndex; migration
@@ -300,98 +249,4 @@ func headIndexMarker(acq Acquisition) string {
 		return ""
 	}
 	return schemaMarker + "river_bpmn_head_index(river_job.metadata, '" + orderSuffix(acq) + "')"
-}
-
-// newFetchQuery renders the fetch query of plan for schema, with the
-// exclusive step of scope (none: no exclusive step), taking runs of a key
-// when batch is set (Config.ExclusiveBatch; only with a scope); headMarker
-// is the head probe's marker condition (headIndexMarker; "" for none).
-// Parameters are numbered in the order they first appear, so a clause that
-// is left out leaves no gap.
-func newFetchQuery(plan *fetchplan.Plan, schema string, scope exclusive.Scope, batch bool, headMarker string, mechanism exclusive.Mechanism, countHeld bool) (*fetchQuery, error) {
-	tmpl, err := jobGetAvailableTemplate.Clone()
-	if err != nil {
-		return nil, err
-	}
-	tmpl.Funcs(template.FuncMap{
-		"filters":     plan.Filters,
-		"orderBy":     plan.OrderBy,
-		"before":      plan.Before,
-		"headProbes":  plan.HeadProbes,
-		"headIndexed": plan.HeadIndexed,
-		"headOrderBy": plan.HeadOrderBy,
-		"headMarker": func(alias string) string {
-			if headMarker == "" {
-				return ""
-			}
-			return fetchplan.ForAlias(headMarker, alias)
-		},
-		"orderColumns":   plan.OrderColumns,
-		"orderByColumns": plan.OrderByColumns,
-		"fairTurn": func(alias string) string {
-			return alias + ".fair_turn"
-		},
-		"fairArgs": func(limit string) any {
-			group, weight, _ := plan.Group("river_job")
-			return struct{ Group, Weight, Limit string }{group, weight, limit}
-		},
-	})
-	_, _, fair := plan.Group("river_job")
-	if scope.Enabled() && mechanism == exclusive.RunningRow {
-		return newRunningFetchQuery(tmpl, plan, schema, scope, fair, batch)
-	}
-	var sb strings.Builder
-	batch = batch && scope.Enabled()
-	countHeld = countHeld && scope.Enabled()
-	if err := tmpl.Execute(&sb, fetchTemplateData{Exclusive: scope.Enabled(), Fair: fair, Batch: batch, CountHeld: countHeld}); err != nil {
-		return nil, err
-	}
-	numbered := fetchplan.Number(sb.String())
-	q := &fetchQuery{args: numbered.Names, exclusive: scope.Enabled(), fair: fair, batch: batch, countHeld: countHeld, endedTokensArg: slices.Index(numbered.Names, "ended_tokens"), params: map[string]func() any{}}
-	for _, param := range plan.Params() {
-		q.params[param.Name] = param.Value
-	}
-	if q.exclusive && q.endedTokensArg < 0 {
-		return nil, fmt.Errorf("workflow: the exclusive fetch query has no ended_tokens parameter")
-	}
-	if q.exclusive {
-		q.sql = exclusive.RenderSQL(numbered.SQL, schema, scope, jobColumnsMarker, qualifiedJobRowColumns("river_job"))
-	} else {
-		q.sql = renderSQL(numbered.SQL, schema)
-	}
-	return q, nil
-}
-
-// newRunningFetchQuery renders the running-row fetch (exclusive.RunningRow)
-// of plan for schema and scope: its two statements, each numbered on its
-// own. Fair fetching and batching are not built for it.
-func newRunningFetchQuery(tmpl *template.Template, plan *fetchplan.Plan, schema string, scope exclusive.Scope, fair, batch bool) (*fetchQuery, error) {
-	if fair || batch {
-		return nil, fmt.Errorf("workflow: the exclusive mechanism %s does not support fair fetching or Config.ExclusiveBatch", exclusive.RunningRow)
-	}
-	render := func(name string) (fetchplan.Numbered, error) {
-		var sb strings.Builder
-		if err := tmpl.ExecuteTemplate(&sb, name, fetchTemplateData{Exclusive: true}); err != nil {
-			return fetchplan.Numbered{}, err
-		}
-		numbered := fetchplan.Number(sb.String())
-		numbered.SQL = exclusive.RenderSQL(numbered.SQL, schema, scope, jobColumnsMarker, qualifiedJobRowColumns("river_job"))
-		return numbered, nil
-	}
-	candidates, err := render("running_candidates")
-	if err != nil {
-		return nil, err
-	}
-	take, err := render("running_take")
-	if err != nil {
-		return nil, err
-	}
-	q := &fetchQuery{
-		sql: take.SQL, args: take.Names, exclusive: true, running: true, endedTokensArg: -1,
-		candidatesSQL: candidates.SQL, candidatesArgs: candidates.Names, params: map[string]func() any{},
-	}
-	for _, param := range plan.Params() {
-		q.params[param.Name] = param.Value
-	}
-	return q, nil
 }

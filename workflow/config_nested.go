@@ -26,12 +26,11 @@ func nestRetryAndPriority(config *Config) (*Config, error) {
 
 // nestExclusive returns config with Config.Exclusive and the deprecated
 // flat fields it replaces (ExclusiveScope, ExclusiveLookahead,
-// ExclusiveWakeCooldown, ExclusiveBatch, ExclusiveMechanism) agreeing: a
-// flat field is honoured when its nested one is zero, and the two set to
-// different values is an error naming both. The scope's and the
-// mechanism's zero values (ProcessInstance, LockTable) are their defaults,
-// so a flat ExclusiveScope or ExclusiveMechanism overrides a nested one
-// left at (or set to) that default.
+// ExclusiveWakeCooldown, ExclusiveBatch) agreeing: a flat field is honoured
+// when its nested one is zero, and the two set to different values is an
+// error naming both. The scope's zero value (ProcessInstance) is its
+// default, so a flat ExclusiveScope overrides a nested one left at (or set
+// to) that default.
 func nestExclusive(config *Config) (*Config, error) {
 	c := *config
 	x := &c.Exclusive
@@ -59,13 +58,7 @@ func nestExclusive(config *Config) (*Config, error) {
 		}
 		x.Batch = c.ExclusiveBatch
 	}
-	if c.ExclusiveMechanism != 0 {
-		if x.Mechanism != 0 && x.Mechanism != c.ExclusiveMechanism {
-			return nil, fmt.Errorf("workflow: Config.Exclusive.Mechanism %s and the deprecated Config.ExclusiveMechanism %s differ: set Exclusive.Mechanism only", x.Mechanism, c.ExclusiveMechanism)
-		}
-		x.Mechanism = c.ExclusiveMechanism
-	}
 	// The engine reads the flat fields; they carry the nested values.
-	c.ExclusiveScope, c.ExclusiveLookahead, c.ExclusiveWakeCooldown, c.ExclusiveBatch, c.ExclusiveMechanism = x.Scope, x.Lookahead, x.WakeCooldown, x.Batch, x.Mechanism
+	c.ExclusiveScope, c.ExclusiveLookahead, c.ExclusiveWakeCooldown, c.ExclusiveBatch = x.Scope, x.Lookahead, x.WakeCooldown, x.Batch
 	return &c, nil
 }

@@ -154,16 +154,6 @@ type Config struct {
 	// Deprecated: use Exclusive.Batch.
 	ExclusiveBatch int
 
-	// ExclusiveMechanism is how exclusivity is enforced (exclusive.Mechanism):
-	// the zero value, exclusive.LockTable, holds a key in a lock row;
-	// exclusive.RunningRow holds it exactly while a job of the key is running
-	// in River's table, and writes no lock row. Every client of a schema
-	// must use the same mechanism. RunningRow does not yet support
-	// ExclusiveBatch or fair fetching.
-	//
-	// Deprecated: use Exclusive.Mechanism.
-	ExclusiveMechanism exclusive.Mechanism
-
 	// Exclusive are the exclusive jobs' settings (exclusive.Config): the
 	// scope (the zero value exclusive per process instance, as in Camunda;
 	// exclusive.None opts out), the fetch's lookahead, the wake cooldown,
@@ -347,12 +337,6 @@ func NewEngine(dbPool *pgxpool.Pool, config *Config) (*Engine, error) {
 	if config.ExclusiveBatch > 1 && !config.ExclusiveScope.Enabled() {
 		return nil, fmt.Errorf("workflow: Config.ExclusiveBatch %d needs an enforcing ExclusiveScope, not exclusive.None (it batches the exclusive jobs of one key)", config.ExclusiveBatch)
 	}
-	if !config.ExclusiveMechanism.Valid() {
-		return nil, fmt.Errorf("workflow: Config.ExclusiveMechanism: unknown mechanism %d", int(config.ExclusiveMechanism))
-	}
-	if config.ExclusiveMechanism == exclusive.RunningRow && config.ExclusiveBatch > 1 {
-		return nil, fmt.Errorf("workflow: Config.ExclusiveBatch %d is not supported with Config.ExclusiveMechanism %s", config.ExclusiveBatch, config.ExclusiveMechanism)
-	}
 	if config.ExclusiveLookahead < 0 {
 		return nil, fmt.Errorf("workflow: Config.ExclusiveLookahead must not be negative, got %d", config.ExclusiveLookahead)
 	}
@@ -376,7 +360,7 @@ func NewEngine(dbPool *pgxpool.Pool, config *Config) (*Engine, error) {
 	if dbPool != nil {
 		figuresDB = dbPool
 	}
-	if e.tel, err = telemetry.New(config.Telemetry, telemetryJobs{e}, figuresDB); err != nil {
+	if e.tel, err = telemetry.New(config.Telemetry, telemetry.ContextReader{Scope: e.config.ExclusiveScope}, figuresDB); err != nil {
 		return nil, fmt.Errorf("workflow: Config.Telemetry: %w", err)
 	}
 	e.telHook = e.tel.Hook()

@@ -29,9 +29,9 @@ func testBatchFetchQuery(t testing.TB, schema string, scope exclusive.Scope, acq
 	require.NoError(t, err)
 	driver, err := engine.NewDriver(acq)
 	require.NoError(t, err)
-	query, err := newPilot(driver).fetchQuery(schema)
+	query, err := newPilot(driver).fetchStatement(schema)
 	require.NoError(t, err)
-	return &testQuery{fetchQuery: query.fetchQuery}
+	return &testQuery{Statement: query}
 }
 
 // TestExclusiveBatchOffIsTheSameQuery: ExclusiveBatch 0 and 1 render the
@@ -44,12 +44,12 @@ func TestExclusiveBatchOffIsTheSameQuery(t *testing.T) {
 			want := testFetchQuery(t, "s", scope, acq)
 			for _, batch := range []int{0, 1} {
 				got := testBatchFetchQuery(t, "s", scope, acq, batch)
-				require.Equal(t, want.sql, got.sql, "%s/%s batch %d", scopeName(scope), acquisitionName(acq), batch)
-				require.Equal(t, want.args, got.args)
-				require.False(t, got.batch)
+				require.Equal(t, want.SQL, got.SQL, "%s/%s batch %d", scopeName(scope), acquisitionName(acq), batch)
+				require.Equal(t, want.Names, got.Names)
+				require.False(t, got.Batch)
 			}
 			if scope.Enabled() {
-				require.True(t, testBatchFetchQuery(t, "s", scope, acq, 2).batch)
+				require.True(t, testBatchFetchQuery(t, "s", scope, acq, 2).Batch)
 			} else {
 				_, err := NewEngine(nil, &Config{ExclusiveScope: exclusive.None, ExclusiveBatch: 2})
 				require.ErrorContains(t, err, "Config.ExclusiveBatch 2 needs an enforcing ExclusiveScope, not exclusive.None")
@@ -93,9 +93,9 @@ func TestExclusiveBatchFetchPlansUseIndexes(t *testing.T) {
 			for _, generic := range []bool{false, true} {
 				name := fmt.Sprintf("%s/%s/generic=%t", scopeName(scope), acquisitionName(acq), generic)
 				query := testBatchFetchQuery(t, schema, scope, acq, 10)
-				require.True(t, query.batch)
+				require.True(t, query.Batch)
 				types, args, literals := query.explainArgs(t)
-				plan := explainPlan(ctx, t, conn, query.sql, types, args, literals, generic)
+				plan := explainPlan(ctx, t, conn, query.SQL, types, args, literals, generic)
 				headIndex := headIndex(scope, acq)
 				t.Run(name, func(t *testing.T) {
 					requireBatchIndexedPlan(t, plan, true, orderIndex(acq), headIndex, "river_bpmn_exclusive_lock_pkey")
@@ -271,7 +271,7 @@ func TestExclusiveBatchStalenessNamesTheRun(t *testing.T) {
 	_, args, _ := fetch.explainArgs(t)
 	tx, err := testPool(t).Begin(ctx)
 	require.NoError(t, err)
-	rows, err := tx.Query(ctx, fetch.sql, args...)
+	rows, err := tx.Query(ctx, fetch.SQL, args...)
 	require.NoError(t, err)
 	taken := scanExclusiveFetchRows(t, rows)
 	require.NoError(t, tx.Rollback(ctx))
@@ -353,7 +353,7 @@ func TestExclusiveBatchFairCountsRunsAgainstTurns(t *testing.T) {
 	fetch := func(batch int) (map[string][]int64, map[string][2]int64) {
 		q := testBatchFetchQuery(t, schema, exclusive.ProcessInstance, Acquisition{FairByTenant: true}, batch)
 		_, args, _ := q.explainArgs(t)
-		for i, name := range q.args {
+		for i, name := range q.Names {
 			if name == "max_to_lock" {
 				args[i] = 4
 			}
@@ -361,7 +361,7 @@ func TestExclusiveBatchFairCountsRunsAgainstTurns(t *testing.T) {
 		tx, err := testPool(t).Begin(ctx)
 		require.NoError(t, err)
 		defer func() { require.NoError(t, tx.Rollback(ctx)) }()
-		rows, err := tx.Query(ctx, q.sql, args...)
+		rows, err := tx.Query(ctx, q.SQL, args...)
 		require.NoError(t, err)
 		got := map[string][]int64{}
 		places := map[string][2]int64{}
@@ -372,7 +372,7 @@ func TestExclusiveBatchFairCountsRunsAgainstTurns(t *testing.T) {
 				runLen        *int32
 				suffix        = []any{&key, &token}
 			)
-			if q.batch {
+			if q.Batch {
 				suffix = append(suffix, &runPos, &runLen)
 			}
 			job, _, err := scanJobRow(suffixedTestRow{rows: rows, suffix: suffix})
@@ -388,7 +388,7 @@ func TestExclusiveBatchFairCountsRunsAgainstTurns(t *testing.T) {
 		for _, tenant := range []string{"x-a", "x-b"} {
 			slices.Sort(got[tenant])
 		}
-		if q.batch {
+		if q.Batch {
 			var runs [][]int64
 			lockRows, err := tx.Query(ctx, fmt.Sprintf(`SELECT run_job_ids FROM %s.river_bpmn_exclusive_lock WHERE job_id IS NOT NULL ORDER BY key`, pgx.Identifier{schema}.Sanitize()))
 			require.NoError(t, err)

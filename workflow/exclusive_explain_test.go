@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/riverbpmn/riverbpmn/exclusive"
+	"github.com/riverbpmn/riverbpmn/fetchplan"
 	"github.com/riverbpmn/riverbpmn/internal/longtest"
 )
 
@@ -196,7 +197,7 @@ func TestExclusiveFetchUsesIndexes(t *testing.T) {
 			t.Run(fmt.Sprintf("%s/generic=%t", strings.ReplaceAll(scope.String(), " ", "_"), generic), func(t *testing.T) {
 				fetch := testFetchQuery(t, schema, scope, Acquisition{})
 				types, args, literals := fetch.explainArgs(t)
-				plan := explainPlan(ctx, t, conn, fetch.sql, types, args, literals, generic)
+				plan := explainPlan(ctx, t, conn, fetch.SQL, types, args, literals, generic)
 				requireIndexedPlan(t, plan, "river_job_prioritized_fetching_index", keyIndex, "river_bpmn_exclusive_lock_pkey")
 
 				release := exclusive.RenderSQL(exclusive.ReleaseSQL(), schema, scope)
@@ -222,7 +223,7 @@ func TestExclusiveFetchUsesIndexes(t *testing.T) {
 	start := time.Now()
 	fetch := testFetchQuery(t, schema, exclusive.ProcessInstance, Acquisition{})
 	_, fetchArgs, _ := fetch.explainArgs(t)
-	rows, err := tx.Query(ctx, fetch.sql, fetchArgs...)
+	rows, err := tx.Query(ctx, fetch.SQL, fetchArgs...)
 	require.NoError(t, err)
 	jobs := scanExclusiveFetchRows(t, rows)
 	elapsed := time.Since(start)
@@ -232,7 +233,7 @@ func TestExclusiveFetchUsesIndexes(t *testing.T) {
 	_, err = tx.Exec(ctx, "SAVEPOINT again")
 	require.NoError(t, err)
 	start = time.Now()
-	rows, err = tx.Query(ctx, fetch.sql, fetchArgs...)
+	rows, err = tx.Query(ctx, fetch.SQL, fetchArgs...)
 	require.NoError(t, err)
 	require.Len(t, scanExclusiveFetchRows(t, rows), 100)
 	elapsedAgain := time.Since(start)
@@ -241,7 +242,7 @@ func TestExclusiveFetchUsesIndexes(t *testing.T) {
 	start = time.Now()
 	stockQuery := testFetchQuery(t, schema, exclusive.None, Acquisition{})
 	_, stockArgs, _ := stockQuery.explainArgs(t)
-	rows, err = tx.Query(ctx, stockQuery.sql, stockArgs...)
+	rows, err = tx.Query(ctx, stockQuery.SQL, stockArgs...)
 	require.NoError(t, err)
 	stock, _, err := scanJobRows(rows)
 	require.NoError(t, err)
@@ -272,65 +273,57 @@ func testFetchQuery(t testing.TB, schema string, scope exclusive.Scope, acq Acqu
 	require.NoError(t, err)
 	driver, err := engine.NewDriver(acq)
 	require.NoError(t, err)
-	query, err := newPilot(driver).fetchQuery(schema)
+	query, err := newPilot(driver).fetchStatement(schema)
 	require.NoError(t, err)
-	return &testQuery{fetchQuery: query.fetchQuery}
+	return &testQuery{Statement: query}
 }
 
-type testQuery struct{ *fetchQuery }
+type testQuery struct{ *fetchplan.Statement }
+
+// explainValues are the values of the fetch parameters of explainArgs that
+// are not the plan's own: a fetch of up to 100 jobs of queue default, every
+// kind, at the database's now, and the steps' parameters.
+func explainValues() fetchplan.Args {
+	return fetchplan.Args{
+		"queue": "default", "kind": nil, "now": nil, "max_to_lock": 100, "max_attempted_by": 100,
+		"exclusive_batch": 10, "lookahead": exclusive.DefaultLookahead, "client_id": "explain-client",
+		"ended_tokens": []int64{}, "fair_round": int64(3), "fair_used": int64(1), "fair_tenant": "t-500",
+	}
+}
 
 // explainArgs returns the parameter types, values and SQL literals of a
-// fetch of up to 100 jobs of queue default, every kind, at the database's
-// now, with the plan's own parameters at their current values.
+// fetch of explainValues, with the plan's own parameters at their current
+// values.
 func (q *testQuery) explainArgs(t testing.TB) (types []string, args []any, literals []string) {
 	t.Helper()
-	for _, name := range q.args {
-		switch name {
-		case "queue":
-			types, args, literals = append(types, "text"), append(args, "default"), append(literals, "'default'")
-		case "kind":
-			types, args, literals = append(types, "text[]"), append(args, nil), append(literals, "NULL")
-		case "now":
-			types, args, literals = append(types, "timestamptz"), append(args, nil), append(literals, "NULL")
-		case "max_to_lock", "max_attempted_by":
-			types, args, literals = append(types, "int"), append(args, 100), append(literals, "100")
-		case "exclusive_batch":
-			types, args, literals = append(types, "int"), append(args, 10), append(literals, "10")
-		case "lookahead":
-			types, args, literals = append(types, "int"), append(args, exclusive.DefaultLookahead), append(literals, fmt.Sprint(exclusive.DefaultLookahead))
-		case "client_id":
-			types, args, literals = append(types, "text"), append(args, "explain-client"), append(literals, "'explain-client'")
-		case "ended_tokens":
-			types, args, literals = append(types, "bigint[]"), append(args, []int64{}), append(literals, "'{}'")
-		case "ended_running":
-			types, args, literals = append(types, "text[]"), append(args, []string{}), append(literals, "'{}'")
-		case "priority_min", "priority_max":
-			v := q.params[name]().(int64)
-			types, args, literals = append(types, "bigint"), append(args, v), append(literals, fmt.Sprint(v))
-		case "deployments":
-			v := q.params[name]().([]string)
-			lit := "'{" + strings.Join(v, ",") + "}'"
-			types, args, literals = append(types, "text[]"), append(args, v), append(literals, lit)
-		case "fair_round":
-			types, args, literals = append(types, "bigint"), append(args, int64(3)), append(literals, "3")
-		case "fair_used":
-			types, args, literals = append(types, "bigint"), append(args, int64(1)), append(literals, "1")
-		case "fair_tenant":
-			types, args, literals = append(types, "text"), append(args, "t-500"), append(literals, "'t-500'")
-		case "tenant_weight_names":
-			v := q.params[name]().([]string)
+	args, err := q.Bind(explainValues())
+	require.NoError(t, err)
+	for i, name := range q.Names {
+		var typ, lit string
+		switch v := args[i].(type) {
+		case nil:
+			typ, lit = map[string]string{"kind": "text[]", "now": "timestamptz"}[name], "NULL"
+		case string:
+			typ, lit = "text", "'"+v+"'"
+		case int:
+			typ, lit = "int", fmt.Sprint(v)
+		case int64:
+			typ, lit = "bigint", fmt.Sprint(v)
+		case []int64:
+			typ, lit = "bigint[]", "'{"+strings.Trim(strings.ReplaceAll(fmt.Sprint(v), " ", ","), "[]")+"}'"
+		case []string:
 			quoted := make([]string, len(v))
 			for i, s := range v {
 				quoted[i] = `"` + s + `"`
 			}
-			types, args, literals = append(types, "text[]"), append(args, v), append(literals, "'{"+strings.Join(quoted, ",")+"}'")
-		case "tenant_weight_values":
-			v := q.params[name]().([]int32)
-			lit := strings.Trim(strings.ReplaceAll(fmt.Sprint(v), " ", ","), "[]")
-			types, args, literals = append(types, "int[]"), append(args, v), append(literals, "'{"+lit+"}'")
+			typ, lit = "text[]", "'{"+strings.Join(quoted, ",")+"}'"
+		case []int32:
+			typ, lit = "int[]", "'{"+strings.Trim(strings.ReplaceAll(fmt.Sprint(v), " ", ","), "[]")+"}'"
 		default:
-			require.FailNow(t, "unknown fetch parameter "+name)
+			require.FailNow(t, fmt.Sprintf("fetch parameter %s of unknown type %T", name, v))
 		}
+		require.NotEmpty(t, typ, "fetch parameter %s", name)
+		types, literals = append(types, typ), append(literals, lit)
 	}
 	return types, args, literals
 }

@@ -11,12 +11,11 @@ import (
 // Exclusive returns the handle on the exclusive jobs of the engine's schema
 // (package exclusive): Locks lists the held keys a page at a time, Wait
 // says why a job waits for its key, Scope, RecordedScope, SetScope and
-// ForceScope read and record the scope in force, Mechanism and
-// SetMechanism the mechanism, ConfiguredScope is the engine's own scope,
-// DeleteStaleLocks tidies the lock table, HeadIndexes, EnableHeadIndexes
-// (for orders, Acquisition.Order) and DisableHeadIndexes list, build and
-// drop the head-of-key indexes. On an engine without a pool every call
-// fails.
+// ForceScope read and record the scope in force, ConfiguredScope is the
+// engine's own scope, DeleteStaleLocks tidies the lock table, HeadIndexes,
+// EnableHeadIndexes (for orders, Acquisition.Order) and DisableHeadIndexes
+// list, build and drop the head-of-key indexes. On an engine without a pool
+// every call fails.
 func (e *Engine) Exclusive() *exclusive.Exclusive {
 	return e.exclusiveHandle.get(func() *exclusive.Exclusive {
 		return exclusive.New(exclusive.HandleConfig{

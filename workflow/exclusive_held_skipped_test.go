@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -15,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/riverbpmn/riverbpmn/exclusive"
+	"github.com/riverbpmn/riverbpmn/fetchplan"
 	"github.com/riverbpmn/riverbpmn/telemetry"
 )
 
@@ -37,23 +37,21 @@ func TestExclusiveFetchCountsHeldKeys(t *testing.T) {
 	require.NoError(t, err)
 	driver, err := engine.NewDriver(Acquisition{})
 	require.NoError(t, err)
-	query, err := newFetchQuery(driver.plan, schema, exclusive.ProcessInstance, false, "", exclusive.LockTable, true)
+	query, err := renderFetchStatement(driver.plan, schema, exclusive.ProcessInstance, false, "", true)
 	require.NoError(t, err)
-	require.True(t, query.countHeld)
-	_, args, _ := (&testQuery{fetchQuery: query}).explainArgs(t)
+	require.True(t, query.CountHeld)
 
 	fetch := func(lookahead int32) (jobs []*rivertype.JobRow, held int64) {
 		t.Helper()
-		args := slices.Clone(args)
-		args[slices.Index(query.args, "lookahead")] = lookahead
+		args := explainValues()
+		args["lookahead"] = lookahead
 		tx, err := pool.Begin(ctx)
 		require.NoError(t, err)
 		defer func() { require.NoError(t, tx.Rollback(ctx)) }()
 		keeper := exclusive.NewKeeper(exclusive.KeeperConfig{})
 		jobs, _, err = keeper.Fetch(ctx, exclusive.FetchParams{
 			Querier: tx, InTx: true, Schema: schema, Queue: "default", MaxToLock: 100, Producer: t,
-			SQL: query.sql, CountHeld: true, HeldSkipped: &held,
-			Args: args, EndedTokensArg: query.endedTokensArg, ScanJob: scanJobRow,
+			Statement: query, HeldSkipped: &held, Args: args, ScanJob: scanJobRow,
 		})
 		require.NoError(t, err)
 		return jobs, held
@@ -71,11 +69,12 @@ func TestExclusiveFetchCountsHeldKeys(t *testing.T) {
 	// of the queue in River's order returns as many rows with it as
 	// without. Times logged for the record (EXPLAIN ANALYZE without JIT,
 	// rolled back).
-	plain, err := newFetchQuery(driver.plan, schema, exclusive.ProcessInstance, false, "", exclusive.LockTable, false)
+	plain, err := renderFetchStatement(driver.plan, schema, exclusive.ProcessInstance, false, "", false)
 	require.NoError(t, err)
-	require.NotContains(t, plain.sql, "exclusive_held_skipped")
-	scanned := func(sql string) (rows float64, ms float64) {
+	require.NotContains(t, plain.SQL, "exclusive_held_skipped")
+	scanned := func(stmt *fetchplan.Statement) (rows float64, ms float64) {
 		t.Helper()
+		_, args, _ := (&testQuery{Statement: stmt}).explainArgs(t)
 		tx, err := pool.Begin(ctx)
 		require.NoError(t, err)
 		defer func() { require.NoError(t, tx.Rollback(ctx)) }()
@@ -85,7 +84,7 @@ func TestExclusiveFetchCountsHeldKeys(t *testing.T) {
 		_, err = tx.Exec(ctx, "SET LOCAL jit = off")
 		require.NoError(t, err)
 		var raw []byte
-		require.NoError(t, tx.QueryRow(ctx, "EXPLAIN (ANALYZE, FORMAT JSON) "+sql, args...).Scan(&raw))
+		require.NoError(t, tx.QueryRow(ctx, "EXPLAIN (ANALYZE, FORMAT JSON) "+stmt.SQL, args...).Scan(&raw))
 		var plans []struct {
 			Plan planNode `json:"Plan"`
 			Time float64  `json:"Execution Time"`
@@ -99,8 +98,8 @@ func TestExclusiveFetchCountsHeldKeys(t *testing.T) {
 		return rows, plans[0].Time
 	}
 	for round := range 3 {
-		plainRows, plainMs := scanned(plain.sql)
-		countRows, countMs := scanned(query.sql)
+		plainRows, plainMs := scanned(plain)
+		countRows, countMs := scanned(query)
 		require.Positive(t, plainRows)
 		require.Equal(t, plainRows, countRows, "the count reads as many candidates as the fetch")
 		t.Logf("round %d: fetch of 100 jobs of 100,000: %.2f ms without the count, %.2f ms with it (%.0f candidates read)", round, plainMs, countMs, countRows)
@@ -149,20 +148,20 @@ func TestTelemetryKeysHeldSkipped(t *testing.T) {
 		return sum(metrics[telemetry.NameJobsTaken], order) == 2 && sum(metrics[telemetry.NameKeysHeldSkipped], order, queue) >= 1
 	}, 30*time.Second, 50*time.Millisecond, "the waiting job of pi-held is counted as passed over while its key is held")
 
-	query, err := newPilot(driver).fetchQuery(engine.config.Schema)
+	query, err := newPilot(driver).fetchStatement(engine.config.Schema)
 	require.NoError(t, err)
-	require.True(t, query.countHeld)
-	require.Contains(t, query.sql, "exclusive_held_skipped")
+	require.True(t, query.CountHeld)
+	require.Contains(t, query.SQL, "exclusive_held_skipped")
 
 	// Without a meter provider (the global one, a no-op): not rendered.
 	off, err := NewEngine(nil, &Config{Schema: engine.config.Schema})
 	require.NoError(t, err)
 	offDriver, err := off.NewDriver(Acquisition{ByPriority: true})
 	require.NoError(t, err)
-	offQuery, err := newPilot(offDriver).fetchQuery(engine.config.Schema)
+	offQuery, err := newPilot(offDriver).fetchStatement(engine.config.Schema)
 	require.NoError(t, err)
-	require.False(t, offQuery.countHeld)
-	require.NotContains(t, offQuery.sql, "exclusive_held_skipped")
+	require.False(t, offQuery.CountHeld)
+	require.NotContains(t, offQuery.SQL, "exclusive_held_skipped")
 }
 
 // TestExclusiveCountingBesideNotCounting runs a client whose fetch counts
@@ -269,19 +268,19 @@ func TestExclusiveFetchCountStaysBelowJITCost(t *testing.T) {
 		require.NoError(t, err)
 		driver, err := engine.NewDriver(order.acq)
 		require.NoError(t, err)
-		cost := func(query *fetchQuery, generic bool) float64 {
+		cost := func(query *fetchplan.Statement, generic bool) float64 {
 			t.Helper()
-			types, args, literals := (&testQuery{fetchQuery: query}).explainArgs(t)
-			return explainPlan(ctx, t, conn, query.sql, types, args, literals, generic).TotalCost
+			types, args, literals := (&testQuery{Statement: query}).explainArgs(t)
+			return explainPlan(ctx, t, conn, query.SQL, types, args, literals, generic).TotalCost
 		}
-		plain, err := newFetchQuery(driver.plan, schema, exclusive.ProcessInstance, false, headIndexMarker(order.acq), exclusive.LockTable, false)
+		plain, err := renderFetchStatement(driver.plan, schema, exclusive.ProcessInstance, false, headIndexMarker(order.acq), false)
 		require.NoError(t, err)
 		for _, batch := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%s/batch=%t", order.name, batch), func(t *testing.T) {
-				query, err := newFetchQuery(driver.plan, schema, exclusive.ProcessInstance, batch, headIndexMarker(order.acq), exclusive.LockTable, true)
+				query, err := renderFetchStatement(driver.plan, schema, exclusive.ProcessInstance, batch, headIndexMarker(order.acq), true)
 				require.NoError(t, err)
-				require.Contains(t, query.sql, "exclusive_held_skipped")
-				_, args, _ := (&testQuery{fetchQuery: query}).explainArgs(t)
+				require.Contains(t, query.SQL, "exclusive_held_skipped")
+				_, args, _ := (&testQuery{Statement: query}).explainArgs(t)
 				for _, generic := range []bool{false, true} {
 					plainCost, countCost := cost(plain, generic), cost(query, generic)
 					t.Logf("generic=%t: estimated cost %.0f with the count, %.0f without it (no batching)", generic, countCost, plainCost)
@@ -294,12 +293,12 @@ func TestExclusiveFetchCountStaysBelowJITCost(t *testing.T) {
 					// candidates, as the fetch without batching does.)
 					require.Less(t, countCost, plainCost*1.02, "the count costs what the fetch without it does")
 				}
-				require.False(t, explainAnalyze(query.sql, args, 0), "the counting fetch is not JIT-compiled")
+				require.False(t, explainAnalyze(query.SQL, args, 0), "the counting fetch is not JIT-compiled")
 				if jitAvailable && order.name == "river" && !batch {
 					// The check sees JIT where there is some: with
 					// jit_above_cost below the statement's cost, it is
 					// compiled.
-					require.True(t, explainAnalyze(query.sql, args, cost(query, false)/2), "JIT below the statement's cost")
+					require.True(t, explainAnalyze(query.SQL, args, cost(query, false)/2), "JIT below the statement's cost")
 				}
 			})
 		}
@@ -311,9 +310,9 @@ func TestExclusiveFetchCountStaysBelowJITCost(t *testing.T) {
 	require.NoError(t, err)
 	driver, err := engine.NewDriver(Acquisition{})
 	require.NoError(t, err)
-	query, err := newFetchQuery(driver.plan, schema, exclusive.ProcessInstance, false, "", exclusive.LockTable, true)
+	query, err := renderFetchStatement(driver.plan, schema, exclusive.ProcessInstance, false, "", true)
 	require.NoError(t, err)
-	_, args, _ := (&testQuery{fetchQuery: query}).explainArgs(t)
+	_, args, _ := (&testQuery{Statement: query}).explainArgs(t)
 	fresh, err := pgx.ConnectConfig(ctx, pool.Config().ConnConfig.Copy())
 	require.NoError(t, err)
 	defer fresh.Close(ctx)
@@ -324,7 +323,7 @@ func TestExclusiveFetchCountStaysBelowJITCost(t *testing.T) {
 		tx, err := fresh.Begin(ctx)
 		require.NoError(t, err)
 		start := time.Now()
-		rows, err := tx.Query(ctx, query.sql, args...)
+		rows, err := tx.Query(ctx, query.SQL, args...)
 		require.NoError(t, err)
 		n := 0
 		for rows.Next() {

@@ -221,8 +221,6 @@ type exclNodeOpts struct {
 	acquisition *Acquisition
 	// batch is Config.ExclusiveBatch.
 	batch int
-	// mechanism is Config.ExclusiveMechanism.
-	mechanism exclusive.Mechanism
 	// telemetry is Config.Telemetry.
 	telemetry telemetry.Config
 }
@@ -231,11 +229,8 @@ type exclNodeOpts struct {
 func newExclNode(t testing.TB, schema string, rec *exclRecorder, opts exclNodeOpts) *exclNode {
 	t.Helper()
 	pool := exclNodePool(t, opts.poolConns)
-	engine, err := NewEngine(pool, &Config{Schema: schema, ExclusiveScope: opts.scope, ExclusiveBatch: opts.batch, ExclusiveMechanism: opts.mechanism, Liveness: liveness.Config{Disabled: !opts.liveness}, Telemetry: opts.telemetry})
+	engine, err := NewEngine(pool, &Config{Schema: schema, ExclusiveScope: opts.scope, ExclusiveBatch: opts.batch, Liveness: liveness.Config{Disabled: !opts.liveness}, Telemetry: opts.telemetry})
 	require.NoError(t, err)
-	if opts.mechanism != exclusive.LockTable {
-		require.NoError(t, engine.SetExclusiveMechanism(context.Background(), opts.mechanism))
-	}
 	workers := river.NewWorkers()
 	river.AddWorker(workers, &exclWorker{rec: rec})
 	if opts.addWorkers != nil {

@@ -65,7 +65,6 @@ func (e *Engine) initExclusive() {
 	keeper := exclusive.KeeperConfig{
 		Scope:        e.config.ExclusiveScope,
 		Batch:        e.config.ExclusiveBatch,
-		Mechanism:    e.config.ExclusiveMechanism,
 		WakeCooldown: e.config.ExclusiveWakeCooldown,
 		Logger:       e.logger,
 		MarkerValues: []string{jobColumnsMarker, qualifiedJobRowColumns("river_job")},

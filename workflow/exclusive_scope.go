@@ -33,7 +33,7 @@ func (e *Engine) recordExclusiveScope(ctx context.Context, schema, clientID stri
 		return fmt.Errorf("workflow: %w", err)
 	}
 	if scope.Enabled() {
-		if err := exclusive.CheckMechanism(ctx, e.dbPool, schema, e.config.ExclusiveMechanism); err != nil {
+		if err := exclusive.CheckMechanism(ctx, e.dbPool, schema); err != nil {
 			return fmt.Errorf("workflow: %w", err)
 		}
 	}
@@ -217,17 +217,6 @@ func (e *ClientsAliveError) Error() string {
 
 // Is makes errors.Is(err, ErrClientsAlive) true.
 func (e *ClientsAliveError) Is(target error) bool { return target == ErrClientsAlive }
-
-// SetExclusiveMechanism records m as the exclusive mechanism in force in the
-// engine's schema (Config.ExclusiveMechanism; none recorded means
-// exclusive.LockTable). A client whose engine enforces exclusivity with
-// another mechanism refuses to start. Change it only while no client works
-// the schema.
-//
-// Deprecated: use [Engine.Exclusive] and [exclusive.Exclusive.SetMechanism].
-func (e *Engine) SetExclusiveMechanism(ctx context.Context, m exclusive.Mechanism) error {
-	return e.Exclusive().SetMechanism(ctx, m)
-}
 
 // ExclusiveScope returns the engine's own exclusive scope
 // (Config.ExclusiveScope), which its clients enforce; see

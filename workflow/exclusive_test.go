@@ -34,7 +34,7 @@ type exclStressResult struct {
 //
 // batches, when given, are the nodes' Config.ExclusiveBatch in turn (say 5, 0:
 // nodes 0 and 2 take runs, 1 and 3 do not).
-func runExclusiveStress(t *testing.T, mechanism exclusive.Mechanism, scope exclusive.Scope, batches ...int) *exclStressResult {
+func runExclusiveStress(t *testing.T, scope exclusive.Scope, batches ...int) *exclStressResult {
 	t.Helper()
 	ctx := context.Background()
 	schema := exclSchema(t)
@@ -54,7 +54,7 @@ func runExclusiveStress(t *testing.T, mechanism exclusive.Mechanism, scope exclu
 			batch = batches[i%len(batches)]
 		}
 		nodes[i] = newExclNode(t, schema, rec, exclNodeOpts{
-			scope: scope, mechanism: mechanism, maxWorkers: maxWorkers, poolConns: 6,
+			scope: scope, maxWorkers: maxWorkers, poolConns: 6,
 			poll: 50 * time.Millisecond, cooldown: 5 * time.Millisecond, batch: batch,
 		})
 	}
@@ -123,8 +123,8 @@ func runExclusiveStress(t *testing.T, mechanism exclusive.Mechanism, scope exclu
 	}
 	require.Zero(t, exclJobStates(ctx, t, schema)["discarded"])
 	require.Zero(t, exclHeldLockCount(ctx, t, schema), "every key was given back")
-	t.Logf("mechanism %s, scope %s, batches %v: %d jobs (%d follow-ups, %d failures, %d snoozes, %d runs interrupted by the stop) in %s; %d keys given back by a fetch (deferred releases); %d jobs fetched in runs",
-		mechanism, scope, batches, total, rec.followUps.Load(), rec.failures.Load(), rec.snoozes.Load(), rec.interruptedRuns.Load(), elapsed.Round(time.Millisecond), carried, runJobs)
+	t.Logf("scope %s, batches %v: %d jobs (%d follow-ups, %d failures, %d snoozes, %d runs interrupted by the stop) in %s; %d keys given back by a fetch (deferred releases); %d jobs fetched in runs",
+		scope, batches, total, rec.followUps.Load(), rec.failures.Load(), rec.snoozes.Load(), rec.interruptedRuns.Load(), elapsed.Round(time.Millisecond), carried, runJobs)
 	if slices.ContainsFunc(batches, func(b int) bool { return b > 1 }) {
 		require.NotZero(t, runJobs, "some jobs were fetched in runs")
 	}
@@ -151,7 +151,7 @@ func runExclusiveStress(t *testing.T, mechanism exclusive.Mechanism, scope exclu
 		}
 		require.Positive(t, pairs)
 	}
-	if scope.Enabled() && mechanism == exclusive.LockTable {
+	if scope.Enabled() {
 		// The zero-overlap check below covers keys given back by the
 		// next fetch, not only by a statement of their own.
 		require.NotZero(t, carried, "some releases were deferred to a fetch")
@@ -185,7 +185,7 @@ func sumValues(m map[string]int) int {
 func TestExclusiveStress(t *testing.T) {
 	longtest.Skip(t)
 	t.Run("Enforced", func(t *testing.T) {
-		res := runExclusiveStress(t, exclusive.LockTable, exclusive.ProcessInstance)
+		res := runExclusiveStress(t, exclusive.ProcessInstance)
 		for _, overlap := range res.overlaps[:min(len(res.overlaps), 10)] {
 			t.Error(overlap)
 		}
@@ -195,7 +195,7 @@ func TestExclusiveStress(t *testing.T) {
 		// Nodes 0 and 2 take runs of up to 5 jobs of a key
 		// (Config.ExclusiveBatch), nodes 1 and 3 one job per key; node 3
 		// is stopped midway.
-		res := runExclusiveStress(t, exclusive.LockTable, exclusive.ProcessInstance, 5, 0)
+		res := runExclusiveStress(t, exclusive.ProcessInstance, 5, 0)
 		for _, overlap := range res.overlaps[:min(len(res.overlaps), 10)] {
 			t.Error(overlap)
 		}
@@ -204,22 +204,14 @@ func TestExclusiveStress(t *testing.T) {
 	t.Run("BatchedStopped", func(t *testing.T) {
 		// Every node takes runs, and the stopped node gives back the waiting
 		// jobs of its runs.
-		res := runExclusiveStress(t, exclusive.LockTable, exclusive.ProcessInstance, 4)
-		for _, overlap := range res.overlaps[:min(len(res.overlaps), 10)] {
-			t.Error(overlap)
-		}
-		require.Empty(t, res.overlaps, "no two exclusive jobs of one instance ran at the same time")
-	})
-	t.Run("RunningRow", func(t *testing.T) {
-		// The running-row mechanism: a key is held while a job of it runs.
-		res := runExclusiveStress(t, exclusive.RunningRow, exclusive.ProcessInstance)
+		res := runExclusiveStress(t, exclusive.ProcessInstance, 4)
 		for _, overlap := range res.overlaps[:min(len(res.overlaps), 10)] {
 			t.Error(overlap)
 		}
 		require.Empty(t, res.overlaps, "no two exclusive jobs of one instance ran at the same time")
 	})
 	t.Run("NotEnforced", func(t *testing.T) {
-		res := runExclusiveStress(t, exclusive.LockTable, exclusive.None)
+		res := runExclusiveStress(t, exclusive.None)
 		t.Logf("without exclusivity: %d overlapping pairs", len(res.overlaps))
 		require.NotEmpty(t, res.overlaps, "without exclusivity, jobs of one instance do overlap: the check can fail")
 	})

@@ -16,15 +16,15 @@ func TestFairnessOffAddsNothing(t *testing.T) {
 	for _, scope := range allScopes {
 		for _, acq := range acquisitionCombinations(priority.Range{Min: 0, Max: 10}, []string{"d"}) {
 			off := testFetchQuery(t, "s", scope, acq)
-			require.NotContains(t, off.sql, "fair", acquisitionName(acq))
+			require.NotContains(t, off.SQL, "fair", acquisitionName(acq))
 			for _, name := range []string{"fair_round", "fair_tenant", "fair_used"} {
-				require.NotContains(t, off.args, name)
+				require.NotContains(t, off.Names, name)
 			}
 			acq.FairByTenant = true
 			on := testFetchQuery(t, "s", scope, acq)
-			require.Contains(t, on.sql, "fair_tenants", acquisitionName(acq))
+			require.Contains(t, on.SQL, "fair_tenants", acquisitionName(acq))
 			for _, name := range []string{"fair_round", "fair_tenant", "fair_used"} {
-				require.Contains(t, on.args, name)
+				require.Contains(t, on.Names, name)
 			}
 		}
 	}

@@ -82,7 +82,7 @@ func TestFairFetchPlansUseIndexes(t *testing.T) {
 					types, args, literals := query.explainArgs(t)
 					for _, generic := range []bool{false, true} {
 						name := fmt.Sprintf("%s/%s+Fair/weights=%t/generic=%t", scopeName(scope), acquisitionName(acq), weights != nil, generic)
-						plan := explainPlan(ctx, t, conn, query.sql, types, args, literals, generic)
+						plan := explainPlan(ctx, t, conn, query.SQL, types, args, literals, generic)
 						plans++
 						t.Run(name, func(t *testing.T) {
 							if os.Getenv("SHOW_PLANS") != "" {

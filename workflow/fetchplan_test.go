@@ -175,7 +175,7 @@ func TestFetchPlansUseIndexes(t *testing.T) {
 				name := fmt.Sprintf("%s/%s/generic=%t", scopeName(scope), acquisitionName(acq), generic)
 				query := testFetchQuery(t, schema, scope, acq)
 				types, args, literals := query.explainArgs(t)
-				plan := explainPlan(ctx, t, conn, query.sql, types, args, literals, generic)
+				plan := explainPlan(ctx, t, conn, query.SQL, types, args, literals, generic)
 				want := []string{orderIndex(acq)}
 				if scope.Enabled() {
 					want = append(want, headIndex(scope, acq), "river_bpmn_exclusive_lock_pkey")

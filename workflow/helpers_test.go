@@ -3,6 +3,7 @@ package workflow
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river/riverdbtest"
@@ -43,4 +44,18 @@ func testStockSchema(t testing.TB) (*riverpgxv5.Driver, string) {
 	t.Helper()
 	driver := riverpgxv5.New(testPool(t))
 	return driver, riverdbtest.TestSchema(context.Background(), t, driver, nil)
+}
+
+// waitOrTimeout is riversharedtest.WaitOrTimeout with a timeout
+// given by the caller instead of River's fixed 3 s.
+func waitOrTimeout[T any](t *testing.T, ch <-chan T, timeout time.Duration) T {
+	t.Helper()
+	select {
+	case v := <-ch:
+		return v
+	case <-time.After(timeout):
+		require.FailNowf(t, "timed out", "no value after %v", timeout)
+		var zero T
+		return zero
+	}
 }

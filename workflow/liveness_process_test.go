@@ -111,8 +111,6 @@ type livenessProcs struct {
 	// args are more flags for every worker.
 	url  string
 	args []string
-	// mechanism is the workers' ExclusiveMechanism.
-	mechanism exclusive.Mechanism
 }
 
 func newLivenessProcs(t *testing.T, schema string) *livenessProcs {
@@ -134,7 +132,7 @@ func (p *livenessProcs) start() string {
 	if url == "" {
 		url = os.Getenv("TEST_DATABASE_URL")
 	}
-	args := append([]string{"-db", url, "-schema", p.schema, "-id", id, "-workers", "10", "-batch", strconv.Itoa(p.batch), "-mechanism", p.mechanism.String()}, p.args...)
+	args := append([]string{"-db", url, "-schema", p.schema, "-id", id, "-workers", "10", "-batch", strconv.Itoa(p.batch)}, p.args...)
 	cmd := exec.Command(p.bin, args...)
 	cmd.Stderr = &prefixWriter{t: t, prefix: id}
 	stdout, err := cmd.StdoutPipe()
@@ -421,15 +419,6 @@ func TestLivenessKillWorkerBatched(t *testing.T) {
 	testLivenessKillWorker(t, 4)
 }
 
-// TestLivenessKillWorkerRunningRow is TestLivenessKillWorker with workers
-// whose engines hold keys by running rows (Config.ExclusiveMechanism
-// exclusive.RunningRow): a killed worker's keys are held by its jobs still
-// running in the database until the leader's takeover gives them back.
-func TestLivenessKillWorkerRunningRow(t *testing.T) {
-	longtest.Skip(t)
-	testLivenessKillWorkerWith(t, 0, exclusive.RunningRow)
-}
-
 // killGapBound is how long after a SIGKILL the next run of a key the killed
 // worker held may start, derived from the liveness configuration the
 // workers run (the defaults): the killed session's lock goes at once, a live
@@ -451,22 +440,14 @@ func killGapBound() time.Duration {
 }
 
 func testLivenessKillWorker(t *testing.T, batch int) {
-	testLivenessKillWorkerWith(t, batch, exclusive.LockTable)
-}
-
-func testLivenessKillWorkerWith(t *testing.T, batch int, mechanism exclusive.Mechanism) {
 	ctx := context.Background()
 	instances, jobs, kills := 50, 8, 2
 	if livenessLong() {
 		jobs, kills = 40, 20
 	}
 	schema, inserter := livenessSetup(t)
-	if mechanism != exclusive.LockTable {
-		require.NoError(t, exclusive.SetMechanism(ctx, testPool(t), schema, mechanism, ""))
-	}
 	procs := newLivenessProcs(t, schema)
 	procs.batch = batch
-	procs.mechanism = mechanism
 	workers := []string{procs.start(), procs.start(), procs.start()}
 
 	survivor, err := inserter.Insert(ctx, livenessArgs{Instance: "survivor", SleepMillis: 100, LongFirstRun: true, RetryCycle: "R0/PT1S"}, nil)
@@ -597,29 +578,17 @@ func (p *livenessProcs) endOf(id string, jobID int64, attempt int) (time.Time, b
 // back than the others, so that the ordering is checked on at least one key.
 func TestLivenessPartition(t *testing.T) {
 	longtest.Skip(t)
-	testLivenessPartition(t, exclusive.LockTable)
+	testLivenessPartition(t)
 }
 
-// TestLivenessPartitionRunningRow is TestLivenessPartition with workers
-// whose engines hold keys by running rows (Config.ExclusiveMechanism
-// exclusive.RunningRow).
-func TestLivenessPartitionRunningRow(t *testing.T) {
-	longtest.Skip(t)
-	testLivenessPartition(t, exclusive.RunningRow)
-}
-
-func testLivenessPartition(t *testing.T, mechanism exclusive.Mechanism) {
+func testLivenessPartition(t *testing.T) {
 	ctx := context.Background()
 	instances, jobs := 50, 8
 	if livenessLong() {
 		jobs = 40
 	}
 	schema, inserter := livenessSetup(t)
-	if mechanism != exclusive.LockTable {
-		require.NoError(t, exclusive.SetMechanism(ctx, testPool(t), schema, mechanism, ""))
-	}
 	procs := newLivenessProcs(t, schema)
-	procs.mechanism = mechanism
 	workers := []string{procs.start(), procs.start(), procs.start()}
 	insertHot(ctx, t, inserter, instances, jobs)
 	// Long jobs (each followed by a short one of its instance): the worker

@@ -3,6 +3,8 @@ package workflow
 import (
 	"context"
 	"fmt"
+	"io/fs"
+	"math"
 	"testing"
 	"time"
 
@@ -113,4 +115,22 @@ func TestMigrateUpDown(t *testing.T) {
 		_, _, err = MigrationVersions(ctx, pool, schema)
 		require.ErrorIs(t, err, ErrMainLineMissing)
 	})
+}
+
+func TestMigrationTruncateTables(t *testing.T) {
+	t.Parallel()
+	require.Empty(t, migrationTruncateTables(1))
+	require.Equal(t, []string{"river_bpmn_job_definition"}, migrationTruncateTables(2))
+	require.Equal(t, []string{"river_bpmn_job_definition"}, migrationTruncateTables(3))
+	require.Equal(t, []string{"river_bpmn_job_definition", "river_bpmn_incident"}, migrationTruncateTables(4))
+	require.Equal(t, []string{"river_bpmn_job_definition", "river_bpmn_incident", "river_bpmn_exclusive_lock"}, migrationTruncateTables(5))
+	require.Equal(t, []string{"river_bpmn_job_definition", "river_bpmn_incident", "river_bpmn_exclusive_lock", "river_bpmn_timer"}, migrationTruncateTables(migrationVersionTimers))
+	require.Equal(t, append(migrationTruncateTables(migrationVersionHoldSuspension), "river_bpmn_client_session"), migrationTruncateTables(livenessMigrationVersion))
+	require.Equal(t, append(migrationTruncateTables(livenessMigrationVersion), eventsMigrationTables...), migrationTruncateTables(eventsMigrationVersion))
+	require.Equal(t, append(migrationTruncateTables(eventsMigrationVersion), "river_bpmn_dependency", "river_bpmn_dependent", "river_bpmn_expiry"),
+		migrationTruncateTables(migrationVersionLifecycle))
+	require.Equal(t, migrationTruncateTables(math.MaxInt), migrationTruncateTables(0))
+	entries, err := fs.Glob(migrationFS, "migration/riverbpmn/004_incidents.*.sql")
+	require.NoError(t, err)
+	require.Len(t, entries, 2)
 }

@@ -5,9 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math"
 	"sync/atomic"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/puddle/v2"
@@ -16,9 +14,6 @@ import (
 
 	"github.com/riverbpmn/riverbpmn/exclusive"
 )
-
-// fetchTimeout bounds one fetch, as River bounds its own (HotOperationTimeout).
-const fetchTimeout = 10 * time.Second
 
 // pilot is riverbpmn's per-client River pilot. Everything but fetching is
 // River's StandardPilot.
@@ -39,17 +34,23 @@ type pilot struct {
 	// client's archetype (middleware_wiring.go): no wiring probe is needed.
 	middlewareSeen bool
 
-	// query caches the fetch query rendered for the client's acquisition
-	// and schema; neither changes, so it is rendered once.
-	query atomic.Pointer[schemaFetchQuery]
-}
-
-type schemaFetchQuery struct {
-	schema string
-	*fetchQuery
+	// statement caches the fetch statement rendered for the client's
+	// acquisition and schema; neither changes, so it is rendered once.
+	statement atomic.Pointer[schemaStatement]
 }
 
 func newPilot(driver *Driver) *pilot { return &pilot{driver: driver} }
+
+// exclusiveEnabled reports whether this pilot's engine enforces exclusivity.
+// With Config.ExclusiveScope enforcing (the default), every client of the
+// engine fetches with its own fetch plan plus the exclusive step (fetch.go,
+// run by exclusive.Keeper.Fetch), the work middleware gives keys back
+// (exclusive.Keeper.Work), and River's producer hooks (below) tell the
+// keeper what it cannot see from the middleware. The invariant and the race
+// analysis are in package exclusive's documentation.
+func (p *pilot) exclusiveEnabled() bool {
+	return p.driver.engine != nil && p.driver.engine.config.ExclusiveScope.Enabled()
+}
 
 // PilotInit is called by River when the client is built.
 func (p *pilot) PilotInit(archetype *riverArchetype, params *riverPilotInitParams) {
@@ -65,117 +66,6 @@ func (p *pilot) PilotInit(archetype *riverArchetype, params *riverPilotInitParam
 	}
 	p.middlewareSeen = p.driver.engine.middlewareBases.claim(archetype.Logger)
 	p.markArchetype(archetype)
-}
-
-// JobGetAvailable locks up to params.MaxToLock available jobs and moves them
-// to running, with riverbpmn's fetch query.
-func (p *pilot) JobGetAvailable(
-	ctx context.Context,
-	exec riverdriver.Executor,
-	_ riverProducerState,
-	params *riverdriver.JobGetAvailableParams,
-) (*riverdriver.JobGetAvailableResult, error) {
-	if params.MaxToLock <= 0 {
-		return &riverdriver.JobGetAvailableResult{}, nil
-	}
-	query, err := p.fetchQuery(params.Schema)
-	if err != nil {
-		return nil, err
-	}
-	if query.exclusive {
-		return p.jobGetAvailableExclusive(ctx, exec, query.fetchQuery, params)
-	}
-
-	q, err := p.driver.querier(exec)
-	if err != nil {
-		return nil, err
-	}
-
-	ctx, cancel := context.WithTimeout(ctx, fetchTimeout)
-	defer cancel()
-
-	rows, err := q.Query(ctx, query.sql, p.fetchArgs(query.fetchQuery, query.args, params)...)
-	if err != nil {
-		return nil, interpretError(err)
-	}
-	jobs, decodeErrors, err := scanJobRows(rows)
-	if err != nil {
-		return nil, interpretError(err)
-	}
-	if query.fair {
-		p.driver.fairTurns.advance(params.Schema, params.Queue, jobs, p.driver.acquisition.TenantWeights)
-	}
-	p.driver.telemetry().Fetched(ctx, params.Queue, p.driver.order, jobs)
-	return &riverdriver.JobGetAvailableResult{Jobs: jobs, DecodeErrors: decodeErrors}, nil
-}
-
-// fetchQuery returns the client's fetch query for schema: its plan with the
-// engine's exclusive step, rendered at the first fetch and kept.
-func (p *pilot) fetchQuery(schema string) (*schemaFetchQuery, error) {
-	if cached := p.query.Load(); cached != nil && cached.schema == schema {
-		return cached, nil
-	}
-	scope := exclusive.None
-	if p.exclusiveEnabled() {
-		scope = p.driver.engine.config.ExclusiveScope
-	}
-	mechanism := exclusive.LockTable
-	if scope.Enabled() {
-		mechanism = p.driver.engine.config.ExclusiveMechanism
-	}
-	query, err := newFetchQuery(p.driver.plan, schema, scope, scope.Enabled() && p.driver.engine.config.ExclusiveBatch > 1, headIndexMarker(p.driver.acquisition), mechanism,
-		p.driver.telemetry().KeysHeldSkippedEnabled(context.Background()))
-	if err != nil {
-		return nil, err
-	}
-	rendered := &schemaFetchQuery{schema: schema, fetchQuery: query}
-	p.query.Store(rendered)
-	return rendered, nil
-}
-
-// fetchArgs gives the parameters names of one of the fetch query's
-// statements their values for one fetch: River's fetch parameters, the
-// exclusive lookahead and the plan's own. The exclusive fetch sets the ended
-// tokens itself (exclusive.FetchParams).
-func (p *pilot) fetchArgs(query *fetchQuery, names []string, params *riverdriver.JobGetAvailableParams) []any {
-	args := make([]any, len(names))
-	for i, name := range names {
-		switch name {
-		case "queue":
-			args[i] = params.Queue
-		case "kind":
-			args[i] = params.Kind
-		case "now":
-			args[i] = params.Now
-		case "max_to_lock":
-			args[i] = int32(min(params.MaxToLock, math.MaxInt32)) //nolint:gosec // bounded above
-		case "max_attempted_by":
-			args[i] = int32(min(params.MaxAttemptedBy, math.MaxInt32)) //nolint:gosec // bounded above
-		case "client_id":
-			args[i] = params.ClientID
-		case "fair_round", "fair_tenant", "fair_used":
-			args[i] = p.driver.fairTurns.arg(name, params.Schema, params.Queue)
-		case "ended_tokens":
-			// Set by exclusive.Keeper.Fetch.
-		case "ended_running":
-			args[i] = p.driver.engine.exclusive.EndedRunning(params.Schema)
-		case "exclusive_batch":
-			args[i] = int32(min(p.driver.engine.config.ExclusiveBatch, math.MaxInt32)) //nolint:gosec // bounded above
-		case "lookahead":
-			lookahead := exclusive.DefaultLookahead
-			if p.driver.engine != nil && p.driver.engine.config.ExclusiveLookahead > 0 {
-				lookahead = p.driver.engine.config.ExclusiveLookahead
-			}
-			args[i] = int32(min(max(lookahead, params.MaxToLock), math.MaxInt32)) //nolint:gosec // bounded above
-		default:
-			value, ok := query.params[name]
-			if !ok {
-				panic("workflow: fetch query parameter without a value: " + name)
-			}
-			args[i] = value()
-		}
-	}
-	return args
 }
 
 // querier is the part of pgx that runs a multi-row query; River's executor
@@ -223,11 +113,6 @@ func (p *pilot) ProducerInit(ctx context.Context, exec riverdriver.Executor, par
 			return 0, nil, err // the client refuses to start
 		}
 	}
-	if p.runningRow() {
-		if err := p.driver.engine.EnableExclusiveRunningIndex(ctx); err != nil {
-			return 0, nil, err // the client refuses to start
-		}
-	}
 	id, state, err := p.riverStandardPilot.ProducerInit(ctx, exec, params)
 	if err != nil || !p.exclusiveEnabled() {
 		return id, state, err
@@ -267,7 +152,7 @@ func (p *pilot) ProducerKeepAlive(ctx context.Context, exec riverdriver.Executor
 	if err := p.riverStandardPilot.ProducerKeepAlive(ctx, exec, params); err != nil {
 		return err
 	}
-	if !p.exclusiveEnabled() || p.runningRow() {
+	if !p.exclusiveEnabled() {
 		return nil
 	}
 	q, err := p.driver.querier(exec)
@@ -290,11 +175,7 @@ func (p *pilot) JobSetStateIfRunningMany(ctx context.Context, exec riverdriver.E
 		return rows, err
 	}
 	if _, inTx := exec.(riverdriver.ExecutorTx); !inTx {
-		if p.runningRow() {
-			p.driver.engine.exclusive.OutcomesWrittenRunning(params.Schema, params.ID)
-		} else {
-			p.driver.engine.exclusive.OutcomesWritten(params.Schema, params.ID)
-		}
+		p.driver.engine.exclusive.OutcomesWritten(params.Schema, params.ID)
 	}
 	return rows, nil
 }

@@ -128,7 +128,7 @@ func TestBenchCommandErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"--mode", "none,sideways"}, `unknown mode "sideways" (known: none, exclusive, camunda, exclusive-batch, camunda-batch, exclusive-one-instance, events, fairness, priority-range-deployment, stock-metadata, stock-metadata-string, priority, exclusive-running, camunda-running, exclusive-priority, tenants, telemetry)`},
+		{[]string{"--mode", "none,sideways"}, `unknown mode "sideways" (known: none, exclusive, camunda, exclusive-batch, camunda-batch, exclusive-one-instance, events, fairness, priority-range-deployment, stock-metadata, stock-metadata-string, priority, exclusive-priority, tenants, telemetry)`},
 		{[]string{"--jobs", "0"}, "--jobs must be positive, got 0"},
 		{[]string{"--work-ms", "-1"}, "--work-ms must not be negative"},
 		{[]string{"--sizes", "10,x"}, `"x" is not a positive integer`},

@@ -256,13 +256,7 @@ runs AS (
             FROM
                 /* TEMPLATE: schema */river_job
             WHERE
-                river_job.state = 'available'
-                AND river_job.queue = @queue::text
-                AND (@kind::text[] IS NULL OR river_job.kind = ANY(@kind::text[]))
-                AND river_job.scheduled_at <= coalesce(@now::timestamptz, now())
-{{- range filters "river_job"}}
-                AND {{.}}
-{{- end}}
+{{- template "available_jobs"}}
             ORDER BY
                 {{orderBy "river_job"}}
             LIMIT @lookahead::integer
@@ -541,20 +535,7 @@ acquired AS (
 {{- if .CountHeld}},
 taken_jobs AS (
 {{- end}}
-UPDATE
-    /* TEMPLATE: schema */river_job
-SET
-    state = 'running',
-    attempt = river_job.attempt + 1,
-    attempted_at = coalesce(@now::timestamptz, now()),
-    attempted_by = array_append(
-        CASE WHEN array_length(river_job.attempted_by, 1) >= @max_attempted_by::int
-        -- +2 instead of +1 because Postgres array indexing starts at 1, not 0.
-        THEN river_job.attempted_by[array_length(river_job.attempted_by, 1) + 2 - @max_attempted_by::int:]
-        ELSE river_job.attempted_by
-        END,
-        @client_id::text
-    )
+{{- template "move_to_running"}}
 {{- if .Batch}}
 FROM (
     SELECT id, NULL::text AS key, NULL::bigint AS token, NULL::bigint AS run_pos, NULL::integer AS run_len

@@ -97,14 +97,8 @@ fair_pick AS MATERIALIZED (
                     row_number() OVER (ORDER BY {{orderBy "river_job"}}) AS fair_slot,
                     {{orderColumns "river_job"}}
                 FROM /* TEMPLATE: schema */river_job
-                WHERE {{.Group}} = fair_groups.fair_group
-                    AND river_job.state = 'available'
-                    AND river_job.queue = @queue::text
-                    AND (@kind::text[] IS NULL OR river_job.kind = ANY(@kind::text[]))
-                    AND river_job.scheduled_at <= coalesce(@now::timestamptz, now())
-{{- range filters "river_job"}}
-                    AND {{.}}
-{{- end}}
+                WHERE {{.Group}} = fair_groups.fair_group AND
+{{- template "available_jobs"}}
                 ORDER BY
                     {{orderBy "river_job"}}
                 LIMIT least(@{{.Limit}}::integer, greatest(

@@ -99,7 +99,7 @@ func TestSelectModes(t *testing.T) {
 		names = append(names, m.Name)
 	}
 	require.Equal(t, []string{"none", "exclusive", "camunda", "exclusive-batch", "camunda-batch", "exclusive-one-instance", "events", "fairness", "priority-range-deployment"}, names, "diagnostic modes only when named")
-	require.Equal(t, []string{"none", "exclusive", "camunda", "exclusive-batch", "camunda-batch", "exclusive-one-instance", "events", "fairness", "priority-range-deployment", "stock-metadata", "stock-metadata-string", "priority", "exclusive-running", "camunda-running", "exclusive-priority", "tenants", "telemetry"}, ModeNames())
+	require.Equal(t, []string{"none", "exclusive", "camunda", "exclusive-batch", "camunda-batch", "exclusive-one-instance", "events", "fairness", "priority-range-deployment", "stock-metadata", "stock-metadata-string", "priority", "exclusive-priority", "tenants", "telemetry"}, ModeNames())
 
 	some, err := selectModes([]string{"priority-range-deployment", "none", "none"})
 	require.NoError(t, err)
@@ -107,7 +107,7 @@ func TestSelectModes(t *testing.T) {
 	require.Equal(t, "priority-range-deployment", some[0].Name)
 
 	_, err = selectModes([]string{"sideways"})
-	require.ErrorContains(t, err, `unknown mode "sideways" (known: none, exclusive, camunda, exclusive-batch, camunda-batch, exclusive-one-instance, events, fairness, priority-range-deployment, stock-metadata, stock-metadata-string, priority, exclusive-running, camunda-running, exclusive-priority, tenants, telemetry)`)
+	require.ErrorContains(t, err, `unknown mode "sideways" (known: none, exclusive, camunda, exclusive-batch, camunda-batch, exclusive-one-instance, events, fairness, priority-range-deployment, stock-metadata, stock-metadata-string, priority, exclusive-priority, tenants, telemetry)`)
 }
 
 // TestMetadataSQLMatchesMiddleware checks that the fetch latency backlog,

@@ -129,23 +129,12 @@ func fetchOrderIndex(engine *workflow.Engine, acq workflow.Acquisition) func(ctx
 // exclusivity per process instance, on the benchmark's schema, whose client
 // acquires as acq says, with workflow.Config.ExclusiveBatch batch.
 func (env *Env) exclusiveSide(acq workflow.Acquisition, batch ...int) (*Side, error) {
-	return env.exclusiveSideWith(acq, exclusive.LockTable, batch...)
-}
-
-// exclusiveSideWith is exclusiveSide with the given exclusive mechanism
-// (workflow.Config.ExclusiveMechanism). A running-row side records its
-// mechanism in the schema and builds its running-key index before its run,
-// and records the lock table again and drops the index after, so that the
-// other modes' clients start and their inserts and fetches do not pay for
-// it.
-func (env *Env) exclusiveSideWith(acq workflow.Acquisition, mechanism exclusive.Mechanism, batch ...int) (*Side, error) {
 	// Liveness (on by default) stays off, as on the base engine, so that
 	// the mode measures exclusivity alone.
 	config := &workflow.Config{
-		Schema:             env.Options.Schema,
-		ExclusiveScope:     exclusive.ProcessInstance,
-		ExclusiveMechanism: mechanism,
-		Liveness:           liveness.Config{Disabled: true},
+		Schema:         env.Options.Schema,
+		ExclusiveScope: exclusive.ProcessInstance,
+		Liveness:       liveness.Config{Disabled: true},
 	}
 	if len(batch) > 0 {
 		config.ExclusiveBatch = batch[0]
@@ -154,27 +143,7 @@ func (env *Env) exclusiveSideWith(acq workflow.Acquisition, mechanism exclusive.
 	if err != nil {
 		return nil, err
 	}
-	side, err := env.engineSide(engine, acq)
-	if err != nil || mechanism != exclusive.RunningRow {
-		return side, err
-	}
-	prepare := side.Prepare
-	side.Prepare = func(ctx context.Context) error {
-		if err := prepare(ctx); err != nil {
-			return err
-		}
-		if err := engine.SetExclusiveMechanism(ctx, mechanism); err != nil {
-			return err
-		}
-		return engine.EnableExclusiveRunningIndex(ctx)
-	}
-	side.Cleanup = func(ctx context.Context) error {
-		if err := engine.SetExclusiveMechanism(ctx, exclusive.LockTable); err != nil {
-			return err
-		}
-		return engine.DisableExclusiveRunningIndexes(ctx)
-	}
-	return side, nil
+	return env.engineSide(engine, acq)
 }
 
 // eventsSide is the riverbpmn side with job status events enabled for the
@@ -346,45 +315,6 @@ func Modes() []Mode {
 			VersusTarget:  0.90,
 			Setup: func(_ context.Context, env *Env) (*Side, error) {
 				side, err := env.exclusiveSide(camundaAcquisition(env.Workload))
-				if err != nil {
-					return nil, err
-				}
-				side.Workload.Instances = env.Options.Instances
-				return side, nil
-			},
-		},
-		{
-			Name: "exclusive-running",
-			Summary: "the exclusive mode with the running-row mechanism (workflow.Config.ExclusiveMechanism exclusive.RunningRow: " +
-				"a key is held while a job of it runs, no lock row)",
-			Jobs:          10_000,
-			Rate:          1_500,
-			Target:        0.99,
-			StressTarget:  0.90,
-			WorkersTarget: 0.75,
-			Versus:        "exclusive",
-			Diagnostic:    true,
-			Setup: func(_ context.Context, env *Env) (*Side, error) {
-				side, err := env.exclusiveSideWith(workflow.Acquisition{}, exclusive.RunningRow)
-				if err != nil {
-					return nil, err
-				}
-				side.Workload.Instances = env.Options.Instances
-				return side, nil
-			},
-		},
-		{
-			Name:          "camunda-running",
-			Summary:       "the camunda mode with the running-row mechanism (workflow.Config.ExclusiveMechanism exclusive.RunningRow)",
-			Jobs:          10_000,
-			Rate:          1_500,
-			Target:        0.99,
-			StressTarget:  0.85,
-			WorkersTarget: 0.70,
-			Versus:        "camunda",
-			Diagnostic:    true,
-			Setup: func(_ context.Context, env *Env) (*Side, error) {
-				side, err := env.exclusiveSideWith(camundaAcquisition(env.Workload), exclusive.RunningRow)
 				if err != nil {
 					return nil, err
 				}

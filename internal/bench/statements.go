@@ -19,8 +19,8 @@ import (
 // busy machine still compare.
 type ServerTime struct {
 	// FetchPlanUs and FetchExecUs are the fetch statements' planning and
-	// execution time per job, in microseconds: River's fetch, riverbpmn's,
-	// and both statements of a running-row fetch.
+	// execution time per job, in microseconds: River's fetch or
+	// riverbpmn's.
 	FetchPlanUs float64 `json:"fetch_plan_us"`
 	FetchExecUs float64 `json:"fetch_exec_us"`
 	// FetchCalls is the number of fetch statements run, FetchPlans how
@@ -55,8 +55,7 @@ type statementRow struct {
 
 // statementsSQL reads pg_stat_statements for the current database. A fetch
 // statement moves jobs to running and appends the client to attempted_by
-// (River's, riverbpmn's), or takes advisory locks on candidate keys
-// (statement 1 of a running-row fetch); constants are normalized away in
+// (River's, riverbpmn's); constants are normalized away in
 // the stored text, names are not.
 const statementsSQL = `
 SELECT
@@ -66,7 +65,7 @@ SELECT
     total_plan_time,
     total_exec_time,
     wal_bytes::bigint,
-    query LIKE '%attempted_by = array_append%' OR query LIKE '%pg_try_advisory_xact_lock%',
+    query LIKE '%attempted_by = array_append%',
     left(regexp_replace(query, '\s+', ' ', 'g'), 110)
 FROM
     STATS_SCHEMA.pg_stat_statements

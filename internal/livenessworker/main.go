@@ -34,7 +34,6 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 
-	"github.com/riverbpmn/riverbpmn/exclusive"
 	"github.com/riverbpmn/riverbpmn/workflow"
 )
 
@@ -119,7 +118,6 @@ func run() error {
 		poll    = flag.Bool("poll-only", false, "river.Config.PollOnly")
 		direct  = flag.String("liveness-db", "", "database URL of the liveness session (workflow.Config.Liveness.ConnConfig)")
 		rescue  = flag.Duration("rescue-after", 0, "river.Config.RescueStuckJobsAfter (0: River's default)")
-		mech    = flag.String("mechanism", exclusive.LockTable.String(), "workflow.Config.ExclusiveMechanism")
 	)
 	flag.Parse()
 	if *dbURL == "" || *id == "" {
@@ -140,17 +138,11 @@ func run() error {
 	defer pool.Close()
 
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	// Nothing but the schema (and, for the batched test, ExclusiveBatch; for
-	// the running-row test, ExclusiveMechanism):
+	// Nothing but the schema (and, for the batched test, ExclusiveBatch):
 	// what the tests prove holds for an engine configured with nothing.
-	mechanism, err := exclusive.ParseMechanism(*mech)
-	if err != nil {
-		return err
-	}
 	config := &workflow.Config{
-		Schema:             *schema,
-		ExclusiveBatch:     *batch,
-		ExclusiveMechanism: mechanism,
+		Schema:         *schema,
+		ExclusiveBatch: *batch,
 	}
 	if *direct != "" {
 		connConfig, err := pgx.ParseConfig(*direct)

@@ -1,4 +1,4 @@
-package workflow
+package retrypolicy_test
 
 import (
 	"context"
@@ -16,12 +16,11 @@ import (
 	"github.com/riverqueue/river/rivertype"
 	"github.com/stretchr/testify/require"
 
+	"github.com/riverbpmn/riverbpmn/incident"
 	"github.com/riverbpmn/riverbpmn/retrypolicy"
+	"github.com/riverbpmn/riverbpmn/riverbpmntest"
+	"github.com/riverbpmn/riverbpmn/workflow"
 )
-
-// unboundedKeptErrors is the number of errors the renewal of an unbounded
-// job keeps (migration riverbpmn/004).
-const unboundedKeptErrors = 20
 
 // execution is one run of a job, as its worker saw it.
 type execution struct {
@@ -118,7 +117,7 @@ type workFunc func(ctx context.Context, job *river.Job[retryArgs], n int) error
 // that retries are picked up as soon as they are due (River makes a retry
 // due within its scheduler interval, 5 s, available at once with a future
 // scheduled_at, so no scheduler run is waited for).
-func startRetryClient(t *testing.T, engine *Engine, schema string, work workFunc) (*river.Client[pgx.Tx], *timeline) {
+func startRetryClient(t *testing.T, bundle *riverbpmntest.Bundle, work workFunc) (*river.Client[pgx.Tx], *timeline) {
 	t.Helper()
 	ctx := context.Background()
 	tl := &timeline{}
@@ -144,6 +143,7 @@ func startRetryClient(t *testing.T, engine *Engine, schema string, work workFunc
 		tl.setReturned(job.ID, time.Now())
 		return err
 	})
+	engine := bundle.Engine
 	client, err := river.NewClient(engine.Driver(), &river.Config{
 		FetchCooldown:     5 * time.Millisecond,
 		FetchPollInterval: 10 * time.Millisecond,
@@ -151,7 +151,7 @@ func startRetryClient(t *testing.T, engine *Engine, schema string, work workFunc
 		Middleware:        []rivertype.Middleware{returned, engine.Middleware()},
 		Queues:            map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: 10}},
 		RetryPolicy:       engine.RetryPolicy(),
-		Schema:            schema,
+		Schema:            bundle.Schema,
 		TestOnly:          true,
 		Workers:           workers,
 	})
@@ -265,23 +265,42 @@ func requireWaits(t *testing.T, tl *timeline, jobID int64, want ...time.Duration
 
 // requireOneOpenIncident checks that job has exactly one incident, open, with
 // the job's context and message.
-func requireOneOpenIncident(ctx context.Context, t *testing.T, engine *Engine, job *rivertype.JobRow, message string) *Incident {
+func requireOneOpenIncident(ctx context.Context, t *testing.T, engine *workflow.Engine, job *rivertype.JobRow, message string) *incident.Incident {
 	t.Helper()
-	incidents, err := engine.JobIncidents(ctx, job.ID)
+	incidents, err := jobIncidents(ctx, engine, job.ID)
 	require.NoError(t, err)
 	require.Len(t, incidents, 1)
-	incident := incidents[0]
-	require.Nil(t, incident.ResolvedAt)
-	require.Equal(t, IncidentTypeFailedJob, incident.Type)
-	require.Equal(t, message, incident.Message)
-	jc, err := JobContextOf(job)
+	inc := incidents[0]
+	require.Nil(t, inc.ResolvedAt)
+	require.Equal(t, incident.TypeFailedJob, inc.Type)
+	require.Equal(t, message, inc.Message)
+	jc, err := workflow.JobContextOf(job)
 	require.NoError(t, err)
-	require.Equal(t, jc.JobDefinitionID, incident.JobDefinitionID)
-	require.Equal(t, jc.ActivityID, incident.ActivityID)
-	require.Equal(t, jc.ProcessInstanceID, incident.ProcessInstanceID)
+	require.Equal(t, jc.JobDefinitionID, inc.JobDefinitionID)
+	require.Equal(t, jc.ActivityID, inc.ActivityID)
+	require.Equal(t, jc.ProcessInstanceID, inc.ProcessInstanceID)
 	require.NotNil(t, job.FinalizedAt)
-	require.WithinDuration(t, *job.FinalizedAt, incident.CreatedAt, time.Second)
-	return incident
+	require.WithinDuration(t, *job.FinalizedAt, inc.CreatedAt, time.Second)
+	return inc
+}
+
+// jobIncidents returns every incident of job jobID, open or resolved, oldest
+// first.
+func jobIncidents(ctx context.Context, engine *workflow.Engine, jobID int64) ([]*incident.Incident, error) {
+	res, err := engine.Incidents().List(ctx, &incident.ListParams{Filter: incident.Filter{JobID: jobID, Resolved: true}, Oldest: true})
+	if err != nil {
+		return nil, err
+	}
+	return res.Items, nil
+}
+
+// openIncidents returns the open incidents, oldest first.
+func openIncidents(ctx context.Context, engine *workflow.Engine) ([]*incident.Incident, error) {
+	res, err := engine.Incidents().List(ctx, &incident.ListParams{Oldest: true})
+	if err != nil {
+		return nil, err
+	}
+	return res.Items, nil
 }
 
 // scenario is a named subtest for runConcurrently.
@@ -330,8 +349,9 @@ func TestRetryTimelines(t *testing.T) {
 // discards it and one failedJob incident is opened with the last error.
 func testRetryR3PT1S(t *testing.T) {
 	ctx := context.Background()
-	engine, schema := testEngineWithConfig(t, retryConfig("", map[string]string{"ship-async": "R3/PT1S"}))
-	client, tl := startRetryClient(t, engine, schema, failing)
+	bundle := testEngine(t, retryConfig("", map[string]string{"ship-async": "R3/PT1S"}))
+	engine := bundle.Engine
+	client, tl := startRetryClient(t, bundle, failing)
 
 	job := insertRetryJob(t, client, "r3", &river.InsertOpts{Metadata: mustMetadata(t, jobOf("ship-async", "pi-1"))})
 	require.Equal(t, 3, job.MaxAttempts)
@@ -341,22 +361,23 @@ func testRetryR3PT1S(t *testing.T) {
 	requireWaits(t, tl, job.ID, time.Second, time.Second)
 	require.Len(t, job.Errors, 3)
 
-	incident := requireOneOpenIncident(ctx, t, engine, job, "boom 3")
-	require.Equal(t, "ship-async", incident.JobDefinitionID)
-	require.Equal(t, "act-ship-async", incident.ActivityID)
-	require.Equal(t, "pi-1", incident.ProcessInstanceID)
+	inc := requireOneOpenIncident(ctx, t, engine, job, "boom 3")
+	require.Equal(t, "ship-async", inc.JobDefinitionID)
+	require.Equal(t, "act-ship-async", inc.ActivityID)
+	require.Equal(t, "pi-1", inc.ProcessInstanceID)
 
-	open, err := engine.OpenIncidents(ctx)
+	open, err := openIncidents(ctx, engine)
 	require.NoError(t, err)
-	require.Equal(t, []*Incident{incident}, open)
+	require.Equal(t, []*incident.Incident{inc}, open)
 }
 
 // testRetryIntervalList: a 3-entry list gives 4 executions, the k-th failure
 // waiting the k-th entry.
 func testRetryIntervalList(t *testing.T) {
 	ctx := context.Background()
-	engine, schema := testEngineWithConfig(t, retryConfig("PT0.3S,PT0.6S,PT0.1S", map[string]string{"ship-async": ""}))
-	client, tl := startRetryClient(t, engine, schema, failing)
+	bundle := testEngine(t, retryConfig("PT0.3S,PT0.6S,PT0.1S", map[string]string{"ship-async": ""}))
+	engine := bundle.Engine
+	client, tl := startRetryClient(t, bundle, failing)
 
 	// The cycle comes from the engine's default: the job definition has none.
 	job := insertRetryJob(t, client, "list", &river.InsertOpts{Metadata: mustMetadata(t, jobOf("ship-async", "pi-1"))})
@@ -372,8 +393,9 @@ func testRetryIntervalList(t *testing.T) {
 // whatever MaxAttempts the insert asked for.
 func testRetryNoCycle(t *testing.T) {
 	ctx := context.Background()
-	engine, schema := testEngineWithConfig(t, retryConfig("", map[string]string{"ship-async": ""}))
-	client, tl := startRetryClient(t, engine, schema, failing)
+	bundle := testEngine(t, retryConfig("", map[string]string{"ship-async": ""}))
+	engine := bundle.Engine
+	client, tl := startRetryClient(t, bundle, failing)
 
 	job := insertRetryJob(t, client, "none", &river.InsertOpts{MaxAttempts: 10, Metadata: mustMetadata(t, jobOf("ship-async", "pi-1"))})
 	require.Equal(t, 3, job.MaxAttempts)
@@ -389,12 +411,13 @@ func testRetryNoCycle(t *testing.T) {
 // list's range (Camunda's code; its user guide says "last").
 func testRetryRaisedMidway(t *testing.T) {
 	ctx := context.Background()
-	engine, schema := testEngineWithConfig(t, retryConfig("", map[string]string{"ship-async": "PT0.3S,PT0.05S,PT0.15S"}))
+	bundle := testEngine(t, retryConfig("", map[string]string{"ship-async": "PT0.3S,PT0.05S,PT0.15S"}))
+	engine := bundle.Engine
 
 	// The queue is paused while the first execution fails, so that the raise
 	// happens while the job waits, however slow the machine.
 	firstRunning, failFirst := make(chan struct{}), make(chan struct{})
-	client, tl := startRetryClient(t, engine, schema, func(ctx context.Context, job *river.Job[retryArgs], n int) error {
+	client, tl := startRetryClient(t, bundle, func(ctx context.Context, job *river.Job[retryArgs], n int) error {
 		if n == 1 {
 			close(firstRunning)
 			<-failFirst
@@ -413,7 +436,7 @@ func testRetryRaisedMidway(t *testing.T) {
 	waitOrTimeout(t, paused, retryBudget())
 	close(failFirst)
 	waitForState(t, client, job.ID, rivertype.JobStateAvailable) // due in 0.3 s
-	require.NoError(t, engine.SetJobRetries(ctx, job.ID, 5))
+	require.NoError(t, engine.Jobs().SetRetries(ctx, job.ID, 5))
 	require.NoError(t, client.QueueResume(ctx, river.QueueDefault, nil))
 
 	job = waitForState(t, client, job.ID, rivertype.JobStateDiscarded)
@@ -429,18 +452,19 @@ func testRetryRaisedMidway(t *testing.T) {
 	requireOneOpenIncident(ctx, t, engine, job, "boom 6")
 }
 
-// testRetryConflict: conflict failures (ErrConflict, 40001, 40P01) leave the
+// testRetryConflict: conflict failures (retrypolicy.ErrConflict, 40001, 40P01) leave the
 // execution count unchanged but still wait the cycle's interval; they are
 // recorded in the job's errors.
 func testRetryConflict(t *testing.T) {
 	ctx := context.Background()
-	engine, schema := testEngineWithConfig(t, retryConfig("", map[string]string{"ship-async": "R2/PT0.2S", "no-cycle": ""}))
+	bundle := testEngine(t, retryConfig("", map[string]string{"ship-async": "R2/PT0.2S", "no-cycle": ""}))
+	engine := bundle.Engine
 	conflicts := []error{
-		fmt.Errorf("joining branch: %w", ErrConflict),
+		fmt.Errorf("joining branch: %w", retrypolicy.ErrConflict),
 		fmt.Errorf("commit: %w", &pgconn.PgError{Code: "40001", Message: "could not serialize access"}),
 		errors.Join(errors.New("rolled back"), &pgconn.PgError{Code: "40P01", Message: "deadlock detected"}),
 	}
-	client, tl := startRetryClient(t, engine, schema, func(ctx context.Context, job *river.Job[retryArgs], n int) error {
+	client, tl := startRetryClient(t, bundle, func(ctx context.Context, job *river.Job[retryArgs], n int) error {
 		if n <= len(conflicts) {
 			return conflicts[n-1]
 		}
@@ -484,7 +508,7 @@ func testRetryConflict(t *testing.T) {
 		job := insertRetryJob(t, client, "plain", &river.InsertOpts{MaxAttempts: 1})
 		job = waitForState(t, client, job.ID, rivertype.JobStateDiscarded)
 		require.Equal(t, []int{1}, tl.attempts(job.ID))
-		incidents, err := engine.JobIncidents(ctx, job.ID)
+		incidents, err := jobIncidents(ctx, engine, job.ID)
 		require.NoError(t, err)
 		require.Empty(t, incidents)
 	}})
@@ -498,8 +522,9 @@ func testRetryPlainJobs(t *testing.T) {
 	ctx := context.Background()
 
 	runConcurrently(t, scenario{"NoDefault", func(t *testing.T) {
-		engine, schema := testEngineWithConfig(t, retryConfig("", nil))
-		client, tl := startRetryClient(t, engine, schema, failing)
+		bundle := testEngine(t, retryConfig("", nil))
+		engine := bundle.Engine
+		client, tl := startRetryClient(t, bundle, failing)
 		job := insertRetryJob(t, client, "plain", &river.InsertOpts{MaxAttempts: 2})
 		require.Equal(t, 2, job.MaxAttempts)
 		job = waitForState(t, client, job.ID, rivertype.JobStateDiscarded)
@@ -513,13 +538,14 @@ func testRetryPlainJobs(t *testing.T) {
 		require.Less(t, afterReturn[0], 1100*time.Millisecond+decidedSlack)
 		require.GreaterOrEqual(t, waits[0], decided[0]-2*time.Millisecond)
 		require.Less(t, waits[0], 1100*time.Millisecond+observedSlack)
-		incidents, err := engine.OpenIncidents(ctx)
+		incidents, err := openIncidents(ctx, engine)
 		require.NoError(t, err)
 		require.Empty(t, incidents)
 		t.Logf("waits: %v", waits)
 	}}, scenario{"Default", func(t *testing.T) {
-		engine, schema := testEngineWithConfig(t, retryConfig("R2/PT0.2S", map[string]string{"ship-async": ""}))
-		client, tl := startRetryClient(t, engine, schema, failing)
+		bundle := testEngine(t, retryConfig("R2/PT0.2S", map[string]string{"ship-async": ""}))
+		engine := bundle.Engine
+		client, tl := startRetryClient(t, bundle, failing)
 		plain := insertRetryJob(t, client, "plain", nil) // River's default MaxAttempts: the default cycle's
 		bpmn := insertRetryJob(t, client, "bpmn", &river.InsertOpts{Metadata: mustMetadata(t, jobOf("ship-async", "pi-1"))})
 		require.Equal(t, 2, plain.MaxAttempts)
@@ -531,7 +557,7 @@ func testRetryPlainJobs(t *testing.T) {
 			require.Equal(t, []int{1, 2}, tl.attempts(job.ID))
 			requireWaits(t, tl, job.ID, 200*time.Millisecond)
 		}
-		incidents, err := engine.OpenIncidents(ctx)
+		incidents, err := openIncidents(ctx, engine)
 		require.NoError(t, err)
 		require.Len(t, incidents, 1, "a plain job is no BPMN job: no incident")
 		require.Equal(t, bpmn.ID, incidents[0].JobID)
@@ -543,8 +569,9 @@ func testRetryPlainJobs(t *testing.T) {
 // interval of its list.
 func testSetJobRetriesRevives(t *testing.T) {
 	ctx := context.Background()
-	engine, schema := testEngineWithConfig(t, retryConfig("", map[string]string{"ship-async": "PT0.1S,PT0.4S"}))
-	client, tl := startRetryClient(t, engine, schema, func(ctx context.Context, job *river.Job[retryArgs], n int) error {
+	bundle := testEngine(t, retryConfig("", map[string]string{"ship-async": "PT0.1S,PT0.4S"}))
+	engine := bundle.Engine
+	client, tl := startRetryClient(t, bundle, func(ctx context.Context, job *river.Job[retryArgs], n int) error {
 		if n == 5 {
 			return nil
 		}
@@ -554,9 +581,9 @@ func testSetJobRetriesRevives(t *testing.T) {
 	job := insertRetryJob(t, client, "revive", &river.InsertOpts{Metadata: mustMetadata(t, jobOf("ship-async", "pi-1"))})
 	job = waitForState(t, client, job.ID, rivertype.JobStateDiscarded)
 	require.Equal(t, []int{1, 2, 3}, tl.attempts(job.ID))
-	incident := requireOneOpenIncident(ctx, t, engine, job, "boom 3")
+	inc := requireOneOpenIncident(ctx, t, engine, job, "boom 3")
 
-	require.NoError(t, engine.SetJobRetries(ctx, job.ID, 5))
+	require.NoError(t, engine.Jobs().SetRetries(ctx, job.ID, 5))
 	job = waitForState(t, client, job.ID, rivertype.JobStateCompleted)
 	require.Equal(t, []int{1, 2, 3, 4, 5}, tl.attempts(job.ID))
 	// 5 left before the 4th execution's failure: index 2-4, clamped to 0.
@@ -564,13 +591,13 @@ func testSetJobRetriesRevives(t *testing.T) {
 	requireWaits(t, tl, job.ID, 100*time.Millisecond, 400*time.Millisecond, notAWait, 100*time.Millisecond)
 	require.Equal(t, 8, job.MaxAttempts, "3 executions done + 5")
 
-	incidents, err := engine.JobIncidents(ctx, job.ID)
+	incidents, err := jobIncidents(ctx, engine, job.ID)
 	require.NoError(t, err)
 	require.Len(t, incidents, 1)
-	require.Equal(t, incident.ID, incidents[0].ID)
+	require.Equal(t, inc.ID, incidents[0].ID)
 	require.NotNil(t, incidents[0].ResolvedAt, "resolved when the job was revived")
 	require.True(t, !incidents[0].ResolvedAt.Before(incidents[0].CreatedAt))
-	open, err := engine.OpenIncidents(ctx)
+	open, err := openIncidents(ctx, engine)
 	require.NoError(t, err)
 	require.Empty(t, open)
 }
@@ -579,20 +606,21 @@ func testSetJobRetriesRevives(t *testing.T) {
 // discarded: at attempt 1000 its attempt is rewound and its errors trimmed.
 func testRetryUnboundedRenewal(t *testing.T) {
 	ctx := context.Background()
-	engine, schema := testEngineWithConfig(t, retryConfig("", map[string]string{"ship-async": "R/PT0.05S"}))
-	insertClient := newInsertClient(t, engine, schema)
+	bundle := testEngine(t, retryConfig("", map[string]string{"ship-async": "R/PT0.05S"}))
+	engine := bundle.Engine
+	insertClient := bundle.Client
 
 	job := insertRetryJob(t, insertClient, "unbounded", &river.InsertOpts{Metadata: mustMetadata(t, jobOf("ship-async", "pi-1"))})
-	require.Equal(t, MaxAttemptsUnbounded, job.MaxAttempts)
+	require.Equal(t, retrypolicy.MaxAttemptsUnbounded, job.MaxAttempts)
 	// As if it had failed 998 times already (30 errors kept, to see the trim).
-	_, err := engine.dbPool.Exec(ctx, renderSQL(`UPDATE /* TEMPLATE: schema */river_job
+	_, err := bundle.DBPool.Exec(ctx, fmt.Sprintf(`UPDATE %s.river_job
 		SET attempt = 998, errors = array(SELECT jsonb_build_object('at', now(), 'attempt', 968 + i, 'error', 'old ' || i) FROM generate_series(1, 30) AS i)
-		WHERE id = $1`, schema), job.ID)
+		WHERE id = $1`, pgx.Identifier{bundle.Schema}.Sanitize()), job.ID)
 	require.NoError(t, err)
 
 	done := make(chan struct{})
 	var once sync.Once
-	client, tl := startRetryClient(t, engine, schema, func(ctx context.Context, job *river.Job[retryArgs], n int) error {
+	client, tl := startRetryClient(t, bundle, func(ctx context.Context, job *river.Job[retryArgs], n int) error {
 		if n == 4 {
 			once.Do(func() { close(done) })
 			return nil
@@ -605,11 +633,11 @@ func testRetryUnboundedRenewal(t *testing.T) {
 	// 999, 1000 (renewed: attempt back to 0), then 1, 2.
 	require.Equal(t, []int{999, 1000, 1, 2}, tl.attempts(job.ID))
 	requireWaits(t, tl, job.ID, 50*time.Millisecond, 50*time.Millisecond, 50*time.Millisecond)
-	require.Equal(t, MaxAttemptsUnbounded, job.MaxAttempts)
-	require.Len(t, job.Errors, unboundedKeptErrors+1, "20 kept at the renewal, then one more failure")
-	require.Equal(t, "boom 2", job.Errors[unboundedKeptErrors-1].Error, "the renewing failure is kept")
-	require.Equal(t, "boom 3", job.Errors[unboundedKeptErrors].Error)
-	incidents, err := engine.JobIncidents(ctx, job.ID)
+	require.Equal(t, retrypolicy.MaxAttemptsUnbounded, job.MaxAttempts)
+	require.Len(t, job.Errors, retrypolicy.UnboundedKeptErrors+1, "20 kept at the renewal, then one more failure")
+	require.Equal(t, "boom 2", job.Errors[retrypolicy.UnboundedKeptErrors-1].Error, "the renewing failure is kept")
+	require.Equal(t, "boom 3", job.Errors[retrypolicy.UnboundedKeptErrors].Error)
+	incidents, err := jobIncidents(ctx, engine, job.ID)
 	require.NoError(t, err)
 	require.Empty(t, incidents)
 }
@@ -620,15 +648,16 @@ func testRetryUnboundedRenewal(t *testing.T) {
 // the incident trigger copes with whatever is in the metadata.
 func testRetryBadDataDoesNotBreakRiver(t *testing.T) {
 	ctx := context.Background()
-	engine, schema := testEngine(t)
+	bundle := testEngine(t, &workflow.Config{})
+	engine := bundle.Engine
 
 	// A client on River's own driver, without the middleware, so metadata is
 	// stored as given.
-	rawClient, err := river.NewClient(riverpgxv5.New(engine.dbPool), &river.Config{Schema: schema, TestOnly: true})
+	rawClient, err := river.NewClient(riverpgxv5.New(bundle.DBPool), &river.Config{Schema: bundle.Schema, TestOnly: true})
 	require.NoError(t, err)
-	client, tl := startRetryClient(t, engine, schema, func(ctx context.Context, job *river.Job[retryArgs], n int) error {
+	client, tl := startRetryClient(t, bundle, func(ctx context.Context, job *river.Job[retryArgs], n int) error {
 		if n == 1 {
-			return fmt.Errorf("oops: %w", ErrConflict)
+			return fmt.Errorf("oops: %w", retrypolicy.ErrConflict)
 		}
 		return fmt.Errorf("plain %d", n)
 	})
@@ -655,14 +684,14 @@ func testRetryBadDataDoesNotBreakRiver(t *testing.T) {
 		job := waitForState(t, client, id, rivertype.JobStateDiscarded)
 		if name == "activity-number" || name == "context-array" {
 			require.Equal(t, []int{1, 1}, tl.attempts(id))
-			incidents, err := engine.JobIncidents(ctx, id)
+			incidents, err := jobIncidents(ctx, engine, id)
 			require.NoError(t, err)
 			require.Len(t, incidents, 1)
 			require.Equal(t, "plain 2", incidents[0].Message)
 			continue
 		}
 		require.Equal(t, []int{1}, tl.attempts(id), "%s: the conflict counted, as in River", name)
-		incidents, err := engine.JobIncidents(ctx, id)
+		incidents, err := jobIncidents(ctx, engine, id)
 		require.NoError(t, err)
 		if name == "plain-number" || name == "plain-unbounded" {
 			require.Empty(t, incidents, name)
@@ -672,54 +701,10 @@ func testRetryBadDataDoesNotBreakRiver(t *testing.T) {
 		require.Equal(t, "oops: workflow: concurrency conflict", incidents[0].Message, name)
 		require.Equal(t, job.ID, incidents[0].JobID)
 	}
-	incidents, err := engine.JobIncidents(ctx, ids["cycle-garbage"])
+	incidents, err := jobIncidents(ctx, engine, ids["cycle-garbage"])
 	require.NoError(t, err)
 	require.Equal(t, "pi", incidents[0].ProcessInstanceID, "the readable fields are still copied")
-	incidents, err = engine.JobIncidents(ctx, ids["activity-number"])
+	incidents, err = jobIncidents(ctx, engine, ids["activity-number"])
 	require.NoError(t, err)
 	require.Empty(t, incidents[0].ActivityID, "not a string: not copied")
-}
-
-// TestRecordConflictCapsErrors: conflicts are recorded in the job's errors
-// while it runs, but never past 100 entries (a job may conflict forever).
-func TestRecordConflictCapsErrors(t *testing.T) {
-	t.Parallel()
-	ctx := context.Background()
-	engine, schema := testEngineWithConfig(t, retryConfig("", map[string]string{"ship-async": "R3/PT1M"}))
-	client := newInsertClient(t, engine, schema)
-	job := insertRetryJob(t, client, "conflicting", &river.InsertOpts{Metadata: mustMetadata(t, jobOf("ship-async", "pi-1"))})
-
-	setErrors := func(n int) {
-		_, err := engine.dbPool.Exec(ctx, renderSQL(`UPDATE /* TEMPLATE: schema */river_job
-			SET state = 'running', attempt = 1, attempted_at = now(),
-				errors = array(SELECT jsonb_build_object('at', now(), 'attempt', 1, 'error', 'old') FROM generate_series(1, $2) AS i)
-			WHERE id = $1`, schema), job.ID, n)
-		require.NoError(t, err)
-	}
-	errorCount := func() int {
-		job, err := client.JobGet(ctx, job.ID)
-		require.NoError(t, err)
-		return len(job.Errors)
-	}
-	running := *job
-	running.Attempt = 1
-	conflict := fmt.Errorf("x: %w", ErrConflict)
-
-	setErrors(98)
-	retrypolicy.RecordConflict(ctx, engine.dbPool, schema, &running, conflict)
-	require.Equal(t, 99, errorCount())
-	retrypolicy.RecordConflict(ctx, engine.dbPool, schema, &running, conflict)
-	retrypolicy.RecordConflict(ctx, engine.dbPool, schema, &running, conflict)
-	require.Equal(t, 100, errorCount())
-
-	job, err := client.JobGet(ctx, job.ID)
-	require.NoError(t, err)
-	require.Equal(t, "x: workflow: concurrency conflict", job.Errors[99].Error)
-	require.Equal(t, 1, job.Errors[99].Attempt)
-
-	// Another attempt (the job moved on): nothing is recorded.
-	setErrors(0)
-	running.Attempt = 2
-	retrypolicy.RecordConflict(ctx, engine.dbPool, schema, &running, conflict)
-	require.Zero(t, errorCount())
 }

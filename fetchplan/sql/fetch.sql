@@ -1,14 +1,18 @@
--- JobGetAvailable: lock up to max_to_lock available jobs of a queue and
+-- The fetch statement: lock up to max_to_lock available jobs of a queue and
 -- move them to running. This file is a Go text/template, rendered once per
--- client from its fetch plan (package fetchplan; the parts are the options of
--- its Acquisition, workflow/acquisition.go) and whether the engine enforces
--- exclusivity. Only what the client enabled is in its query:
+-- client from its fetch plan (Plan.Render; the parts are the options of its
+-- acquisition) and the steps plugged in:
 --
 --   filters   each enabled filter (priority range, deployments) is AND-ed to
 --             River's conditions;
 --   order     the enabled order keys (priority, timers first, due date) come
 --             first, River's priority, scheduled_at, id always last;
---   exclusive the exclusive step (package exclusive, exclusive/sql/fetch_step.sql).
+--   fair      the fair step (package fairness, fairness/sql/fetch_step.sql);
+--   exclusive the exclusive step (package exclusive,
+--             exclusive/sql/fetch_step.sql).
+--
+-- Every step ends as River's fetch does ("move_to_running" below) and reads
+-- the queue's available jobs with "available_jobs".
 --
 -- With nothing enabled it is, clause for clause, River's own query
 -- (riverpgxv5 v0.51.1, river_job.sql), so the client fetches exactly what
@@ -41,6 +45,19 @@ WITH locked_jobs AS (
 )
 {{- end}}
 {{- if not .Exclusive}}
+{{- template "move_to_running"}}
+FROM
+    locked_jobs
+WHERE
+    river_job.id = locked_jobs.id
+RETURNING
+    /* COLUMNS: river_job */;
+{{- else}}
+{{- template "exclusive_step" .}}
+{{- end}}
+{{- define "move_to_running"}}
+{{- /* River's move of the locked jobs to running, which every fetch ends
+with (its FROM, WHERE and RETURNING follow). */}}
 UPDATE
     /* TEMPLATE: schema */river_job
 SET
@@ -55,12 +72,15 @@ SET
         END,
         @client_id::text
     )
-FROM
-    locked_jobs
-WHERE
-    river_job.id = locked_jobs.id
-RETURNING
-    /* COLUMNS: river_job */;
-{{- else}}
-{{- template "exclusive_step" .}}
+{{- end}}
+{{- define "available_jobs"}}
+{{- /* The river_job rows the client may fetch from its queue: River's
+conditions over the row river_job, then the plan's filters. */}}
+river_job.state = 'available'
+AND river_job.queue = @queue::text
+AND (@kind::text[] IS NULL OR river_job.kind = ANY(@kind::text[]))
+AND river_job.scheduled_at <= coalesce(@now::timestamptz, now())
+{{- range filters "river_job"}}
+AND {{.}}
+{{- end}}
 {{- end}}

@@ -1,4 +1,4 @@
-package workflow
+package telemetry_test
 
 import (
 	"context"
@@ -11,16 +11,19 @@ import (
 	"github.com/stretchr/testify/require"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+
+	"github.com/riverbpmn/riverbpmn/telemetry"
+	"github.com/riverbpmn/riverbpmn/workflow"
 )
 
-// BenchmarkTelemetryPerJob is what the instruments cost one job, outside
+// BenchmarkInstrumentsPerJob is what the instruments cost one job, outside
 // the database: its share of a fetch of 10 jobs, the span hook (no span
 // records) and its work (the engine's telemetry layer around an empty work
-// function). Sub-benchmarks: no meter provider ("off": the global no-ops),
+// function), the job read by the engine's JobReader (ContextReader). Sub-benchmarks: no meter provider ("off": the global no-ops),
 // and an SDK meter provider for a job with a job context that takes no
 // exclusive key ("sdk"), one that takes a key ("sdk-exclusive": two more
 // histograms and a clock read), and a plain River job ("sdk-plain"). Job
-// contexts are in the labelled form, as the middleware writes them; the
+// contexts are in the labelled form (JobContext.AddToMetadata); the
 // "-array" variants carry the array form of earlier versions, and
 // "sdk-object" the object form of migrations before riverbpmn/016 (read the
 // general way). The
@@ -29,27 +32,27 @@ import (
 // whole cost for the share (riverbpmn bench at the 1 ms cooldown runs about
 // 18,000 jobs/s on two cores: about 110 µs of the machine's CPU per job,
 // the database's included).
-func BenchmarkTelemetryPerJob(b *testing.B) {
+func BenchmarkInstrumentsPerJob(b *testing.B) {
 	ctx := context.Background()
-	makeJobs := func(b *testing.B, jc *JobContext, form string) []*rivertype.JobRow {
+	makeJobs := func(b *testing.B, jc *workflow.JobContext, form string) []*rivertype.JobRow {
 		b.Helper()
 		jobs := make([]*rivertype.JobRow, 10)
 		for i := range jobs {
 			metadata := []byte(`{}`)
 			if jc != nil {
-				var stored []byte
 				var err error
 				switch form {
 				case "labelled":
-					stored, err = jc.labelledJSON(true)
-				case "array":
-					stored, err = jc.compactJSON()
-				case "object":
-					type jobContext JobContext // json.Marshal wrote this form
-					stored, err = json.Marshal((*jobContext)(jc))
+					metadata, err = jc.AddToMetadata(nil)
+				case "array", "object":
+					var object []byte
+					object, err = json.Marshal(jc) // the object form: fields by JSON name
+					require.NoError(b, err)
+					if form == "array" {
+						object = arrayForm(b, object)
+					}
+					metadata, err = json.Marshal(map[string]json.RawMessage{"bpmn": object})
 				}
-				require.NoError(b, err)
-				metadata, err = setMetadataKey(nil, stored)
 				require.NoError(b, err)
 			}
 			attempted := time.Now()
@@ -59,14 +62,14 @@ func BenchmarkTelemetryPerJob(b *testing.B) {
 	}
 	exclusiveNo, exclusiveYes := false, true
 	// Resolved contexts, as the middleware writes them (exclusive is set).
-	withContext := &JobContext{ProcessInstanceID: "order-4711", ProcessDefinitionKey: "order", ActivityID: "charge", JobDefinitionID: "charge-async", TenantID: "acme", RetryCycle: "R3/PT5M", Exclusive: &exclusiveNo}
+	withContext := &workflow.JobContext{ProcessInstanceID: "order-4711", ProcessDefinitionKey: "order", ActivityID: "charge", JobDefinitionID: "charge-async", TenantID: "acme", RetryCycle: "R3/PT5M", Exclusive: &exclusiveNo}
 	withKey := *withContext
 	withKey.Exclusive = &exclusiveYes
 	work := func(context.Context) error { return nil }
-	run := func(b *testing.B, config *Config, jobs []*rivertype.JobRow) {
-		engine, err := NewEngine(nil, config)
+	run := func(b *testing.B, config telemetry.Config, jobs []*rivertype.JobRow) {
+		tel, err := telemetry.New(config, telemetry.ContextReader{}, nil)
 		require.NoError(b, err)
-		hook, ok := engine.telHook.(rivertype.HookWorkBegin)
+		hook, ok := tel.Hook().(rivertype.HookWorkBegin)
 		require.True(b, ok)
 		b.ReportAllocs()
 		cpuBefore := cpuTime()
@@ -74,10 +77,10 @@ func BenchmarkTelemetryPerJob(b *testing.B) {
 		for i := 0; b.Loop(); i++ {
 			job := jobs[i%len(jobs)]
 			if i%len(jobs) == 0 {
-				engine.tel.Fetched(ctx, "default", "river", jobs)
+				tel.Fetched(ctx, "default", "river", jobs)
 			}
 			_ = hook.WorkBegin(ctx, job)
-			_ = engine.tel.Work(ctx, job, work)
+			_ = tel.Work(ctx, job, work)
 			n++
 		}
 		b.ReportMetric(float64((cpuTime()-cpuBefore).Nanoseconds())/float64(n), "cpu-ns/op")
@@ -86,13 +89,11 @@ func BenchmarkTelemetryPerJob(b *testing.B) {
 		reader := sdkmetric.NewManualReader()
 		provider := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
 		defer func() { _ = provider.Shutdown(ctx) }()
-		config := &Config{}
-		config.Telemetry.MeterProvider = provider
-		run(b, config, jobs)
+		run(b, telemetry.Config{MeterProvider: provider}, jobs)
 		var rm metricdata.ResourceMetrics
 		require.NoError(b, reader.Collect(ctx, &rm))
 	}
-	b.Run("off", func(b *testing.B) { run(b, &Config{}, makeJobs(b, &withKey, "labelled")) })
+	b.Run("off", func(b *testing.B) { run(b, telemetry.Config{}, makeJobs(b, &withKey, "labelled")) })
 	b.Run("sdk", func(b *testing.B) { sdk(b, makeJobs(b, withContext, "labelled")) })
 	b.Run("sdk-array", func(b *testing.B) { sdk(b, makeJobs(b, withContext, "array")) })
 	b.Run("sdk-object", func(b *testing.B) { sdk(b, makeJobs(b, withContext, "object")) })

@@ -1,0 +1,4 @@
+package retrypolicy
+
+// UnboundedKeptErrors is unboundedKeptErrors, for the external tests.
+const UnboundedKeptErrors = unboundedKeptErrors
