@@ -16,6 +16,7 @@ import (
 
 	"github.com/riverbpmn/riverbpmn/definition"
 	"github.com/riverbpmn/riverbpmn/instance"
+	"github.com/riverbpmn/riverbpmn/internal/insertcalls"
 	"github.com/riverbpmn/riverbpmn/internal/longtest"
 	"github.com/riverbpmn/riverbpmn/priority"
 	"github.com/riverbpmn/riverbpmn/riverbpmntest"
@@ -47,70 +48,6 @@ func orderConfig() *workflow.Config {
 func of(instance, def string) *river.InsertOpts {
 	return workflow.JobContext{ProcessInstanceID: instance, JobDefinitionID: def}.InsertOpts()
 }
-
-// insertCall is one of River's six insert calls, inserting args with opts.
-type insertCall struct {
-	name   string
-	insert func(ctx context.Context, c *river.Client[pgx.Tx], args []river.JobArgs, opts []*river.InsertOpts) error
-}
-
-// sixInsertCalls are River's six insert calls; an override must reach the
-// jobs of each.
-var sixInsertCalls = func() []insertCall {
-	many := func(args []river.JobArgs, opts []*river.InsertOpts) []river.InsertManyParams {
-		params := make([]river.InsertManyParams, len(args))
-		for i := range args {
-			params[i] = river.InsertManyParams{Args: args[i], InsertOpts: opts[i]}
-		}
-		return params
-	}
-	inTx := func(ctx context.Context, c *river.Client[pgx.Tx], fn func(tx pgx.Tx) error) error {
-		tx, err := c.Driver().GetExecutor().Begin(ctx)
-		if err != nil {
-			return err
-		}
-		pgxTx := c.Driver().UnwrapTx(tx)
-		if err := fn(pgxTx); err != nil {
-			_ = pgxTx.Rollback(ctx)
-			return err
-		}
-		return pgxTx.Commit(ctx)
-	}
-	return []insertCall{
-		{"Insert", func(ctx context.Context, c *river.Client[pgx.Tx], args []river.JobArgs, opts []*river.InsertOpts) error {
-			for i := range args {
-				if _, err := c.Insert(ctx, args[i], opts[i]); err != nil {
-					return err
-				}
-			}
-			return nil
-		}},
-		{"InsertTx", func(ctx context.Context, c *river.Client[pgx.Tx], args []river.JobArgs, opts []*river.InsertOpts) error {
-			return inTx(ctx, c, func(tx pgx.Tx) error {
-				for i := range args {
-					if _, err := c.InsertTx(ctx, tx, args[i], opts[i]); err != nil {
-						return err
-					}
-				}
-				return nil
-			})
-		}},
-		{"InsertMany", func(ctx context.Context, c *river.Client[pgx.Tx], args []river.JobArgs, opts []*river.InsertOpts) error {
-			_, err := c.InsertMany(ctx, many(args, opts))
-			return err
-		}},
-		{"InsertManyTx", func(ctx context.Context, c *river.Client[pgx.Tx], args []river.JobArgs, opts []*river.InsertOpts) error {
-			return inTx(ctx, c, func(tx pgx.Tx) error { _, err := c.InsertManyTx(ctx, tx, many(args, opts)); return err })
-		}},
-		{"InsertManyFast", func(ctx context.Context, c *river.Client[pgx.Tx], args []river.JobArgs, opts []*river.InsertOpts) error {
-			_, err := c.InsertManyFast(ctx, many(args, opts))
-			return err
-		}},
-		{"InsertManyFastTx", func(ctx context.Context, c *river.Client[pgx.Tx], args []river.JobArgs, opts []*river.InsertOpts) error {
-			return inTx(ctx, c, func(tx pgx.Tx) error { _, err := c.InsertManyFastTx(ctx, tx, many(args, opts)); return err })
-		}},
-	}
-}()
 
 func TestDefinitionsOverridingPriority(t *testing.T) {
 	t.Parallel()
@@ -261,16 +198,16 @@ func TestDefinitionsOverridingPriority(t *testing.T) {
 		bundle := setup(t)
 		_, err := bundle.definitions.SetOverridingPriority(ctx, "ship", 31, false)
 		require.NoError(t, err)
-		for _, call := range sixInsertCalls {
-			require.NoError(t, call.insert(ctx, bundle.Client,
-				[]river.JobArgs{orderShipArgs{OrderID: call.name}, orderShipArgs{OrderID: call.name}},
-				[]*river.InsertOpts{of("pi-"+call.name, "ship"), of("pi-"+call.name, "ship")}))
-			jobs := instanceJobs(t, bundle, "pi-"+call.name)
+		for _, call := range insertcalls.Six {
+			require.NoError(t, call.Insert(ctx, bundle.Client,
+				[]river.JobArgs{orderShipArgs{OrderID: call.Name}, orderShipArgs{OrderID: call.Name}},
+				[]*river.InsertOpts{of("pi-"+call.Name, "ship"), of("pi-"+call.Name, "ship")}))
+			jobs := instanceJobs(t, bundle, "pi-"+call.Name)
 			require.Len(t, jobs, 2)
 			for _, job := range jobs {
 				jc, err := workflow.JobContextOf(job)
 				require.NoError(t, err)
-				require.Equal(t, p(31), jc.Priority, call.name)
+				require.Equal(t, p(31), jc.Priority, call.Name)
 			}
 		}
 	})
@@ -290,11 +227,11 @@ func TestDefinitionsOverridingPriority(t *testing.T) {
 			inserted int
 		)
 		for i := range inserters {
-			call := sixInsertCalls[i%len(sixInsertCalls)]
+			call := insertcalls.Six[i%len(insertcalls.Six)]
 			wg.Go(func() {
 				<-start
 				for range insertsEach {
-					err := call.insert(ctx, bundle.Client, []river.JobArgs{orderShipArgs{}, orderShipArgs{}},
+					err := call.Insert(ctx, bundle.Client, []river.JobArgs{orderShipArgs{}, orderShipArgs{}},
 						[]*river.InsertOpts{of("pi-race", "ship"), of("pi-race", "ship")})
 					mu.Lock()
 					if err != nil {

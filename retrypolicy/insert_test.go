@@ -11,6 +11,7 @@ import (
 	"github.com/riverqueue/river/rivertype"
 	"github.com/stretchr/testify/require"
 
+	"github.com/riverbpmn/riverbpmn/internal/insertcalls"
 	"github.com/riverbpmn/riverbpmn/retrypolicy"
 	"github.com/riverbpmn/riverbpmn/workflow"
 )
@@ -109,8 +110,8 @@ func TestRetryCycleAtInsert(t *testing.T) {
 	// all six insert calls; plain jobs get the default under their own key.
 	t.Run("PrecedenceOnAllSixInsertCalls", func(t *testing.T) {
 		t.Parallel()
-		for _, call := range sixInsertCalls {
-			t.Run(call.name, func(t *testing.T) {
+		for _, call := range insertcalls.Six {
+			t.Run(call.Name, func(t *testing.T) {
 				t.Parallel()
 				client := testEngine(t, retryConfig("R5/PT1M", map[string]string{"with": "PT1M,PT2M,PT3M", "without": ""})).Client
 
@@ -128,7 +129,7 @@ func TestRetryCycleAtInsert(t *testing.T) {
 					{Metadata: []byte(`{"tenant": "acme"}`)},
 					{MaxAttempts: 9, Metadata: []byte(`{"tenant": "acme", "` + retrypolicy.CycleMetadataKey + `": "R7/PT1S"}`)},
 				}
-				require.NoError(t, call.insert(ctx, client, args, opts))
+				require.NoError(t, call.Insert(ctx, client, args, opts))
 
 				jobs := jobsByName(ctx, t, client)
 				for name, want := range map[string]struct {
@@ -215,12 +216,12 @@ func TestRetryCycleAtInsert(t *testing.T) {
 		} {
 			jc := jobOf("without", "pi")
 			jc.RetryCycle = value
-			for _, call := range sixInsertCalls {
-				err := call.insert(ctx, client, []river.JobArgs{retryArgs{}}, []*river.InsertOpts{{Metadata: mustMetadata(t, jc)}})
+			for _, call := range insertcalls.Six {
+				err := call.Insert(ctx, client, []river.JobArgs{retryArgs{}}, []*river.InsertOpts{{Metadata: mustMetadata(t, jc)}})
 				var ctxErr *workflow.JobContextError
-				require.ErrorAs(t, err, &ctxErr, call.name)
+				require.ErrorAs(t, err, &ctxErr, call.Name)
 				require.Equal(t, "retry_cycle", ctxErr.Field)
-				require.ErrorContains(t, err, inError, call.name)
+				require.ErrorContains(t, err, inError, call.Name)
 			}
 		}
 		require.Empty(t, allJobs(ctx, t, client))

@@ -15,6 +15,8 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
 	"github.com/stretchr/testify/require"
+
+	"github.com/riverbpmn/riverbpmn/internal/insertcalls"
 )
 
 type shipArgs struct {
@@ -54,75 +56,6 @@ func newInsertClient(t *testing.T, engine *Engine, schema string) *river.Client[
 	return client
 }
 
-// insertCall is one of River's six insert calls, inserting n jobs built by
-// args with options opts.
-type insertCall struct {
-	name   string
-	insert func(ctx context.Context, client *river.Client[pgx.Tx], args []river.JobArgs, opts []*river.InsertOpts) error
-}
-
-func manyParams(args []river.JobArgs, opts []*river.InsertOpts) []river.InsertManyParams {
-	params := make([]river.InsertManyParams, len(args))
-	for i := range args {
-		params[i] = river.InsertManyParams{Args: args[i], InsertOpts: opts[i]}
-	}
-	return params
-}
-
-func withTx(ctx context.Context, client *river.Client[pgx.Tx], fn func(tx pgx.Tx) error) error {
-	tx, err := client.Driver().GetExecutor().Begin(ctx)
-	if err != nil {
-		return err
-	}
-	pgxTx := client.Driver().UnwrapTx(tx)
-	if err := fn(pgxTx); err != nil {
-		_ = pgxTx.Rollback(ctx)
-		return err
-	}
-	return pgxTx.Commit(ctx)
-}
-
-var sixInsertCalls = []insertCall{
-	{"Insert", func(ctx context.Context, c *river.Client[pgx.Tx], args []river.JobArgs, opts []*river.InsertOpts) error {
-		for i := range args {
-			if _, err := c.Insert(ctx, args[i], opts[i]); err != nil {
-				return err
-			}
-		}
-		return nil
-	}},
-	{"InsertTx", func(ctx context.Context, c *river.Client[pgx.Tx], args []river.JobArgs, opts []*river.InsertOpts) error {
-		return withTx(ctx, c, func(tx pgx.Tx) error {
-			for i := range args {
-				if _, err := c.InsertTx(ctx, tx, args[i], opts[i]); err != nil {
-					return err
-				}
-			}
-			return nil
-		})
-	}},
-	{"InsertMany", func(ctx context.Context, c *river.Client[pgx.Tx], args []river.JobArgs, opts []*river.InsertOpts) error {
-		_, err := c.InsertMany(ctx, manyParams(args, opts))
-		return err
-	}},
-	{"InsertManyTx", func(ctx context.Context, c *river.Client[pgx.Tx], args []river.JobArgs, opts []*river.InsertOpts) error {
-		return withTx(ctx, c, func(tx pgx.Tx) error {
-			_, err := c.InsertManyTx(ctx, tx, manyParams(args, opts))
-			return err
-		})
-	}},
-	{"InsertManyFast", func(ctx context.Context, c *river.Client[pgx.Tx], args []river.JobArgs, opts []*river.InsertOpts) error {
-		_, err := c.InsertManyFast(ctx, manyParams(args, opts))
-		return err
-	}},
-	{"InsertManyFastTx", func(ctx context.Context, c *river.Client[pgx.Tx], args []river.JobArgs, opts []*river.InsertOpts) error {
-		return withTx(ctx, c, func(tx pgx.Tx) error {
-			_, err := c.InsertManyFastTx(ctx, tx, manyParams(args, opts))
-			return err
-		})
-	}},
-}
-
 func countJobs(ctx context.Context, t *testing.T, engine *Engine, schema string) int {
 	t.Helper()
 	var n int
@@ -134,8 +67,8 @@ func TestJobContextOnAllSixInsertCalls(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 
-	for _, call := range sixInsertCalls {
-		t.Run(call.name, func(t *testing.T) {
+	for _, call := range insertcalls.Six {
+		t.Run(call.Name, func(t *testing.T) {
 			t.Parallel()
 			engine, schema := testEngine(t)
 			client := newInsertClient(t, engine, schema)
@@ -156,7 +89,7 @@ func TestJobContextOnAllSixInsertCalls(t *testing.T) {
 				{Metadata: userMetadata, Queue: "other"},
 				nil,
 			}
-			require.NoError(t, call.insert(ctx, client, args, opts))
+			require.NoError(t, call.Insert(ctx, client, args, opts))
 
 			jobs, err := engine.ProcessInstanceJobs(ctx, "pi-1")
 			require.NoError(t, err)
@@ -217,24 +150,24 @@ func TestJobContextRejectsBadValues(t *testing.T) {
 
 			engine, schema := testEngine(t)
 			client := newInsertClient(t, engine, schema)
-			for _, call := range sixInsertCalls {
+			for _, call := range insertcalls.Six {
 				// A valid job before the bad one: nothing at all is inserted
 				// (for Insert the two are separate calls, so only the bad one
 				// is tried).
-				if call.name == "Insert" {
+				if call.Name == "Insert" {
 					continue
 				}
-				err := call.insert(ctx, client,
+				err := call.Insert(ctx, client,
 					[]river.JobArgs{shipArgs{OrderID: "ok"}, invoiceArgs{Context: tc.jc}},
 					[]*river.InsertOpts{validContext("pi-ok").InsertOpts(), nil})
-				require.ErrorAs(t, err, &ctxErr, call.name)
-				require.Contains(t, err.Error(), tc.inError, call.name)
-				require.Zero(t, countJobs(ctx, t, engine, schema), "%s inserted a job", call.name)
+				require.ErrorAs(t, err, &ctxErr, call.Name)
+				require.Contains(t, err.Error(), tc.inError, call.Name)
+				require.Zero(t, countJobs(ctx, t, engine, schema), "%s inserted a job", call.Name)
 			}
-			for _, call := range sixInsertCalls {
-				err := call.insert(ctx, client, []river.JobArgs{shipArgs{}}, []*river.InsertOpts{tc.jc.InsertOpts()})
-				require.ErrorAs(t, err, &ctxErr, call.name)
-				require.Zero(t, countJobs(ctx, t, engine, schema), "%s inserted a job", call.name)
+			for _, call := range insertcalls.Six {
+				err := call.Insert(ctx, client, []river.JobArgs{shipArgs{}}, []*river.InsertOpts{tc.jc.InsertOpts()})
+				require.ErrorAs(t, err, &ctxErr, call.Name)
+				require.Zero(t, countJobs(ctx, t, engine, schema), "%s inserted a job", call.Name)
 			}
 		})
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/riverqueue/river/riverdriver"
 	"github.com/stretchr/testify/require"
 
+	"github.com/riverbpmn/riverbpmn/internal/insertcalls"
 	"github.com/riverbpmn/riverbpmn/priority"
 )
 
@@ -78,8 +79,8 @@ func TestUndeclaredProcessDefinitionRefused(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 
-	for _, call := range sixInsertCalls {
-		t.Run(call.name, func(t *testing.T) {
+	for _, call := range insertcalls.Six {
+		t.Run(call.Name, func(t *testing.T) {
 			t.Parallel()
 			engine, schema := testEngineWithConfig(t, orderConfig())
 			client := newInsertClient(t, engine, schema)
@@ -88,7 +89,7 @@ func TestUndeclaredProcessDefinitionRefused(t *testing.T) {
 				JobContext{ProcessInstanceID: "pi-1", ProcessDefinitionKey: "order", ActivityID: "ship"}.InsertOpts(),
 				JobContext{ProcessInstanceID: "pi-2", ProcessDefinitionKey: "ordre"}.InsertOpts(),
 			}
-			err := call.insert(ctx, client, args, opts)
+			err := call.Insert(ctx, client, args, opts)
 			require.ErrorContains(t, err, `process_definition_key "ordre": is not a declared process definition`)
 			var jobContextErr *JobContextError
 			require.ErrorAs(t, err, &jobContextErr)
