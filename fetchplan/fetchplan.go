@@ -1,4 +1,5 @@
-// Package fetchplan assembles a River client's fetch query from parts.
+// Package fetchplan assembles a River client's fetch statement from parts
+// and steps, and renders it (Plan.Render, sql/fetch.sql).
 //
 // Each acquisition option of riverbpmn is a Part: a filter (a condition a job
 // must meet to be fetched by the client), order keys (which jobs come first),
@@ -43,7 +44,13 @@
 // slot, carried from the client's previous fetch, plus its place within the
 // group) divided by the group's weight; see package fairness (its fair
 // step, fairness/sql/fetch_step.sql), workflow/acquisition.go and
-// workflow/sql/job_get_available.sql.
+// sql/fetch.sql.
+//
+// Exclusivity and fairness plug into the statement as typed steps
+// (ExclusiveStep from exclusive.FetchStep, FairStep from
+// fairness.FetchStep): their text/template definitions are executed where
+// the statement calls them, and every step ends as River's fetch does. The
+// rendered Statement binds its parameters by name (Args, Statement.Bind).
 //
 // This package knows no option and no table layout beyond River's river_job
 // columns; the options' parts are defined where the options are (package

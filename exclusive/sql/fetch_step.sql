@@ -1,7 +1,7 @@
 {{- /*
 The exclusive step of a client's fetch query (package exclusive): the
-definitions the engine's fetch template (workflow/sql/job_get_available.sql)
-executes when the engine enforces exclusivity. "batch" and "batch_runs" are
+definitions the fetch template (fetchplan/sql/fetch.sql) executes when the
+engine enforces exclusivity. "batch" and "batch_runs" are
 the runs of Config.ExclusiveBatch; "exclusive_step" is the statement. It is
 rendered with exclusive.RenderSQL, which fills the key markers. The
 invariant, and why this is race-free, are in exclusive/doc.go.

@@ -1,6 +1,6 @@
 {{- /*
 The fair step of a client's fetch query (package fairness): the definitions
-the engine's fetch template (workflow/sql/job_get_available.sql) executes for
+the fetch template (fetchplan/sql/fetch.sql) executes for
 a client that fetches fairly across tenants (Acquisition.FairByTenant).
 "fair" is the rounds' common table expressions, ending in fair_pick, the
 ranked picks; the exclusive step reads fair_pick too. "fair_locked_jobs" is
